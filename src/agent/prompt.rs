@@ -1,0 +1,111 @@
+//! The prompts: the default migration prompt rendered from the task, and the phase-two
+//! prompt that says what failed and carries the experiment details.
+
+use std::fmt::Write;
+
+use crate::grade::Verdict;
+use crate::task::{Direction, Task};
+
+/// The phase-one migration prompt.
+pub fn migration_prompt(task: &Task, interactive: bool) -> String {
+    let spec = &task.spec;
+    let mut p = String::new();
+    let _ = writeln!(
+        p,
+        "You are porting the PyTorch repository in the current folder to JAX.\n\nTask: {} ({})",
+        spec.title, spec.id
+    );
+    if let Some(summary) = &spec.summary {
+        let _ = writeln!(p, "{}", summary.trim());
+    }
+    let _ = writeln!(
+        p,
+        "\nThe experiment is run with `{}` from the repository root, the same entry point before and after the migration. It must finish within {} s.",
+        spec.run.command, spec.run.timeout_s
+    );
+    let _ = writeln!(
+        p,
+        "\nThe migration passes only if the JAX run reproduces the published result ({}):",
+        spec.published.citation
+    );
+    for c in &spec.criteria {
+        let rule = match c.direction {
+            Direction::Higher => format!("at least {} - {}", c.published, c.tolerance),
+            Direction::Lower => format!("at most {} + {}", c.published, c.tolerance),
+            Direction::Within => format!("within {} ± {}", c.published, c.tolerance),
+        };
+        let _ = writeln!(
+            p,
+            "- {} (its {} value over the run) must be {rule}; the output must keep printing it in the same format.",
+            c.metric,
+            c.reduce.as_str()
+        );
+    }
+    let _ = writeln!(
+        p,
+        "\nTarget: JAX (with optax/flax as needed), written to run on TPU; on this machine JAX runs on CPU. Packages available: {}.",
+        if spec.env.packages.is_empty() {
+            "none beyond the system's".to_string()
+        } else {
+            spec.env.packages.join(", ")
+        }
+    );
+    let _ = writeln!(p, "\nRules:");
+    let _ = writeln!(
+        p,
+        "- No migrated .py file may import {}; at least one must import {}.",
+        spec.integrity.forbid_imports.join(", "),
+        spec.integrity.require_imports.join(" or ")
+    );
+    if !spec.integrity.protected.is_empty() {
+        let _ = writeln!(
+            p,
+            "- These files are protected and restored before grading; do not change them: {}.",
+            spec.integrity.protected.join(", ")
+        );
+    }
+    let _ = writeln!(
+        p,
+        "- Do not fake or hard-code results; the grader runs the experiment itself."
+    );
+    if interactive {
+        let _ = writeln!(
+            p,
+            "\nWhen the migration is complete, create the file .xstack/done in the repository root."
+        );
+    }
+    if let Some(extra) = &spec.prompt {
+        let _ = writeln!(p, "\n{}", extra.extra.trim());
+    }
+    p
+}
+
+/// The phase-two prompt: what failed, with numbers, and the experiment details.
+pub fn phase2_prompt(verdict: &Verdict, details: &str) -> String {
+    let mut p = String::new();
+    let class = verdict.failure.map_or("none", |f| f.as_str());
+    let _ = writeln!(p, "Phase 1 of the migration failed grading: {class}.");
+    for c in &verdict.criteria {
+        let value = c
+            .value
+            .map_or_else(|| "never printed".to_string(), |v| v.to_string());
+        let _ = writeln!(
+            p,
+            "- {}: {value} (published {}, tolerance {}, direction {}){}",
+            c.metric,
+            c.published,
+            c.tolerance,
+            c.direction.as_str(),
+            if c.passed { "" } else { " - not met" }
+        );
+    }
+    for f in &verdict.findings {
+        let _ = writeln!(p, "- {f}");
+    }
+    let _ = writeln!(
+        p,
+        "\nHere are the exact experiment details of the original run. Adjust the migration to match them:\n\n{}",
+        details.trim()
+    );
+    p
+}

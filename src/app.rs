@@ -1,0 +1,428 @@
+//! The subcommands behind the command line: each resolves its inputs, reports bad input with
+//! exit status 2 before anything is created, and runs the library.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::agent::script::{self, Trajectory};
+use crate::agent::{AgentError, AgentSpec};
+use crate::journal::{self, Header, JournalWriter};
+use crate::session::driver::{Command, Driver, SessionConfig, new_run_dir};
+use crate::session::event::{Event, Mode};
+use crate::session::recorder::{Recorder, SharedState};
+use crate::session::state::SessionState;
+use crate::task::{self, Source, Task};
+
+/// Exit status: the task passed.
+pub const EXIT_PASS: i32 = 0;
+/// Exit status: graded and failed.
+pub const EXIT_FAIL: i32 = 1;
+/// Exit status: bad usage or an invalid task or config.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: infrastructure failure.
+pub const EXIT_INFRA: i32 = 3;
+
+/// An error that ends a command with a given exit status.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct AppError {
+    /// The exit status.
+    pub code: i32,
+    /// What to tell the user.
+    pub message: String,
+}
+
+impl AppError {
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> AppError {
+        AppError {
+            code: EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+
+    /// An infrastructure error (exit 3).
+    pub fn infra(message: impl Into<String>) -> AppError {
+        AppError {
+            code: EXIT_INFRA,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<task::TaskError> for AppError {
+    fn from(e: task::TaskError) -> Self {
+        AppError::usage(e.to_string())
+    }
+}
+
+impl From<script::TrajectoryError> for AppError {
+    fn from(e: script::TrajectoryError) -> Self {
+        AppError::usage(e.to_string())
+    }
+}
+
+impl From<AgentError> for AppError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::NotFound { .. } => AppError::infra(e.to_string()),
+            _ => AppError::usage(e.to_string()),
+        }
+    }
+}
+
+/// `xstack check [TASK...]`: validates task folders; returns the exit status.
+pub fn check(tasks: &[String], out: &mut dyn Write) -> i32 {
+    let dirs: Vec<Result<PathBuf, task::TaskError>> = if tasks.is_empty() {
+        let root = task::tasks_dir();
+        let found = task::discover(&root);
+        if found.is_empty() {
+            let _ = writeln!(out, "no task folders under {}", root.display());
+            return EXIT_USAGE;
+        }
+        found.into_iter().map(Ok).collect()
+    } else {
+        tasks.iter().map(|t| task::resolve(t)).collect()
+    };
+    let mut status = EXIT_PASS;
+    for dir in dirs {
+        match dir.and_then(|d| Task::load(&d)) {
+            Ok(task) => {
+                let _ = writeln!(out, "ok    {} ({})", task.spec.id, task.dir.display());
+            }
+            Err(e) => {
+                let _ = writeln!(out, "error {e}");
+                status = EXIT_USAGE;
+            }
+        }
+    }
+    status
+}
+
+/// Options of `xstack run` and `xstack grade`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// TASK argument.
+    pub task: String,
+    /// `--agent`; None for the task's demo trajectory.
+    pub agent: Option<String>,
+    /// `grade --repo`: grade this folder, no agent.
+    pub repo: Option<PathBuf>,
+    /// Step or auto.
+    pub mode: Mode,
+    /// `--runs-dir`.
+    pub runs_dir: Option<PathBuf>,
+    /// `--runner`.
+    pub runner: Option<String>,
+}
+
+/// A session ready to start: validated inputs and a created run folder.
+pub struct Prepared {
+    /// The session's configuration.
+    pub config: SessionConfig,
+    /// The shared state the panes draw from.
+    pub state: SharedState,
+    /// The recorder (journal writer) for the driver.
+    pub recorder: Recorder,
+    /// Signalled on every state change.
+    pub changed: tokio::sync::watch::Receiver<u64>,
+    /// Run id.
+    pub run_id: String,
+    /// Start time.
+    pub started_at: String,
+}
+
+/// The runs folder: `--runs-dir`, else `$XSTACK_RUNS_DIR`, else `./runs`.
+pub fn runs_dir(flag: Option<&Path>) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("XSTACK_RUNS_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("runs"))
+}
+
+fn seed() -> Result<u64, AppError> {
+    match std::env::var("XSTACK_SEED") {
+        Ok(s) if !s.trim().is_empty() => s.trim().parse().map_err(|_| {
+            AppError::usage(format!("XSTACK_SEED=`{s}` is not a non-negative integer"))
+        }),
+        _ => Ok(0),
+    }
+}
+
+/// The agent of a run: `--agent`, else the task's demo trajectory.
+pub fn agent_for(task: &Task, flag: Option<&str>) -> Result<AgentSpec, AppError> {
+    match flag {
+        Some(spec) => Ok(AgentSpec::parse(spec)?),
+        None => match task.demo_trajectory() {
+            Some(path) => Ok(AgentSpec::Script(path)),
+            None => Err(AppError::usage(format!(
+                "task {} has no demo trajectory: choose an agent with --agent script:PATH, shell, or cmd:TEMPLATE",
+                task.spec.id
+            ))),
+        },
+    }
+}
+
+/// Makes the source folder available: a local path as is, a git source cloned into the cache
+/// at its pinned commit (reused afterwards).
+pub fn source_dir(task: &Task, cache: &Path) -> Result<PathBuf, AppError> {
+    match &task.source {
+        Source::Path(p) => Ok(p.clone()),
+        Source::Git { url, rev } => {
+            let dir = cache.join("sources").join(format!(
+                "{}-{}",
+                task.spec.id,
+                &rev[..rev.len().min(12)]
+            ));
+            if dir.join(".xstack-complete").is_file() {
+                return Ok(dir);
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| AppError::infra(format!("{}: {e}", dir.display())))?;
+            let run = |args: &[&str]| {
+                std::process::Command::new("git")
+                    .args(args)
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run git: {e}"))
+                    .and_then(|o| {
+                        if o.status.success() {
+                            Ok(())
+                        } else {
+                            Err(String::from_utf8_lossy(&o.stderr).trim().to_string())
+                        }
+                    })
+            };
+            let dir_s = dir.display().to_string();
+            let result = run(&["clone", "--quiet", url, &dir_s])
+                .and_then(|()| run(&["-C", &dir_s, "checkout", "--quiet", rev]));
+            if let Err(e) = result {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(AppError::infra(format!(
+                    "cannot fetch the source repository {url} at {rev}: {e}"
+                )));
+            }
+            let _ = std::fs::write(dir.join(".xstack-complete"), rev);
+            Ok(dir)
+        }
+    }
+}
+
+/// Validates everything about a run and creates its run folder and journal.
+pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
+    if let Some(runner) = &opts.runner
+        && runner != "local"
+    {
+        return Err(AppError::usage(format!(
+            "runner `{runner}` is not available in this build: use `local`"
+        )));
+    }
+    let task = Task::load(&task::resolve(&opts.task)?)?;
+    let seed = seed()?;
+    let cache = crate::env::cache_dir();
+    let agent = match &opts.repo {
+        Some(_) => None,
+        None => Some(agent_for(&task, opts.agent.as_deref())?),
+    };
+    if let Some(repo) = &opts.repo
+        && !repo.is_dir()
+    {
+        return Err(AppError::usage(format!(
+            "--repo {}: no such folder",
+            repo.display()
+        )));
+    }
+    if let Some(AgentSpec::Script(path)) = &agent {
+        Trajectory::load(path)?;
+    }
+    if let Some(agent) = &agent {
+        let env_bin = crate::env::env_dir(&cache, &task.spec.env.packages).join("bin");
+        let path = format!(
+            "{}:{}",
+            env_bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        agent.check_program(&path)?;
+    }
+    let source = source_dir(&task, &cache)?;
+    let runs = runs_dir(opts.runs_dir.as_deref());
+    let slug = agent
+        .as_ref()
+        .map_or_else(|| "grade".to_string(), AgentSpec::slug);
+    let run_dir = new_run_dir(&runs, &task.spec.id, &slug);
+    std::fs::create_dir_all(&run_dir)
+        .map_err(|e| AppError::infra(format!("{}: {e}", run_dir.display())))?;
+    let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
+    let run_id = run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let agent_label = agent
+        .as_ref()
+        .map_or_else(|| "none (grade)".to_string(), AgentSpec::display);
+    let header = Header::new(&task.spec.id, &agent_label, &run_id, &started_at);
+    let writer = JournalWriter::create(&run_dir.join(journal::JOURNAL_FILE), &header)
+        .map_err(|e| AppError::infra(e.to_string()))?;
+    let state: SharedState = std::sync::Arc::new(std::sync::Mutex::new(SessionState::new()));
+    let (recorder, changed) = Recorder::new(writer, state.clone(), 0.0);
+    let graded_repo = opts
+        .repo
+        .as_ref()
+        .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()));
+    let config = SessionConfig {
+        task,
+        agent,
+        graded_repo,
+        mode: opts.mode,
+        run_dir,
+        source_dir: source,
+        cache_dir: cache,
+        seed,
+        agent_size: (120, 36),
+        run_size: (120, 36),
+        idle_limit: None,
+    };
+    Ok(Prepared {
+        config,
+        state,
+        recorder,
+        changed,
+        run_id,
+        started_at,
+    })
+}
+
+/// Formats an event as progress lines: `[  12.3s] text`, continuation lines indented.
+pub fn progress_line(t: f64, event: &Event) -> Option<String> {
+    let text = event.describe()?;
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == 0 {
+            out.push_str(&format!("[{t:8.1}s] {line}"));
+        } else {
+            out.push_str(&format!("\n{:12}{line}", ""));
+        }
+    }
+    Some(out)
+}
+
+/// Runs a prepared session without a screen, printing progress lines; returns the exit
+/// status.
+pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))?;
+    let Prepared {
+        config,
+        mut recorder,
+        run_id,
+        started_at,
+        ..
+    } = prepared;
+    let run_dir = config.run_dir.clone();
+    if !quiet {
+        recorder.set_observer(Box::new(|t, event, _state| {
+            if let Some(line) = progress_line(t, event) {
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{line}");
+                let _ = stdout.flush();
+            }
+        }));
+    }
+    if !quiet {
+        println!("run folder: {}", run_dir.display());
+    }
+    let code = runtime.block_on(async move {
+        let (tx, rx) = mpsc::channel::<Command>(64);
+        spawn_signal_forwarder(tx.clone());
+        let driver = Driver::new(config, recorder, rx, run_id, started_at);
+        let code = driver.run().await;
+        drop(tx);
+        code
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    if !quiet {
+        println!(
+            "result: {}",
+            run_dir.join(crate::session::result::RESULT_FILE).display()
+        );
+    }
+    Ok(code)
+}
+
+/// Turns SIGINT, SIGTERM and SIGHUP into an abort of the session.
+pub fn spawn_signal_forwarder(tx: mpsc::Sender<Command>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    for kind in [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ] {
+        let tx = tx.clone();
+        if let Ok(mut stream) = signal(kind) {
+            tokio::spawn(async move {
+                while stream.recv().await.is_some() {
+                    if tx.send(Command::Abort).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// `xstack replay RUN_DIR --headless`: prints the timeline rebuilt from the journal alone and
+/// returns the exit status the run had (3 when the run was interrupted).
+pub fn replay_headless(run_dir: &Path, out: &mut dyn Write) -> Result<i32, AppError> {
+    let path = run_dir.join(journal::JOURNAL_FILE);
+    let journal = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    let mut state = SessionState::new();
+    let _ = writeln!(
+        out,
+        "replay of {} (task {}, agent {}, started {})",
+        journal.header.run_id, journal.header.task, journal.header.agent, journal.header.started_at
+    );
+    for entry in &journal.entries {
+        state.apply(entry.t, &entry.event);
+        if let Some(line) = progress_line(entry.t, &entry.event) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if journal.torn {
+        let _ = writeln!(out, "(the journal's last line was cut off and skipped)");
+    }
+    Ok(match &state.finished {
+        Some(finish) => finish.exit_code,
+        None => {
+            let _ = writeln!(out, "the run was interrupted before it finished");
+            EXIT_INFRA
+        }
+    })
+}
+
+/// `xstack agent-script PATH --phase N [--message-file F]`: plays one phase of a trajectory in
+/// the current folder; returns its exit status.
+pub fn agent_script(path: &Path, phase: u8, message_file: Option<&Path>) -> Result<i32, AppError> {
+    let trajectory = Trajectory::load(path)?;
+    let message = match message_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| AppError::usage(format!("--message-file {}: {e}", f.display())))?,
+        ),
+        None => None,
+    };
+    let mut stdout = std::io::stdout();
+    Ok(script::play(
+        path,
+        &trajectory,
+        phase,
+        message.as_deref(),
+        &mut stdout,
+    ))
+}

@@ -1,0 +1,290 @@
+//! Cached Python environments (SPEC §1, §2): one virtualenv per package list under the cache
+//! folder, built once with `uv` when it is on PATH, else `python3 -m venv` and pip, and put
+//! first on PATH for every command that runs Python code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use sha2::{Digest, Sha256};
+
+/// Marker written last into a finished environment.
+const COMPLETE_MARKER: &str = ".xstack-complete";
+
+/// Environment build errors (an infrastructure failure: exit 3).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    /// A build step failed; `tail` holds the last lines of its output.
+    #[error("building the Python environment [{packages}] failed at `{step}`:\n{tail}\n(full log: {})", log.display())]
+    Build {
+        /// The packages.
+        packages: String,
+        /// The step that failed.
+        step: String,
+        /// Its last output lines.
+        tail: String,
+        /// The build log.
+        log: PathBuf,
+    },
+    /// A file operation on the cache failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// The cache folder: `$XSTACK_CACHE_DIR`, else `$XDG_CACHE_HOME/xstack`, else `~/.cache/xstack`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XSTACK_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("xstack");
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".cache").join("xstack")
+}
+
+/// A ready virtualenv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonEnv {
+    /// The virtualenv folder.
+    pub dir: PathBuf,
+}
+
+impl PythonEnv {
+    /// The `bin` folder to put first on PATH.
+    pub fn bin(&self) -> PathBuf {
+        self.dir.join("bin")
+    }
+
+    /// The variables that activate it: PATH with `bin` first, and VIRTUAL_ENV.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        let path = std::env::var("PATH").unwrap_or_default();
+        vec![
+            (
+                "PATH".to_string(),
+                format!("{}:{path}", self.bin().display()),
+            ),
+            ("VIRTUAL_ENV".to_string(), self.dir.display().to_string()),
+        ]
+    }
+}
+
+/// The cache key of a package list: order and duplicates do not matter.
+pub fn env_key(packages: &[String]) -> String {
+    let mut sorted: Vec<&str> = packages.iter().map(|p| p.trim()).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut hasher = Sha256::new();
+    hasher.update(b"xstack-env-v1\n");
+    for p in sorted {
+        hasher.update(p.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digest = hasher.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where the environment of `packages` lives in `cache`.
+pub fn env_dir(cache: &Path, packages: &[String]) -> PathBuf {
+    cache.join("envs").join(env_key(packages))
+}
+
+/// Whether the environment of `packages` is already built.
+pub fn is_cached(cache: &Path, packages: &[String]) -> bool {
+    env_dir(cache, packages).join(COMPLETE_MARKER).is_file()
+}
+
+/// Returns the environment of `packages`, building it first when it is not cached; None for
+/// an empty list. `progress` receives one line per step.
+pub fn ensure(
+    cache: &Path,
+    packages: &[String],
+    progress: &mut dyn FnMut(String),
+) -> Result<Option<PythonEnv>, EnvError> {
+    if packages.is_empty() {
+        return Ok(None);
+    }
+    let dir = env_dir(cache, packages);
+    let env = PythonEnv { dir: dir.clone() };
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| EnvError::Io { path, source }
+    };
+    std::fs::create_dir_all(cache.join("envs")).map_err(io(cache))?;
+    let lock_path = dir.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path).map_err(io(&lock_path))?;
+    let _guard = FileLock::acquire(&lock);
+    if dir.join(COMPLETE_MARKER).is_file() {
+        progress(format!("using cached environment {}", dir.display()));
+        return Ok(Some(env));
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    let log_path = dir.with_extension("log");
+    let list = packages.join(" ");
+    progress(format!(
+        "building environment [{list}] in {}",
+        dir.display()
+    ));
+    let uv = which("uv");
+    let dir_s = dir.display().to_string();
+    let python = dir.join("bin").join("python").display().to_string();
+    let mut steps: Vec<Vec<String>> = Vec::new();
+    match &uv {
+        Some(uv) => {
+            let uv = uv.display().to_string();
+            steps.push(vec![
+                uv.clone(),
+                "venv".into(),
+                "--quiet".into(),
+                dir_s.clone(),
+            ]);
+            let mut install = vec![
+                uv,
+                "pip".into(),
+                "install".into(),
+                "--python".into(),
+                python,
+            ];
+            install.extend(packages.iter().cloned());
+            steps.push(install);
+        }
+        None => {
+            steps.push(vec![
+                "python3".into(),
+                "-m".into(),
+                "venv".into(),
+                dir_s.clone(),
+            ]);
+            let mut install = vec![python, "-m".into(), "pip".into(), "install".into()];
+            install.extend(packages.iter().cloned());
+            steps.push(install);
+        }
+    }
+    let mut log = std::fs::File::create(&log_path).map_err(io(&log_path))?;
+    for step in &steps {
+        progress(format!("$ {}", step.join(" ")));
+        let _ = writeln!(log, "$ {}", step.join(" "));
+        let output = Command::new(&step[0])
+            .args(&step[1..])
+            .stdin(Stdio::null())
+            .output();
+        let failure = match output {
+            Ok(out) => {
+                let _ = log.write_all(&out.stdout);
+                let _ = log.write_all(&out.stderr);
+                if out.status.success() {
+                    None
+                } else {
+                    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                    text.push_str(&String::from_utf8_lossy(&out.stderr));
+                    Some(text)
+                }
+            }
+            Err(e) => Some(format!("cannot run `{}`: {e}", step[0])),
+        };
+        if let Some(text) = failure {
+            let _ = std::fs::remove_dir_all(&dir);
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+            return Err(EnvError::Build {
+                packages: list,
+                step: step.join(" "),
+                tail,
+                log: log_path,
+            });
+        }
+    }
+    let marker = dir.join(COMPLETE_MARKER);
+    std::fs::write(&marker, format!("{list}\n")).map_err(io(&marker))?;
+    progress(format!("environment ready: {}", dir.display()));
+    Ok(Some(env))
+}
+
+/// The full path of `program` on PATH, if it is there.
+pub fn which(program: &str) -> Option<PathBuf> {
+    which_in(program, &std::env::var("PATH").unwrap_or_default())
+}
+
+/// The full path of `program` on the given PATH string (a name with a `/` is checked as is).
+pub fn which_in(program: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(program))
+        .find(|p| executable(p))
+}
+
+/// An exclusive advisory lock held until dropped.
+struct FileLock<'a> {
+    file: &'a std::fs::File,
+}
+
+impl<'a> FileLock<'a> {
+    fn acquire(file: &'a std::fs::File) -> FileLock<'a> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a valid open descriptor has no memory-safety preconditions.
+        unsafe {
+            libc::flock(file.as_raw_fd(), libc::LOCK_EX);
+        }
+        FileLock { file }
+    }
+}
+
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: as above.
+        unsafe {
+            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_ignores_order_and_duplicates() {
+        let a = env_key(&["jax".into(), "numpy".into()]);
+        let b = env_key(&["numpy".into(), "jax".into(), "jax".into()]);
+        let c = env_key(&["numpy".into()]);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn empty_package_list_needs_no_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = ensure(dir.path(), &[], &mut |_| {}).unwrap();
+        assert!(env.is_none());
+        assert!(!dir.path().join("envs").exists());
+    }
+
+    #[test]
+    fn failed_build_reports_the_step_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let packages = vec!["xstack-no-such-package-zzz==0.0.0".to_string()];
+        let err = ensure(dir.path(), &packages, &mut |_| {}).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("install"), "{text}");
+        assert!(text.contains("xstack-no-such-package-zzz"), "{text}");
+        assert!(!env_dir(dir.path(), &packages).exists());
+        assert!(!is_cached(dir.path(), &packages));
+    }
+}

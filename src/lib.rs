@@ -1,0 +1,13 @@
+//! xstack: supervise a coding agent porting a PyTorch repository to JAX, and grade the port
+//! by whether its run reproduces the published result (the XStack benchmark's criteria).
+
+pub mod agent;
+pub mod app;
+pub mod env;
+pub mod grade;
+pub mod journal;
+pub mod metrics;
+pub mod pty;
+pub mod session;
+pub mod task;
+pub mod workspace;

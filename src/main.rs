@@ -1,0 +1,191 @@
+//! The `xstack` command line (SPEC §1): each subcommand is a thin call into the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use xstack::app::{self, AppError, RunOptions};
+use xstack::session::event::Mode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "xstack",
+    version,
+    about = "Watch and steer a coding agent porting a PyTorch repository to JAX, graded against the published result."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// The bundled digits-mlp task with its scripted agent, in auto mode.
+    Demo,
+    /// One supervised migration.
+    Run {
+        /// Task folder or task id.
+        task: String,
+        /// script:PATH, shell, or cmd:TEMPLATE (default: the task's demo trajectory).
+        #[arg(long)]
+        agent: Option<String>,
+        /// No screen: print progress lines.
+        #[arg(long)]
+        headless: bool,
+        /// Wait for `n` before each stage.
+        #[arg(long, conflicts_with = "auto")]
+        step: bool,
+        /// Run through (the default).
+        #[arg(long)]
+        auto: bool,
+        /// Where verify runs (default: local).
+        #[arg(long)]
+        runner: Option<String>,
+        /// Folder for run folders (default: $XSTACK_RUNS_DIR or ./runs).
+        #[arg(long)]
+        runs_dir: Option<PathBuf>,
+    },
+    /// Verify and grade an existing repository against the task, no agent.
+    Grade {
+        /// Task folder or task id.
+        task: String,
+        /// The repository to grade.
+        #[arg(long)]
+        repo: PathBuf,
+        /// Where verify runs (default: local).
+        #[arg(long)]
+        runner: Option<String>,
+        /// No screen: print progress lines.
+        #[arg(long)]
+        headless: bool,
+        /// Folder for run folders.
+        #[arg(long)]
+        runs_dir: Option<PathBuf>,
+    },
+    /// Validate task folders (all under the tasks folder when none is named).
+    Check {
+        /// Task folders or ids.
+        tasks: Vec<String>,
+    },
+    /// A recorded run, rebuilt from its journal.
+    Replay {
+        /// The run folder.
+        run_dir: PathBuf,
+        /// Print the rebuilt timeline and exit as the run did.
+        #[arg(long)]
+        headless: bool,
+        /// Playback speed.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+    },
+    /// The bundled scripted agent (run by xstack inside the agent terminal).
+    #[command(name = "agent-script", hide = true)]
+    AgentScript {
+        /// The trajectory file.
+        path: PathBuf,
+        /// The phase to play.
+        #[arg(long)]
+        phase: u8,
+        /// The prompt or injected message.
+        #[arg(long)]
+        message_file: Option<PathBuf>,
+    },
+}
+
+fn init_logging() {
+    let dir = xstack::env::cache_dir();
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("xstack.log"))
+    else {
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .try_init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let result = dispatch(cli);
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("xstack: {}", e.message);
+            ExitCode::from(e.code as u8)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<i32, AppError> {
+    match cli.command {
+        None => Err(AppError::usage(
+            "the task picker needs the TUI; try `xstack run TASK --headless`",
+        )),
+        Some(Cmd::Demo) => {
+            let opts = RunOptions {
+                task: "digits-mlp".to_string(),
+                agent: None,
+                repo: None,
+                mode: Mode::Auto,
+                runs_dir: None,
+                runner: None,
+            };
+            app::run_headless(app::prepare(&opts)?, false)
+        }
+        Some(Cmd::Run {
+            task,
+            agent,
+            headless: _,
+            step,
+            auto: _,
+            runner,
+            runs_dir,
+        }) => {
+            let opts = RunOptions {
+                task,
+                agent,
+                repo: None,
+                mode: if step { Mode::Step } else { Mode::Auto },
+                runs_dir,
+                runner,
+            };
+            app::run_headless(app::prepare(&opts)?, false)
+        }
+        Some(Cmd::Grade {
+            task,
+            repo,
+            runner,
+            headless: _,
+            runs_dir,
+        }) => {
+            let opts = RunOptions {
+                task,
+                agent: None,
+                repo: Some(repo),
+                mode: Mode::Auto,
+                runs_dir,
+                runner,
+            };
+            app::run_headless(app::prepare(&opts)?, false)
+        }
+        Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
+        Some(Cmd::Replay {
+            run_dir,
+            headless: _,
+            speed: _,
+        }) => app::replay_headless(&run_dir, &mut std::io::stdout()),
+        Some(Cmd::AgentScript {
+            path,
+            phase,
+            message_file,
+        }) => app::agent_script(&path, phase, message_file.as_deref()),
+    }
+}

@@ -1,0 +1,315 @@
+//! Metrics read from a run's output as it streams: ANSI escapes stripped, `\r`-rewritten
+//! progress lines split, then each line matched by the task's regex or JSON-lines extractors;
+//! series and their reductions (last / max / min / mean).
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::task::{Reduce, Task};
+
+/// One metric observation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// The step the log gave, if any.
+    pub step: Option<f64>,
+    /// The value.
+    pub value: f64,
+}
+
+/// Longest line kept for matching; the rest of a longer line is dropped.
+const MAX_LINE: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    Esc,
+    Csi,
+    /// OSC, DCS, SOS, PM, APC: a string ended by BEL or ESC \.
+    Str,
+    StrEsc,
+}
+
+/// Splits streamed terminal text into plain lines: escape sequences removed, `\n`, `\r\n`
+/// and a lone `\r` (a progress bar rewriting its line) all end a line.
+#[derive(Debug)]
+pub struct LineSplitter {
+    line: String,
+    escape: Escape,
+    after_cr: bool,
+    last_cr_line: Option<String>,
+}
+
+impl Default for LineSplitter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LineSplitter {
+    /// An empty splitter.
+    pub fn new() -> Self {
+        LineSplitter {
+            line: String::new(),
+            escape: Escape::None,
+            after_cr: false,
+            last_cr_line: None,
+        }
+    }
+
+    /// Feeds text and calls `on_line` for every completed line.
+    pub fn feed(&mut self, text: &str, on_line: &mut impl FnMut(&str)) {
+        for ch in text.chars() {
+            match self.escape {
+                Escape::Esc => {
+                    self.escape = match ch {
+                        '[' => Escape::Csi,
+                        ']' | 'P' | 'X' | '^' | '_' => Escape::Str,
+                        _ => Escape::None,
+                    };
+                    continue;
+                }
+                Escape::Csi => {
+                    if ('@'..='~').contains(&ch) {
+                        self.escape = Escape::None;
+                    }
+                    continue;
+                }
+                Escape::Str => {
+                    match ch {
+                        '\u{7}' => self.escape = Escape::None,
+                        '\u{1b}' => self.escape = Escape::StrEsc,
+                        _ => {}
+                    }
+                    continue;
+                }
+                Escape::StrEsc => {
+                    self.escape = if ch == '\\' {
+                        Escape::None
+                    } else {
+                        Escape::Str
+                    };
+                    continue;
+                }
+                Escape::None => {}
+            }
+            match ch {
+                '\u{1b}' => self.escape = Escape::Esc,
+                '\n' => {
+                    if !(self.after_cr && self.line.is_empty()) {
+                        self.emit(false, on_line);
+                    }
+                    self.after_cr = false;
+                    self.last_cr_line = None;
+                }
+                '\r' => {
+                    self.emit(true, on_line);
+                    self.after_cr = true;
+                }
+                c if c.is_control() && c != '\t' => {}
+                c => {
+                    self.after_cr = false;
+                    if self.line.len() < MAX_LINE {
+                        self.line.push(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Emits the unfinished last line, if any (call at end of stream).
+    pub fn finish(&mut self, on_line: &mut impl FnMut(&str)) {
+        if !self.line.is_empty() {
+            self.emit(false, on_line);
+        }
+    }
+
+    fn emit(&mut self, by_cr: bool, on_line: &mut impl FnMut(&str)) {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            return;
+        }
+        if by_cr {
+            if self.last_cr_line.as_deref() == Some(line.as_str()) {
+                return;
+            }
+            on_line(&line);
+            self.last_cr_line = Some(line);
+        } else {
+            if self.last_cr_line.as_deref() != Some(line.as_str()) {
+                on_line(&line);
+            }
+            self.last_cr_line = None;
+        }
+    }
+}
+
+/// How one metric is recognised in a line.
+#[derive(Debug, Clone)]
+enum Matcher {
+    Regex(Regex),
+    Json {
+        key: String,
+        step_key: Option<String>,
+    },
+}
+
+/// The task's metric extractors.
+#[derive(Debug, Clone)]
+pub struct Extractor {
+    metrics: Vec<(String, Matcher)>,
+}
+
+impl Extractor {
+    /// The extractors of a validated task.
+    pub fn for_task(task: &Task) -> Extractor {
+        let metrics = task
+            .spec
+            .metrics
+            .iter()
+            .zip(&task.metric_regexes)
+            .map(|(m, re)| {
+                let matcher = match re {
+                    Some(re) => Matcher::Regex(re.clone()),
+                    None => Matcher::Json {
+                        key: m.json_key.clone().unwrap_or_default(),
+                        step_key: m.step_key.clone(),
+                    },
+                };
+                (m.name.clone(), matcher)
+            })
+            .collect();
+        Extractor { metrics }
+    }
+
+    /// The metric names, in task order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.metrics.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Every metric observation in one plain line, as (metric index, point).
+    pub fn extract(&self, line: &str, out: &mut Vec<(usize, Point)>) {
+        let json = {
+            let trimmed = line.trim();
+            if trimmed.starts_with('{') && trimmed.ends_with('}') {
+                serde_json::from_str::<serde_json::Value>(trimmed).ok()
+            } else {
+                None
+            }
+        };
+        for (i, (_, matcher)) in self.metrics.iter().enumerate() {
+            match matcher {
+                Matcher::Regex(re) => {
+                    for caps in re.captures_iter(line) {
+                        let Some(value) = caps.name("value").and_then(|v| parse_number(v.as_str()))
+                        else {
+                            continue;
+                        };
+                        let step = caps.name("step").and_then(|s| parse_number(s.as_str()));
+                        out.push((i, Point { step, value }));
+                    }
+                }
+                Matcher::Json { key, step_key } => {
+                    let Some(obj) = json.as_ref().and_then(|j| j.as_object()) else {
+                        continue;
+                    };
+                    let Some(value) = obj.get(key).and_then(json_number) else {
+                        continue;
+                    };
+                    let step = step_key
+                        .as_ref()
+                        .and_then(|k| obj.get(k))
+                        .and_then(json_number);
+                    out.push((i, Point { step, value }));
+                }
+            }
+        }
+    }
+}
+
+fn parse_number(s: &str) -> Option<f64> {
+    let s = s.trim().trim_end_matches('%');
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn json_number(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => parse_number(s),
+        _ => None,
+    }
+}
+
+/// A splitter and the extractors together: text in, metric points out.
+#[derive(Debug)]
+pub struct MetricStream {
+    splitter: LineSplitter,
+    extractor: Extractor,
+}
+
+impl MetricStream {
+    /// A stream for the given extractors.
+    pub fn new(extractor: Extractor) -> Self {
+        MetricStream {
+            splitter: LineSplitter::new(),
+            extractor,
+        }
+    }
+
+    /// Feeds output text; returns the points found in lines it completed.
+    pub fn feed(&mut self, text: &str) -> Vec<(usize, Point)> {
+        let mut out = Vec::new();
+        let extractor = &self.extractor;
+        self.splitter
+            .feed(text, &mut |line| extractor.extract(line, &mut out));
+        out
+    }
+
+    /// Ends the stream; returns the points of the unfinished last line.
+    pub fn finish(&mut self) -> Vec<(usize, Point)> {
+        let mut out = Vec::new();
+        let extractor = &self.extractor;
+        self.splitter
+            .finish(&mut |line| extractor.extract(line, &mut out));
+        out
+    }
+
+    /// The metric names, in task order.
+    pub fn names(&self) -> Vec<String> {
+        self.extractor.names().map(str::to_string).collect()
+    }
+}
+
+/// Reduces a series to one value; `None` for an empty series.
+pub fn reduce(points: &[Point], how: Reduce) -> Option<f64> {
+    let values = points.iter().map(|p| p.value);
+    match how {
+        Reduce::Last => points.last().map(|p| p.value),
+        Reduce::Max => values.reduce(f64::max),
+        Reduce::Min => values.reduce(f64::min),
+        Reduce::Mean => {
+            if points.is_empty() {
+                None
+            } else {
+                Some(values.sum::<f64>() / points.len() as f64)
+            }
+        }
+    }
+}
+
+/// Parses a whole recorded log (such as `reference.log`) into one series per metric, in task
+/// order.
+pub fn parse_log(task: &Task, text: &str) -> Vec<(String, Vec<Point>)> {
+    let mut stream = MetricStream::new(Extractor::for_task(task));
+    let names = stream.names();
+    let mut series: Vec<(String, Vec<Point>)> =
+        names.into_iter().map(|n| (n, Vec::new())).collect();
+    let mut points = stream.feed(text);
+    points.extend(stream.finish());
+    for (i, p) in points {
+        series[i].1.push(p);
+    }
+    series
+}
+
+#[cfg(test)]
+mod tests;

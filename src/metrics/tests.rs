@@ -1,0 +1,127 @@
+use super::*;
+
+fn lines(chunks: &[&str]) -> Vec<String> {
+    let mut splitter = LineSplitter::new();
+    let mut out = Vec::new();
+    for chunk in chunks {
+        splitter.feed(chunk, &mut |l| out.push(l.to_string()));
+    }
+    splitter.finish(&mut |l| out.push(l.to_string()));
+    out
+}
+
+#[test]
+fn strips_ansi_and_splits_lines_across_chunks() {
+    assert_eq!(
+        lines(&[
+            "\x1b[1;32mepoch 1\x1b[0m acc=0.5\r\nepo",
+            "ch 2 acc=0.6\n",
+            "tail"
+        ]),
+        ["epoch 1 acc=0.5", "epoch 2 acc=0.6", "tail"]
+    );
+    assert_eq!(lines(&["\x1b]0;title\x07hello\n"]), ["hello"]);
+    assert_eq!(lines(&["\x1b]0;ti", "tle\x1b\\hi\n"]), ["hi"]);
+}
+
+#[test]
+fn carriage_return_progress_lines_are_each_seen_once() {
+    let out = lines(&[
+        "\r 10%|# | loss=0.9",
+        "\r 50%|## | loss=0.5\r100%|###| loss=0.1\n",
+    ]);
+    assert_eq!(
+        out,
+        [
+            " 10%|# | loss=0.9",
+            " 50%|## | loss=0.5",
+            "100%|###| loss=0.1"
+        ]
+    );
+}
+
+fn extractor() -> Extractor {
+    Extractor {
+        metrics: vec![
+            (
+                "acc".into(),
+                Matcher::Regex(
+                    Regex::new(r"epoch (?P<step>\d+) acc=(?P<value>[-+0-9.eE]+)").unwrap(),
+                ),
+            ),
+            (
+                "loss".into(),
+                Matcher::Json {
+                    key: "loss".into(),
+                    step_key: Some("step".into()),
+                },
+            ),
+        ],
+    }
+}
+
+#[test]
+fn regex_and_json_extraction() {
+    let mut stream = MetricStream::new(extractor());
+    let mut points = stream.feed("epoch 3 acc=0.91\n{\"step\": 7, \"loss\": 1.5e-2}\n{\"loss\": \"0.5\"}\nnoise {\"loss\": 9}\n");
+    points.extend(stream.finish());
+    assert_eq!(
+        points,
+        [
+            (
+                0,
+                Point {
+                    step: Some(3.0),
+                    value: 0.91
+                }
+            ),
+            (
+                1,
+                Point {
+                    step: Some(7.0),
+                    value: 0.015
+                }
+            ),
+            (
+                1,
+                Point {
+                    step: None,
+                    value: 0.5
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn unfinished_last_line_is_read_at_finish() {
+    let mut stream = MetricStream::new(extractor());
+    assert!(stream.feed("epoch 1 acc=0.7").is_empty());
+    assert_eq!(
+        stream.finish(),
+        [(
+            0,
+            Point {
+                step: Some(1.0),
+                value: 0.7
+            }
+        )]
+    );
+}
+
+#[test]
+fn reductions() {
+    let pts: Vec<Point> = [0.5, 0.9, 0.7]
+        .iter()
+        .map(|&v| Point {
+            step: None,
+            value: v,
+        })
+        .collect();
+    assert_eq!(reduce(&pts, Reduce::Last), Some(0.7));
+    assert_eq!(reduce(&pts, Reduce::Max), Some(0.9));
+    assert_eq!(reduce(&pts, Reduce::Min), Some(0.5));
+    assert!((reduce(&pts, Reduce::Mean).unwrap() - 0.7).abs() < 1e-12);
+    assert_eq!(reduce(&[], Reduce::Mean), None);
+    assert_eq!(reduce(&[], Reduce::Last), None);
+}

@@ -1,0 +1,50 @@
+//! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text.
+
+/// Lines of scrollback kept per screen; older lines live only in the journal.
+pub const SCROLLBACK_LINES: usize = 10_000;
+
+/// A terminal emulator screen for one pane.
+pub struct Screen {
+    parser: vt100::Parser,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (rows, cols) = self.parser.screen().size();
+        write!(f, "Screen({cols}x{rows})")
+    }
+}
+
+impl Screen {
+    /// An empty screen of the given size.
+    pub fn new(cols: u16, rows: u16) -> Self {
+        Screen {
+            parser: vt100::Parser::new(rows.max(2), cols.max(10), SCROLLBACK_LINES),
+        }
+    }
+
+    /// Feeds terminal output.
+    pub fn process(&mut self, text: &str) {
+        self.parser.process(text.as_bytes());
+    }
+
+    /// Resizes the screen.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.parser.screen_mut().set_size(rows.max(2), cols.max(10));
+    }
+
+    /// The underlying vt100 screen, for drawing.
+    pub fn screen(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    /// Scrolls the view back by `rows` lines from the live end (0 = live).
+    pub fn set_scrollback(&mut self, rows: usize) {
+        self.parser.screen_mut().set_scrollback(rows);
+    }
+
+    /// The visible text, rows joined by newlines, trailing blanks trimmed.
+    pub fn contents(&self) -> String {
+        self.parser.screen().contents()
+    }
+}

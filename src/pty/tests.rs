@@ -1,0 +1,87 @@
+use super::*;
+
+fn spec(script: &str) -> PtySpec {
+    PtySpec {
+        argv: vec!["bash".into(), "-c".into(), script.into()],
+        cwd: std::env::temp_dir(),
+        env: vec![("XSTACK_TEST_VAR".into(), "hello-env".into())],
+        env_remove: Vec::new(),
+        cols: 90,
+        rows: 20,
+    }
+}
+
+async fn collect(streams: &mut PtyStreams) -> String {
+    let mut out = Vec::new();
+    while let Some(chunk) = streams.output.recv().await {
+        out.extend(chunk);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn runs_in_a_terminal_with_env_and_exit_status() {
+    let (proc_, mut streams) = PtyProcess::spawn(&spec(
+        "test -t 1 && echo tty; echo $XSTACK_TEST_VAR; stty size; exit 7",
+    ))
+    .unwrap();
+    let out = collect(&mut streams).await;
+    let exit = (&mut streams.exit).await.unwrap();
+    assert!(out.contains("tty"), "{out}");
+    assert!(out.contains("hello-env"), "{out}");
+    assert!(out.contains("20 90"), "{out}");
+    assert_eq!(exit, ExitInfo { code: Some(7) });
+    drop(proc_);
+}
+
+#[tokio::test]
+async fn input_reaches_the_child_and_resize_is_seen() {
+    let (mut p, mut streams) =
+        PtyProcess::spawn(&spec("read line; echo got:$line; stty size")).unwrap();
+    p.resize(100, 30).unwrap();
+    p.write(b"abc\r").unwrap();
+    let out = collect(&mut streams).await;
+    assert!(out.contains("got:abc"), "{out}");
+    assert!(out.contains("30 100"), "{out}");
+}
+
+#[tokio::test]
+async fn terminate_ends_the_whole_group() {
+    let (mut p, mut streams) =
+        PtyProcess::spawn(&spec("sleep 300 & sleep 300 & echo started; wait")).unwrap();
+    let pgid = p.pgid().unwrap();
+    let mut seen = String::new();
+    while !seen.contains("started") {
+        let chunk = streams.output.recv().await.unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(group_alive(pgid));
+    p.terminate(Duration::from_secs(2)).await;
+    let exit = (&mut streams.exit).await.unwrap();
+    assert_eq!(exit.code, None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while group_alive(pgid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!group_alive(pgid), "a process of the group survived");
+}
+
+#[tokio::test]
+async fn pause_stops_output_until_resume() {
+    let (p, mut streams) = PtyProcess::spawn(&spec("read x; echo after-resume")).unwrap();
+    p.pause();
+    let mut p = p;
+    // A stopped group cannot read its input; the text waits in the terminal.
+    p.write(b"go\r").unwrap();
+    let ps = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &p.pgid().unwrap().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).starts_with('T'),
+        "process is not stopped"
+    );
+    p.resume();
+    let out = collect(&mut streams).await;
+    assert!(out.contains("after-resume"), "{out}");
+}

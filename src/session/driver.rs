@@ -1,0 +1,990 @@
+//! Runs one supervised session: setup → migrate → verify → grade → (fail) inject → migrate →
+//! verify → grade → done. It owns the child processes, turns everything that happens into
+//! events for the recorder, and obeys the human's commands under the step/auto policy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
+use crate::env::PythonEnv;
+use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
+use crate::metrics::{Extractor, MetricStream, Point};
+use crate::pty::utf8::Utf8Carry;
+use crate::pty::{ExitInfo, PtyProcess, PtySpec};
+use crate::task::Task;
+use crate::workspace::{self, Tracker};
+
+use super::event::{Event, Mode, ReferenceSeries, Stage};
+use super::recorder::{Recorder, lock};
+use super::result::RunResult;
+
+/// How often the workspace is scanned and the journal flushed while waiting.
+const TICK: Duration = Duration::from_millis(200);
+/// Grace between SIGTERM and SIGKILL when ending a child.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// How long output is drained after a child exits before its group is ended.
+const DRAIN: Duration = Duration::from_secs(1);
+
+/// What the human (or a signal) can ask of a running session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Advance to what comes next (step mode), or end an interactive agent's phase.
+    Next,
+    /// Switch between step and auto mode.
+    ToggleMode,
+    /// Pause or resume the agent's process group.
+    TogglePause,
+    /// Send the phase-two details (edited) to the agent.
+    Inject(String),
+    /// Send a message to the agent.
+    Message(String),
+    /// Re-run verify and grade on the current workspace.
+    Rerun,
+    /// Abort the session.
+    Abort,
+    /// Bytes typed into the agent's terminal (attach mode).
+    AgentInput(Vec<u8>),
+    /// The agent pane's size changed.
+    ResizeAgent(u16, u16),
+    /// The run-log pane's size changed.
+    ResizeRun(u16, u16),
+}
+
+/// Everything a session needs.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The task.
+    pub task: Task,
+    /// The agent; None for `grade` (no agent, one phase).
+    pub agent: Option<AgentSpec>,
+    /// For `grade`: the repository to grade instead of an agent's workspace.
+    pub graded_repo: Option<PathBuf>,
+    /// The initial mode.
+    pub mode: Mode,
+    /// The run folder (exists).
+    pub run_dir: PathBuf,
+    /// The source repository folder.
+    pub source_dir: PathBuf,
+    /// The cache folder.
+    pub cache_dir: PathBuf,
+    /// `XSTACK_SEED`.
+    pub seed: u64,
+    /// Agent terminal size.
+    pub agent_size: (u16, u16),
+    /// Run terminal size.
+    pub run_size: (u16, u16),
+    /// Idle limit of an interactive agent.
+    pub idle_limit: Option<Duration>,
+}
+
+/// Why a session stopped before its end.
+#[derive(Debug, thiserror::Error)]
+enum Stop {
+    #[error("aborted by the user")]
+    Aborted,
+    #[error("{0}")]
+    Infra(String),
+}
+
+/// A child process being watched.
+struct Live {
+    process: PtyProcess,
+    output: Option<mpsc::Receiver<Vec<u8>>>,
+    exit: Option<oneshot::Receiver<ExitInfo>>,
+    decoder: Utf8Carry,
+    exit_info: Option<ExitInfo>,
+}
+
+impl Live {
+    fn new(process: PtyProcess, streams: crate::pty::PtyStreams) -> Live {
+        Live {
+            process,
+            output: Some(streams.output),
+            exit: Some(streams.exit),
+            decoder: Utf8Carry::new(),
+            exit_info: None,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.output.is_none() && self.exit.is_none()
+    }
+}
+
+/// One input of the driver's loop.
+enum Input {
+    Command(Command),
+    AgentExited,
+    RunExited,
+    Tick,
+}
+
+/// What one wait of the driver's loop produced.
+enum Raw {
+    AgentChunk(Option<Vec<u8>>),
+    AgentExit(ExitInfo),
+    RunChunk(Option<Vec<u8>>),
+    RunExit(ExitInfo),
+    Command(Option<Command>),
+    Tick,
+}
+
+async fn recv_opt<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn exit_opt(rx: Option<&mut oneshot::Receiver<ExitInfo>>) -> ExitInfo {
+    match rx {
+        Some(r) => r.await.unwrap_or(ExitInfo { code: None }),
+        None => std::future::pending().await,
+    }
+}
+
+fn streams(
+    live: &mut Option<Live>,
+) -> (
+    Option<&mut mpsc::Receiver<Vec<u8>>>,
+    Option<&mut oneshot::Receiver<ExitInfo>>,
+) {
+    match live.as_mut() {
+        Some(l) => (l.output.as_mut(), l.exit.as_mut()),
+        None => (None, None),
+    }
+}
+
+/// The running session.
+pub struct Driver {
+    cfg: SessionConfig,
+    rec: Recorder,
+    commands: Option<mpsc::Receiver<Command>>,
+    workspace: PathBuf,
+    env: Option<PythonEnv>,
+    tracker: Option<Tracker>,
+    agent: Option<Live>,
+    run: Option<Live>,
+    metric_stream: Option<MetricStream>,
+    metric_names: Vec<String>,
+    phase: u8,
+    mode: Mode,
+    pending_messages: Vec<String>,
+    injected: Option<String>,
+    last_activity: Instant,
+    run_id: String,
+    started_at: String,
+}
+
+impl Driver {
+    /// A driver for `cfg`, recording through `rec`, obeying `commands`.
+    pub fn new(
+        cfg: SessionConfig,
+        rec: Recorder,
+        commands: mpsc::Receiver<Command>,
+        run_id: String,
+        started_at: String,
+    ) -> Driver {
+        let workspace = cfg
+            .graded_repo
+            .clone()
+            .unwrap_or_else(|| cfg.run_dir.join("workspace"));
+        let mode = cfg.mode;
+        Driver {
+            cfg,
+            rec,
+            commands: Some(commands),
+            workspace,
+            env: None,
+            tracker: None,
+            agent: None,
+            run: None,
+            metric_stream: None,
+            metric_names: Vec::new(),
+            phase: 0,
+            mode,
+            pending_messages: Vec::new(),
+            injected: None,
+            last_activity: Instant::now(),
+            run_id,
+            started_at,
+        }
+    }
+
+    /// Runs the session to its end and returns the exit status of `run`.
+    pub async fn run(mut self) -> i32 {
+        let outcome = self.session().await;
+        self.stop_children().await;
+        let (exit_code, error) = match outcome {
+            Ok(()) => {
+                let state = lock(self.rec.state());
+                let passed = state
+                    .phases
+                    .iter()
+                    .any(|p| p.verdict.as_ref().is_some_and(Verdict::passed));
+                (if passed { 0 } else { 1 }, None)
+            }
+            Err(Stop::Aborted) => (3, Some("aborted by the user".to_string())),
+            Err(Stop::Infra(message)) => (3, Some(message)),
+        };
+        let passed_in_phase = {
+            let state = lock(self.rec.state());
+            state
+                .phases
+                .iter()
+                .position(|p| p.verdict.as_ref().is_some_and(Verdict::passed))
+                .map(|i| (i + 1) as u8)
+        };
+        self.rec.emit(Event::Finished {
+            passed: exit_code == 0,
+            passed_in_phase,
+            exit_code,
+            error,
+        });
+        self.write_result();
+        self.rec.flush();
+        exit_code
+    }
+
+    fn write_result(&mut self) {
+        let result = RunResult::from_state(&lock(self.rec.state()), &self.run_id, &self.started_at);
+        if let Err(e) = result.write(&self.cfg.run_dir) {
+            tracing::error!("cannot write result.json: {e}");
+            self.rec.emit(Event::Note {
+                text: format!("cannot write result.json: {e}"),
+            });
+        }
+    }
+
+    fn task(&self) -> &Task {
+        &self.cfg.task
+    }
+
+    async fn session(&mut self) -> Result<(), Stop> {
+        self.emit_task_info();
+        self.rec.emit(Event::Mode { mode: self.mode });
+        self.rec.emit(Event::Stage {
+            phase: 0,
+            stage: Stage::Setup,
+        });
+        self.setup().await?;
+        if self.cfg.agent.is_none() {
+            self.phase = 1;
+            self.verify_and_grade(1).await?;
+            return Ok(());
+        }
+        let mut prompt_text = prompt::migration_prompt(
+            self.task(),
+            self.cfg
+                .agent
+                .as_ref()
+                .is_some_and(|a| a.mode() == AgentMode::Interactive),
+        );
+        for phase in 1..=2u8 {
+            self.phase = phase;
+            self.wait_human(&format!("n to start phase {phase}: the agent migrates"))
+                .await?;
+            self.rec.emit(Event::Stage {
+                phase,
+                stage: Stage::Migrate,
+            });
+            self.migrate(phase, &prompt_text).await?;
+            self.wait_human(&format!("n to verify phase {phase}"))
+                .await?;
+            let verdict = self.verify_and_grade(phase).await?;
+            if verdict.passed() || phase == 2 {
+                break;
+            }
+            match self.inject(&verdict).await? {
+                Some(text) => prompt_text = text,
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_task_info(&mut self) {
+        let task = &self.cfg.task;
+        let reference = task
+            .reference_log()
+            .and_then(|log| std::fs::read_to_string(log).ok())
+            .map(|text| crate::metrics::parse_log(task, &text))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, points)| !points.is_empty())
+            .map(|(metric, points)| ReferenceSeries { metric, points })
+            .collect();
+        let agent = self
+            .cfg
+            .agent
+            .as_ref()
+            .map_or_else(|| "none (grade)".to_string(), AgentSpec::display);
+        let event = Event::Task {
+            id: task.spec.id.clone(),
+            title: task.spec.title.clone(),
+            agent,
+            command: task.spec.run.command.clone(),
+            criteria: task.spec.criteria.clone(),
+            metrics: task.spec.metrics.iter().map(|m| m.name.clone()).collect(),
+            phase2_details: task.spec.phase2.details.clone(),
+            reference,
+        };
+        self.metric_names = task.spec.metrics.iter().map(|m| m.name.clone()).collect();
+        self.rec.emit(event);
+    }
+
+    async fn setup(&mut self) -> Result<(), Stop> {
+        let source = self.cfg.source_dir.clone();
+        self.rec.emit(Event::Baseline {
+            files: workspace::snapshot(&source),
+        });
+        if self.cfg.graded_repo.is_none() {
+            self.rec.emit(Event::Note {
+                text: format!("copying {} into the workspace", source.display()),
+            });
+            workspace::copy_tree(&source, &self.workspace, false)
+                .map_err(|e| Stop::Infra(format!("cannot create the workspace: {e}")))?;
+            self.tracker = Some(Tracker::new(&self.workspace));
+        } else {
+            // Grading an existing repository: record how it differs from the source.
+            let mut seen = std::collections::BTreeSet::new();
+            for file in workspace::snapshot(&self.workspace) {
+                seen.insert(file.path.clone());
+                let same = std::fs::read(source.join(&file.path))
+                    .ok()
+                    .is_some_and(|s| Some(String::from_utf8_lossy(&s).into_owned()) == file.text);
+                if !same {
+                    self.rec.emit(Event::FileChanged {
+                        file,
+                        deleted: false,
+                    });
+                }
+            }
+            for path in workspace::list_files(&source) {
+                if !seen.contains(&path) {
+                    self.rec.emit(Event::FileChanged {
+                        file: crate::session::event::FileContent {
+                            path,
+                            text: None,
+                            size: 0,
+                        },
+                        deleted: true,
+                    });
+                }
+            }
+        }
+        let packages = self.task().spec.env.packages.clone();
+        if !packages.is_empty() {
+            let cache = self.cfg.cache_dir.clone();
+            let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+            let build = tokio::task::spawn_blocking(move || {
+                crate::env::ensure(&cache, &packages, &mut |line| {
+                    let _ = tx.send(line);
+                })
+            });
+            tokio::pin!(build);
+            loop {
+                tokio::select! {
+                    result = &mut build => {
+                        while let Ok(line) = rx.try_recv() {
+                            self.rec.emit(Event::Note { text: line });
+                        }
+                        match result {
+                            Ok(Ok(env)) => { self.env = env; break; }
+                            Ok(Err(e)) => return Err(Stop::Infra(e.to_string())),
+                            Err(e) => return Err(Stop::Infra(format!("environment build crashed: {e}"))),
+                        }
+                    }
+                    Some(line) = rx.recv() => self.rec.emit(Event::Note { text: line }),
+                    cmd = recv_opt(self.commands.as_mut()) => {
+                        match cmd {
+                            Some(Command::Abort) => return Err(Stop::Aborted),
+                            Some(other) => self.handle_common(other),
+                            None => self.commands = None,
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Variables every child gets: the environment's PATH, the seed, the task and phase.
+    fn child_env(&self, phase: u8) -> Vec<(String, String)> {
+        let mut vars = self.env.as_ref().map(PythonEnv::vars).unwrap_or_default();
+        vars.push(("XSTACK_SEED".to_string(), self.cfg.seed.to_string()));
+        vars.push(("XSTACK_TASK".to_string(), self.task().spec.id.clone()));
+        vars.push(("XSTACK_PHASE".to_string(), phase.to_string()));
+        vars.push(("PYTHONUNBUFFERED".to_string(), "1".to_string()));
+        vars
+    }
+
+    /// Waits for the next input, handling terminal output, file changes and the common
+    /// commands on the way.
+    async fn next_input(&mut self) -> Input {
+        let tick_at = Instant::now() + TICK;
+        loop {
+            let raw = {
+                let (agent_out, agent_exit) = streams(&mut self.agent);
+                let (run_out, run_exit) = streams(&mut self.run);
+                let commands = self.commands.as_mut();
+                tokio::select! {
+                    chunk = recv_opt(agent_out) => Raw::AgentChunk(chunk),
+                    info = exit_opt(agent_exit) => Raw::AgentExit(info),
+                    chunk = recv_opt(run_out) => Raw::RunChunk(chunk),
+                    info = exit_opt(run_exit) => Raw::RunExit(info),
+                    cmd = recv_opt(commands) => Raw::Command(cmd),
+                    _ = tokio::time::sleep_until(tick_at) => Raw::Tick,
+                }
+            };
+            match raw {
+                Raw::AgentChunk(chunk) => {
+                    let Some(live) = self.agent.as_mut() else {
+                        continue;
+                    };
+                    let text = match chunk {
+                        Some(bytes) => live.decoder.decode(&bytes),
+                        None => {
+                            live.output = None;
+                            live.decoder.finish()
+                        }
+                    };
+                    if !text.is_empty() {
+                        self.last_activity = Instant::now();
+                        self.rec.emit(Event::AgentOutput { text });
+                    }
+                    if live_done(&self.agent) {
+                        return Input::AgentExited;
+                    }
+                }
+                Raw::AgentExit(info) => {
+                    if let Some(live) = self.agent.as_mut() {
+                        live.exit = None;
+                        live.exit_info = Some(info);
+                        live.process.mark_exited();
+                    }
+                    self.rec.emit(Event::AgentExited { code: info.code });
+                    if live_done(&self.agent) {
+                        return Input::AgentExited;
+                    }
+                }
+                Raw::RunChunk(chunk) => {
+                    let Some(live) = self.run.as_mut() else {
+                        continue;
+                    };
+                    let more = chunk.is_some();
+                    let text = match chunk {
+                        Some(bytes) => live.decoder.decode(&bytes),
+                        None => {
+                            live.output = None;
+                            live.decoder.finish()
+                        }
+                    };
+                    if !text.is_empty() {
+                        self.run_output(&text);
+                    }
+                    if !more {
+                        self.finish_metrics();
+                    }
+                    if live_done(&self.run) {
+                        return Input::RunExited;
+                    }
+                }
+                Raw::RunExit(info) => {
+                    if let Some(live) = self.run.as_mut() {
+                        live.exit = None;
+                        live.exit_info = Some(info);
+                        live.process.mark_exited();
+                    }
+                    if live_done(&self.run) {
+                        return Input::RunExited;
+                    }
+                }
+                Raw::Command(Some(cmd)) => return Input::Command(cmd),
+                Raw::Command(None) => self.commands = None,
+                Raw::Tick => {
+                    self.rec.tick();
+                    return Input::Tick;
+                }
+            }
+        }
+    }
+
+    fn run_output(&mut self, text: &str) {
+        self.rec.emit(Event::RunOutput {
+            text: text.to_string(),
+        });
+        if let Some(stream) = self.metric_stream.as_mut() {
+            let points = stream.feed(text);
+            self.emit_points(points);
+        }
+    }
+
+    fn finish_metrics(&mut self) {
+        if let Some(stream) = self.metric_stream.as_mut() {
+            let points = stream.finish();
+            self.emit_points(points);
+        }
+    }
+
+    fn emit_points(&mut self, points: Vec<(usize, Point)>) {
+        for (i, point) in points {
+            if let Some(metric) = self.metric_names.get(i).cloned() {
+                self.rec.emit(Event::Metric {
+                    phase: self.phase,
+                    metric,
+                    point,
+                });
+            }
+        }
+    }
+
+    /// Handles commands that mean the same in every stage.
+    fn handle_common(&mut self, cmd: Command) {
+        match cmd {
+            Command::ToggleMode => {
+                self.mode = match self.mode {
+                    Mode::Step => Mode::Auto,
+                    Mode::Auto => Mode::Step,
+                };
+                self.rec.emit(Event::Mode { mode: self.mode });
+            }
+            Command::TogglePause => {
+                let running = self.agent.as_ref().is_some_and(|l| l.exit_info.is_none());
+                if running && let Some(live) = self.agent.as_ref() {
+                    let paused = !lock(self.rec.state()).paused;
+                    if paused {
+                        live.process.pause();
+                    } else {
+                        live.process.resume();
+                    }
+                    self.rec.emit(Event::Paused { paused });
+                } else {
+                    self.rec.emit(Event::Note {
+                        text: "no agent is running to pause".to_string(),
+                    });
+                }
+            }
+            Command::Message(text) => self.message_agent(text),
+            Command::Inject(text) => {
+                self.rec.emit(Event::Note {
+                    text: "phase-two details kept; they are sent when phase 1 fails".to_string(),
+                });
+                self.injected = Some(text);
+            }
+            Command::AgentInput(bytes) => {
+                if let Some(live) = self.agent.as_mut() {
+                    let _ = live.process.write(&bytes);
+                }
+            }
+            Command::ResizeAgent(cols, rows) => {
+                self.cfg.agent_size = (cols, rows);
+                if let Some(live) = self.agent.as_ref() {
+                    let _ = live.process.resize(cols, rows);
+                }
+                self.rec.emit(Event::AgentResized { cols, rows });
+            }
+            Command::ResizeRun(cols, rows) => {
+                self.cfg.run_size = (cols, rows);
+                if let Some(live) = self.run.as_ref() {
+                    let _ = live.process.resize(cols, rows);
+                }
+            }
+            Command::Next | Command::Rerun | Command::Abort => {}
+        }
+    }
+
+    fn message_agent(&mut self, text: String) {
+        let interactive = self
+            .cfg
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.mode() == AgentMode::Interactive);
+        match self.agent.as_mut() {
+            Some(live) if interactive && live.exit_info.is_none() => {
+                let mut bytes = text.clone().into_bytes();
+                bytes.push(b'\r');
+                let _ = live.process.write(&bytes);
+                self.rec.emit(Event::Message { text });
+            }
+            _ => {
+                self.rec.emit(Event::Message { text: text.clone() });
+                self.rec.emit(Event::Note {
+                    text: "message queued: it is added to the agent's next prompt".to_string(),
+                });
+                self.pending_messages.push(text);
+            }
+        }
+    }
+
+    /// In step mode, waits until the human says `n` (or switches to auto).
+    async fn wait_human(&mut self, what: &str) -> Result<(), Stop> {
+        if self.mode == Mode::Auto {
+            return Ok(());
+        }
+        self.rec.emit(Event::Waiting {
+            what: Some(what.to_string()),
+        });
+        loop {
+            match self.next_input().await {
+                Input::Command(Command::Next) => break,
+                Input::Command(Command::Abort) => return Err(Stop::Aborted),
+                Input::Command(Command::ToggleMode) => {
+                    self.handle_common(Command::ToggleMode);
+                    break;
+                }
+                Input::Command(Command::Rerun) => {
+                    if self.phase >= 1
+                        && lock(self.rec.state())
+                            .phase(self.phase)
+                            .is_some_and(|p| p.verdict.is_some())
+                    {
+                        self.verify_and_grade(self.phase).await?;
+                        self.rec.emit(Event::Waiting {
+                            what: Some(what.to_string()),
+                        });
+                    }
+                }
+                Input::Command(other) => self.handle_common(other),
+                Input::Tick => self.scan_workspace(),
+                Input::AgentExited | Input::RunExited => {}
+            }
+        }
+        self.rec.emit(Event::Waiting { what: None });
+        Ok(())
+    }
+
+    fn scan_workspace(&mut self) {
+        let Some(tracker) = self.tracker.as_mut() else {
+            return;
+        };
+        let changes = tracker.scan(&self.workspace);
+        if !changes.is_empty() {
+            self.last_activity = Instant::now();
+        }
+        for change in changes {
+            self.rec.emit(Event::FileChanged {
+                file: change.file,
+                deleted: change.deleted,
+            });
+        }
+    }
+
+    async fn migrate(&mut self, phase: u8, prompt_text: &str) -> Result<(), Stop> {
+        let Some(agent) = self.cfg.agent.clone() else {
+            return Ok(());
+        };
+        let mut text = prompt_text.to_string();
+        for message in self.pending_messages.drain(..) {
+            text.push_str("\n\nMessage from the engineer supervising the migration:\n");
+            text.push_str(&message);
+        }
+        let prompts = self.cfg.run_dir.join("prompts");
+        std::fs::create_dir_all(&prompts)
+            .map_err(|e| Stop::Infra(format!("{}: {e}", prompts.display())))?;
+        let prompt_file = prompts.join(format!("phase-{phase}.txt"));
+        std::fs::write(&prompt_file, &text)
+            .map_err(|e| Stop::Infra(format!("{}: {e}", prompt_file.display())))?;
+        self.rec.emit(Event::Prompt {
+            phase,
+            text: text.clone(),
+        });
+
+        let interactive = agent.mode() == AgentMode::Interactive;
+        let reuse = interactive && self.agent.as_ref().is_some_and(|l| l.exit_info.is_none());
+        if !reuse {
+            let ctx = PhaseContext {
+                phase,
+                prompt: &text,
+                prompt_file: &prompt_file,
+                workspace: &self.workspace,
+                task: &self.cfg.task.spec.id,
+            };
+            let argv = agent.argv(&ctx, Some(&prompt_file));
+            let spec = PtySpec {
+                argv: argv.clone(),
+                cwd: self.workspace.clone(),
+                env: self.child_env(phase),
+                env_remove: Vec::new(),
+                cols: self.cfg.agent_size.0,
+                rows: self.cfg.agent_size.1,
+            };
+            let (process, streams) = PtyProcess::spawn(&spec)
+                .map_err(|e| Stop::Infra(format!("cannot start the agent: {e}")))?;
+            self.rec.emit(Event::AgentStarted {
+                phase,
+                command: shell_words::join(&argv),
+                cols: spec.cols,
+                rows: spec.rows,
+            });
+            self.agent = Some(Live::new(process, streams));
+        }
+        let done_marker = self.workspace.join(".xstack").join("done");
+        let _ = std::fs::remove_file(&done_marker);
+        self.last_activity = Instant::now();
+        loop {
+            match self.next_input().await {
+                Input::AgentExited => break,
+                Input::Command(Command::Abort) => return Err(Stop::Aborted),
+                Input::Command(Command::Next) => {
+                    self.rec.emit(Event::Note {
+                        text: format!("phase {phase}: the human ended the agent's turn"),
+                    });
+                    if !interactive {
+                        self.end_agent().await;
+                    }
+                    break;
+                }
+                Input::Command(other) => self.handle_common(other),
+                Input::Tick => {
+                    self.scan_workspace();
+                    if interactive && done_marker.exists() {
+                        let _ = std::fs::remove_file(&done_marker);
+                        self.rec.emit(Event::Note {
+                            text: format!("phase {phase}: the agent wrote .xstack/done"),
+                        });
+                        break;
+                    }
+                    if let Some(limit) = self.cfg.idle_limit
+                        && interactive
+                        && !lock(self.rec.state()).paused
+                        && self.last_activity.elapsed() >= limit
+                    {
+                        self.rec.emit(Event::Note {
+                            text: format!(
+                                "phase {phase}: the agent was idle for {} s",
+                                limit.as_secs()
+                            ),
+                        });
+                        break;
+                    }
+                }
+                Input::RunExited => {}
+            }
+        }
+        if !interactive {
+            self.agent = None;
+        }
+        self.scan_workspace();
+        Ok(())
+    }
+
+    async fn end_agent(&mut self) {
+        if let Some(mut live) = self.agent.take()
+            && live.exit_info.is_none()
+        {
+            live.process.terminate(TERMINATE_GRACE).await;
+            self.rec.emit(Event::AgentExited { code: None });
+        }
+    }
+
+    async fn stop_children(&mut self) {
+        self.end_agent().await;
+        if let Some(mut live) = self.run.take()
+            && live.exit_info.is_none()
+        {
+            live.process.terminate(TERMINATE_GRACE).await;
+        }
+    }
+
+    /// Builds the verify copy, runs the experiment, grades it.
+    async fn verify_and_grade(&mut self, phase: u8) -> Result<Verdict, Stop> {
+        self.rec.emit(Event::Stage {
+            phase,
+            stage: Stage::Verify,
+        });
+        self.scan_workspace();
+        let verify_dir = self.cfg.run_dir.join("verify");
+        let protected = self.task().spec.integrity.protected.clone();
+        let mut findings = workspace::prepare_verify(
+            &self.workspace,
+            &self.cfg.source_dir,
+            &verify_dir,
+            &protected,
+        )
+        .map_err(|e| Stop::Infra(format!("cannot prepare the verify copy: {e}")))?;
+        findings.extend(imports::import_findings(
+            &verify_dir,
+            &self.task().spec.integrity,
+        ));
+
+        let spec_run = &self.task().spec.run;
+        let mut script = String::from("set -e\n");
+        if let Some(setup) = &self.task().spec.env.setup {
+            script.push_str(setup);
+            script.push('\n');
+        }
+        script.push_str(&spec_run.command);
+        script.push('\n');
+        let timeout = Duration::from_secs(spec_run.timeout_s);
+        let command = spec_run.command.clone();
+        let pty = PtySpec {
+            argv: vec!["bash".to_string(), "-c".to_string(), script],
+            cwd: verify_dir.clone(),
+            env: self.child_env(phase),
+            env_remove: Vec::new(),
+            cols: self.cfg.run_size.0,
+            rows: self.cfg.run_size.1,
+        };
+        let started = Instant::now();
+        let (process, streams) = PtyProcess::spawn(&pty)
+            .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
+        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
+        self.rec.emit(Event::RunStarted {
+            phase,
+            command,
+            cols: pty.cols,
+            rows: pty.rows,
+        });
+        self.run = Some(Live::new(process, streams));
+        let deadline = started + timeout;
+        let mut timed_out = false;
+        let mut exited_at: Option<Instant> = None;
+        loop {
+            let input = tokio::select! {
+                input = self.next_input() => input,
+                _ = tokio::time::sleep_until(deadline), if !timed_out && exited_at.is_none() => {
+                    timed_out = true;
+                    if let Some(live) = self.run.as_mut() {
+                        live.process.terminate(TERMINATE_GRACE).await;
+                    }
+                    continue;
+                }
+            };
+            match input {
+                Input::RunExited => break,
+                Input::Command(Command::Abort) => {
+                    if let Some(live) = self.run.as_mut() {
+                        live.process.terminate(TERMINATE_GRACE).await;
+                    }
+                    self.run = None;
+                    return Err(Stop::Aborted);
+                }
+                Input::Command(other) => self.handle_common(other),
+                Input::Tick => {
+                    let exited = self.run.as_ref().is_some_and(|l| l.exit_info.is_some());
+                    if exited && exited_at.is_none() {
+                        exited_at = Some(Instant::now());
+                    }
+                    // Output still open after the run's exit: a leftover process holds the
+                    // terminal; end the group so the output closes.
+                    if let Some(at) = exited_at
+                        && at.elapsed() >= DRAIN
+                        && let Some(live) = self.run.as_mut()
+                    {
+                        crate::pty::signal_group(live.process.pgid().unwrap_or(0), libc::SIGKILL);
+                    }
+                }
+                Input::AgentExited => {}
+            }
+        }
+        let duration_s = started.elapsed().as_secs_f64();
+        let exit_info = self
+            .run
+            .take()
+            .and_then(|l| l.exit_info)
+            .unwrap_or(ExitInfo { code: None });
+        self.metric_stream = None;
+        self.rec.emit(Event::RunExited {
+            code: exit_info.code,
+            timed_out,
+            duration_s,
+        });
+        self.rec.emit(Event::Stage {
+            phase,
+            stage: Stage::Grade,
+        });
+        let series: BTreeMap<String, Vec<Point>> = lock(self.rec.state())
+            .phase(phase)
+            .map(|p| p.metrics.clone())
+            .unwrap_or_default();
+        let verdict = grade::grade(&GradeInput {
+            integrity_findings: findings,
+            exit: RunExit {
+                code: exit_info.code,
+                timed_out,
+            },
+            criteria: &self.cfg.task.spec.criteria,
+            series: &series,
+            timeout_s: self.cfg.task.spec.run.timeout_s,
+        });
+        self.rec.emit(Event::Graded {
+            phase,
+            verdict: verdict.clone(),
+            exit_code: exit_info.code,
+            duration_s,
+        });
+        self.write_result();
+        Ok(verdict)
+    }
+
+    /// After a failed phase 1: the phase-two details, reviewed in step mode. Returns the
+    /// phase-two prompt, or None when a re-run turned the phase into a pass.
+    async fn inject(&mut self, verdict: &Verdict) -> Result<Option<String>, Stop> {
+        self.rec.emit(Event::Stage {
+            phase: 1,
+            stage: Stage::Inject,
+        });
+        let mut verdict = verdict.clone();
+        let details = if let Some(text) = self.injected.take() {
+            text
+        } else if self.mode == Mode::Auto {
+            self.task().spec.phase2.details.clone()
+        } else {
+            let what = "i to edit the details, n to send them as written".to_string();
+            self.rec.emit(Event::Waiting {
+                what: Some(what.clone()),
+            });
+            loop {
+                match self.next_input().await {
+                    Input::Command(Command::Next) => break self.task().spec.phase2.details.clone(),
+                    Input::Command(Command::Inject(text)) => break text,
+                    Input::Command(Command::Abort) => return Err(Stop::Aborted),
+                    Input::Command(Command::ToggleMode) => {
+                        self.handle_common(Command::ToggleMode);
+                        break self.task().spec.phase2.details.clone();
+                    }
+                    Input::Command(Command::Rerun) => {
+                        verdict = self.verify_and_grade(1).await?;
+                        if verdict.passed() {
+                            return Ok(None);
+                        }
+                        self.rec.emit(Event::Stage {
+                            phase: 1,
+                            stage: Stage::Inject,
+                        });
+                        self.rec.emit(Event::Waiting {
+                            what: Some(what.clone()),
+                        });
+                    }
+                    Input::Command(other) => self.handle_common(other),
+                    Input::Tick => self.scan_workspace(),
+                    Input::AgentExited | Input::RunExited => {}
+                }
+            }
+        };
+        self.rec.emit(Event::Waiting { what: None });
+        Ok(Some(prompt::phase2_prompt(&verdict, &details)))
+    }
+}
+
+fn live_done(live: &Option<Live>) -> bool {
+    live.as_ref().is_some_and(Live::finished)
+}
+
+/// The run folder's name for a new run: `<UTC date-time>-<task>-<agent>`, unique in `runs`.
+pub fn new_run_dir(runs: &Path, task: &str, agent_slug: &str) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = format!("{stamp}-{task}-{agent_slug}");
+    let mut dir = runs.join(&base);
+    let mut n = 2;
+    while dir.exists() {
+        dir = runs.join(format!("{base}-{n}"));
+        n += 1;
+    }
+    dir
+}

@@ -1,0 +1,326 @@
+//! The events of a session: everything that happens, in the order it happens. The journal
+//! records them, the reducer turns them into state, the headless printer describes them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::Verdict;
+use crate::metrics::Point;
+use crate::task::CriterionSpec;
+
+/// Where a session is within a phase (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Copying the source, building the environment.
+    Setup,
+    /// The agent works in the workspace.
+    Migrate,
+    /// The experiment runs on a clean copy.
+    Verify,
+    /// The grader decides.
+    Grade,
+    /// The phase-two details are being prepared for the agent.
+    Inject,
+    /// The session is over.
+    Done,
+}
+
+impl Stage {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Setup => "setup",
+            Stage::Migrate => "migrate",
+            Stage::Verify => "verify",
+            Stage::Grade => "grade",
+            Stage::Inject => "inject",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// Step mode waits for the human before each stage; auto mode runs through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Wait for `n` before each stage.
+    Step,
+    /// Run through.
+    Auto,
+}
+
+impl Mode {
+    /// `STEP` or `AUTO`, as the status line shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Step => "STEP",
+            Mode::Auto => "AUTO",
+        }
+    }
+}
+
+/// A metric's reference series, from the task's recorded reference log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceSeries {
+    /// Metric name.
+    pub metric: String,
+    /// Its points.
+    pub points: Vec<Point>,
+}
+
+/// A file of the source or the workspace, recorded so replay can rebuild diffs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileContent {
+    /// Path relative to the repository root, with `/` separators.
+    pub path: String,
+    /// Text (lossy UTF-8); None for binary or oversized files.
+    pub text: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// One thing that happened in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The task and agent of the session, recorded first so replay needs nothing else.
+    Task {
+        /// Task id.
+        id: String,
+        /// Task title.
+        title: String,
+        /// The agent spec.
+        agent: String,
+        /// The experiment command.
+        command: String,
+        /// The task's criteria.
+        criteria: Vec<CriterionSpec>,
+        /// Every metric name.
+        metrics: Vec<String>,
+        /// The phase-two details as written in the task.
+        phase2_details: String,
+        /// Reference series from the task's reference log.
+        reference: Vec<ReferenceSeries>,
+    },
+    /// The session moved to a stage of a phase (phase 0 is setup).
+    Stage {
+        /// Phase number: 0 for setup, 1 or 2.
+        phase: u8,
+        /// The stage.
+        stage: Stage,
+    },
+    /// The step/auto mode changed.
+    Mode {
+        /// The new mode.
+        mode: Mode,
+    },
+    /// The session waits for the human (`what`), or stopped waiting (None).
+    Waiting {
+        /// What `n` does next, as the status line shows it.
+        what: Option<String>,
+    },
+    /// A line of information from xstack itself (environment build, warnings).
+    Note {
+        /// The text.
+        text: String,
+    },
+    /// The source repository's files (the diff baseline).
+    Baseline {
+        /// Every file.
+        files: Vec<FileContent>,
+    },
+    /// A workspace file was written, created or deleted (content None).
+    FileChanged {
+        /// The file (content None when deleted).
+        file: FileContent,
+        /// Whether the file was deleted.
+        deleted: bool,
+    },
+    /// The prompt or message sent to the agent.
+    Prompt {
+        /// Phase.
+        phase: u8,
+        /// The full text.
+        text: String,
+    },
+    /// The agent process started.
+    AgentStarted {
+        /// Phase.
+        phase: u8,
+        /// The command line.
+        command: String,
+        /// Terminal width.
+        cols: u16,
+        /// Terminal height.
+        rows: u16,
+    },
+    /// Output of the agent's terminal.
+    AgentOutput {
+        /// Decoded text.
+        text: String,
+    },
+    /// The agent's terminal was resized.
+    AgentResized {
+        /// Width.
+        cols: u16,
+        /// Height.
+        rows: u16,
+    },
+    /// The agent process ended.
+    AgentExited {
+        /// Exit code; None when ended by a signal.
+        code: Option<i32>,
+    },
+    /// The agent was paused or resumed.
+    Paused {
+        /// Whether it is paused now.
+        paused: bool,
+    },
+    /// The human sent a message to the agent.
+    Message {
+        /// The text.
+        text: String,
+    },
+    /// The verify run started.
+    RunStarted {
+        /// Phase.
+        phase: u8,
+        /// The command line.
+        command: String,
+        /// Terminal width.
+        cols: u16,
+        /// Terminal height.
+        rows: u16,
+    },
+    /// Output of the verify run's terminal.
+    RunOutput {
+        /// Decoded text.
+        text: String,
+    },
+    /// The verify run ended.
+    RunExited {
+        /// Exit code; None when killed.
+        code: Option<i32>,
+        /// Whether it passed its timeout.
+        timed_out: bool,
+        /// Seconds it ran.
+        duration_s: f64,
+    },
+    /// A metric observation from the verify run.
+    Metric {
+        /// Phase.
+        phase: u8,
+        /// Metric name.
+        metric: String,
+        /// The point.
+        point: Point,
+    },
+    /// The grader's verdict on a phase.
+    Graded {
+        /// Phase.
+        phase: u8,
+        /// The verdict.
+        verdict: Verdict,
+        /// Exit code of the run.
+        exit_code: Option<i32>,
+        /// Seconds the verify run took.
+        duration_s: f64,
+    },
+    /// The session ended.
+    Finished {
+        /// Whether the task passed.
+        passed: bool,
+        /// The phase that passed.
+        passed_in_phase: Option<u8>,
+        /// The process exit status `run` gives.
+        exit_code: i32,
+        /// Why it ended early, if it did (abort, infrastructure error).
+        error: Option<String>,
+    },
+}
+
+impl Event {
+    /// A one-line description for progress output and headless replay; None for events
+    /// too frequent or too raw to print (terminal output).
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Event::Task { id, agent, .. } => Some(format!("task {id} with agent {agent}")),
+            Event::Stage { phase: 0, stage } => Some(stage.as_str().to_string()),
+            Event::Stage { phase, stage } => Some(format!("phase {phase}: {}", stage.as_str())),
+            Event::Mode { mode } => Some(format!("mode {}", mode.label())),
+            Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),
+            Event::Note { text } => Some(text.clone()),
+            Event::Prompt { phase, text } => Some(format!(
+                "phase {phase}: prompt sent ({} characters)",
+                text.chars().count()
+            )),
+            Event::AgentStarted { command, .. } => Some(format!("agent started: {command}")),
+            Event::AgentExited { code } => Some(match code {
+                Some(c) => format!("agent exited with status {c}"),
+                None => "agent ended by a signal".to_string(),
+            }),
+            Event::Paused { paused } => Some(
+                if *paused {
+                    "agent paused"
+                } else {
+                    "agent resumed"
+                }
+                .to_string(),
+            ),
+            Event::Message { text } => Some(format!("message to the agent: {text}")),
+            Event::RunStarted { command, .. } => Some(format!("run: {command}")),
+            Event::RunExited {
+                code,
+                timed_out,
+                duration_s,
+            } => Some(if *timed_out {
+                format!("run timed out after {duration_s:.1} s")
+            } else {
+                match code {
+                    Some(c) => format!("run exited with status {c} after {duration_s:.1} s"),
+                    None => format!("run killed after {duration_s:.1} s"),
+                }
+            }),
+            Event::Metric { metric, point, .. } => Some(match point.step {
+                Some(step) => format!("metric {metric}={} (step {step})", point.value),
+                None => format!("metric {metric}={}", point.value),
+            }),
+            Event::Graded { phase, verdict, .. } => {
+                let mut text = format!("phase {phase} verdict: {}", verdict.label());
+                for c in &verdict.criteria {
+                    let value = c
+                        .value
+                        .map_or_else(|| "missing".to_string(), |v| v.to_string());
+                    text.push_str(&format!(
+                        "\n  {} = {value} (published {} ± {}, {}) {}",
+                        c.metric,
+                        c.published,
+                        c.tolerance,
+                        c.direction.as_str(),
+                        if c.passed { "ok" } else { "FAIL" }
+                    ));
+                }
+                for f in &verdict.findings {
+                    text.push_str(&format!("\n  finding: {f}"));
+                }
+                Some(text)
+            }
+            Event::Finished {
+                passed,
+                passed_in_phase,
+                error,
+                ..
+            } => Some(match (error, passed, passed_in_phase) {
+                (Some(e), _, _) => format!("ended: {e}"),
+                (None, true, Some(p)) => format!("PASSED in phase {p}"),
+                _ => "FAILED".to_string(),
+            }),
+            Event::Waiting { what: None }
+            | Event::Baseline { .. }
+            | Event::FileChanged { .. }
+            | Event::AgentOutput { .. }
+            | Event::AgentResized { .. }
+            | Event::RunOutput { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `result.json` (SPEC §3), derived from the session state so that a live run and a replay
+//! of its journal produce the same file.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::{CriterionResult, FailureClass};
+
+use super::state::SessionState;
+
+/// The result file's name in a run folder.
+pub const RESULT_FILE: &str = "result.json";
+
+/// One graded phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// 1 or 2.
+    pub phase: u8,
+    /// `pass` or `fail`.
+    pub verdict: String,
+    /// The failure class, null for a pass.
+    pub failure: Option<FailureClass>,
+    /// Every criterion.
+    pub criteria: Vec<CriterionResult>,
+    /// Findings.
+    pub findings: Vec<String>,
+    /// Exit code of the verify run.
+    pub exit_code: Option<i32>,
+    /// Seconds the verify run took.
+    pub duration_s: f64,
+}
+
+/// The whole result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Task id.
+    pub task: String,
+    /// Agent spec.
+    pub agent: String,
+    /// Run id.
+    pub run_id: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Seconds from start to the latest event.
+    pub duration_s: f64,
+    /// Whether a phase passed.
+    pub passed: bool,
+    /// The phase that passed.
+    pub passed_in_phase: Option<u8>,
+    /// Every graded phase.
+    pub phases: Vec<PhaseResult>,
+    /// Why the run ended early (abort, infrastructure failure); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RunResult {
+    /// Builds the result from the state.
+    pub fn from_state(state: &SessionState, run_id: &str, started_at: &str) -> RunResult {
+        let phases: Vec<PhaseResult> = state
+            .phases
+            .iter()
+            .enumerate()
+            .filter_map(|(i, record)| {
+                let verdict = record.verdict.as_ref()?;
+                Some(PhaseResult {
+                    phase: (i + 1) as u8,
+                    verdict: if verdict.passed() { "pass" } else { "fail" }.to_string(),
+                    failure: verdict.failure,
+                    criteria: verdict.criteria.clone(),
+                    findings: verdict.findings.clone(),
+                    exit_code: record.exit_code,
+                    duration_s: (record.duration_s * 1000.0).round() / 1000.0,
+                })
+            })
+            .collect();
+        let passed_in_phase = phases.iter().find(|p| p.failure.is_none()).map(|p| p.phase);
+        RunResult {
+            task: state.task.id.clone(),
+            agent: state.task.agent.clone(),
+            run_id: run_id.to_string(),
+            started_at: started_at.to_string(),
+            duration_s: (state.now * 1000.0).round() / 1000.0,
+            passed: passed_in_phase.is_some(),
+            passed_in_phase,
+            phases,
+            error: state.finished.as_ref().and_then(|f| f.error.clone()),
+        }
+    }
+
+    /// Writes `dir/result.json` atomically (temp file, then rename).
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let tmp = dir.join(".result.json.tmp");
+        std::fs::write(&tmp, format!("{text}\n"))?;
+        std::fs::rename(&tmp, dir.join(RESULT_FILE))
+    }
+
+    /// Reads `dir/result.json`.
+    pub fn read(dir: &Path) -> std::io::Result<RunResult> {
+        let text = std::fs::read_to_string(dir.join(RESULT_FILE))?;
+        serde_json::from_str(&text).map_err(std::io::Error::other)
+    }
+}

@@ -1,0 +1,293 @@
+//! The session state and its pure reducer: `apply(t, &event)` is the only way state
+//! changes, so the live TUI, headless runs, replay and tests all see the same thing.
+
+use std::collections::BTreeMap;
+
+use crate::grade::Verdict;
+use crate::metrics::Point;
+use crate::pty::screen::Screen;
+use crate::task::CriterionSpec;
+
+use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage};
+
+/// Default size of a terminal pane before the UI says otherwise.
+pub const DEFAULT_COLS: u16 = 120;
+/// Default height of a terminal pane.
+pub const DEFAULT_ROWS: u16 = 36;
+
+/// What is known about the task (from the first event).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskInfo {
+    /// Task id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Agent spec.
+    pub agent: String,
+    /// Experiment command.
+    pub command: String,
+    /// Criteria.
+    pub criteria: Vec<CriterionSpec>,
+    /// Metric names.
+    pub metrics: Vec<String>,
+    /// Phase-two details as written.
+    pub phase2_details: String,
+    /// Reference series.
+    pub reference: Vec<ReferenceSeries>,
+}
+
+/// What happened in one phase.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PhaseRecord {
+    /// The prompt sent at the start of the phase.
+    pub prompt: Option<String>,
+    /// Metric series of the latest verify run, by metric name.
+    pub metrics: BTreeMap<String, Vec<Point>>,
+    /// The verdict, once graded.
+    pub verdict: Option<Verdict>,
+    /// Exit code of the verify run.
+    pub exit_code: Option<i32>,
+    /// Seconds the verify run took.
+    pub duration_s: f64,
+    /// Session time when the phase's migrate stage started.
+    pub started_at: Option<f64>,
+}
+
+/// A line of the timeline: session time and text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEntry {
+    /// Seconds since the session started.
+    pub t: f64,
+    /// Description.
+    pub text: String,
+}
+
+/// How the session ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishInfo {
+    /// Whether it passed.
+    pub passed: bool,
+    /// The phase that passed.
+    pub passed_in_phase: Option<u8>,
+    /// The exit status.
+    pub exit_code: i32,
+    /// Why it ended early.
+    pub error: Option<String>,
+}
+
+/// Everything the panes draw from.
+#[derive(Debug)]
+pub struct SessionState {
+    /// The task.
+    pub task: TaskInfo,
+    /// Current phase (0 = setup).
+    pub phase: u8,
+    /// Current stage.
+    pub stage: Stage,
+    /// Step or auto.
+    pub mode: Mode,
+    /// What the session waits for, if anything.
+    pub waiting: Option<String>,
+    /// Whether the agent is paused.
+    pub paused: bool,
+    /// Whether an agent process is running.
+    pub agent_running: bool,
+    /// Whether a verify run is running.
+    pub run_running: bool,
+    /// The agent's terminal.
+    pub agent_screen: Screen,
+    /// The verify run's terminal.
+    pub run_screen: Screen,
+    /// Per-phase records, index 0 = phase 1.
+    pub phases: Vec<PhaseRecord>,
+    /// The source repository's files.
+    pub baseline: BTreeMap<String, FileContent>,
+    /// The workspace's files as last seen.
+    pub files: BTreeMap<String, FileContent>,
+    /// The previous version of each changed file (for "against the agent's previous change").
+    pub previous: BTreeMap<String, Option<FileContent>>,
+    /// Files in the order they last changed (most recent last).
+    pub change_order: Vec<String>,
+    /// Notable events.
+    pub timeline: Vec<TimelineEntry>,
+    /// Session time of the latest event.
+    pub now: f64,
+    /// Set once the session ended.
+    pub finished: Option<FinishInfo>,
+    /// Bumped on every applied event.
+    pub version: u64,
+}
+
+impl Default for SessionState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SessionState {
+    /// The state before any event.
+    pub fn new() -> Self {
+        SessionState {
+            task: TaskInfo::default(),
+            phase: 0,
+            stage: Stage::Setup,
+            mode: Mode::Auto,
+            waiting: None,
+            paused: false,
+            agent_running: false,
+            run_running: false,
+            agent_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
+            run_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
+            phases: Vec::new(),
+            baseline: BTreeMap::new(),
+            files: BTreeMap::new(),
+            previous: BTreeMap::new(),
+            change_order: Vec::new(),
+            timeline: Vec::new(),
+            now: 0.0,
+            finished: None,
+            version: 0,
+        }
+    }
+
+    /// The record of `phase` (1-based), created on first use.
+    pub fn phase_mut(&mut self, phase: u8) -> &mut PhaseRecord {
+        let index = usize::from(phase.max(1)) - 1;
+        if self.phases.len() <= index {
+            self.phases.resize_with(index + 1, PhaseRecord::default);
+        }
+        &mut self.phases[index]
+    }
+
+    /// The record of `phase` (1-based), if it exists.
+    pub fn phase(&self, phase: u8) -> Option<&PhaseRecord> {
+        self.phases.get(usize::from(phase.max(1)) - 1)
+    }
+
+    /// Applies one event at session time `t` (seconds).
+    pub fn apply(&mut self, t: f64, event: &Event) {
+        self.now = self.now.max(t);
+        self.version += 1;
+        if let Some(text) = event.describe()
+            && !matches!(event, Event::Metric { .. })
+        {
+            self.timeline.push(TimelineEntry { t, text });
+        }
+        match event {
+            Event::Task {
+                id,
+                title,
+                agent,
+                command,
+                criteria,
+                metrics,
+                phase2_details,
+                reference,
+            } => {
+                self.task = TaskInfo {
+                    id: id.clone(),
+                    title: title.clone(),
+                    agent: agent.clone(),
+                    command: command.clone(),
+                    criteria: criteria.clone(),
+                    metrics: metrics.clone(),
+                    phase2_details: phase2_details.clone(),
+                    reference: reference.clone(),
+                };
+            }
+            Event::Stage { phase, stage } => {
+                self.phase = *phase;
+                self.stage = *stage;
+                self.waiting = None;
+                if *stage == Stage::Migrate {
+                    self.phase_mut(*phase).started_at = Some(t);
+                }
+            }
+            Event::Mode { mode } => self.mode = *mode,
+            Event::Waiting { what } => self.waiting = what.clone(),
+            Event::Note { .. } | Event::Message { .. } => {}
+            Event::Baseline { files } => {
+                self.baseline = files.iter().map(|f| (f.path.clone(), f.clone())).collect();
+                self.files = self.baseline.clone();
+            }
+            Event::FileChanged { file, deleted } => {
+                let before = self.files.get(&file.path).cloned();
+                self.previous.insert(file.path.clone(), before);
+                if *deleted {
+                    self.files.remove(&file.path);
+                } else {
+                    self.files.insert(file.path.clone(), file.clone());
+                }
+                self.change_order.retain(|p| p != &file.path);
+                self.change_order.push(file.path.clone());
+            }
+            Event::Prompt { phase, text } => {
+                self.phase_mut(*phase).prompt = Some(text.clone());
+            }
+            Event::AgentStarted { cols, rows, .. } => {
+                self.agent_running = true;
+                self.paused = false;
+                self.agent_screen = Screen::new(*cols, *rows);
+            }
+            Event::AgentOutput { text } => self.agent_screen.process(text),
+            Event::AgentResized { cols, rows } => self.agent_screen.resize(*cols, *rows),
+            Event::AgentExited { .. } => {
+                self.agent_running = false;
+                self.paused = false;
+            }
+            Event::Paused { paused } => self.paused = *paused,
+            Event::RunStarted {
+                phase, cols, rows, ..
+            } => {
+                self.run_running = true;
+                self.run_screen = Screen::new(*cols, *rows);
+                self.phase_mut(*phase).metrics.clear();
+            }
+            Event::RunOutput { text } => self.run_screen.process(text),
+            Event::RunExited { .. } => self.run_running = false,
+            Event::Metric {
+                phase,
+                metric,
+                point,
+            } => {
+                self.phase_mut(*phase)
+                    .metrics
+                    .entry(metric.clone())
+                    .or_default()
+                    .push(*point);
+            }
+            Event::Graded {
+                phase,
+                verdict,
+                exit_code,
+                duration_s,
+            } => {
+                let record = self.phase_mut(*phase);
+                record.verdict = Some(verdict.clone());
+                record.exit_code = *exit_code;
+                record.duration_s = *duration_s;
+            }
+            Event::Finished {
+                passed,
+                passed_in_phase,
+                exit_code,
+                error,
+            } => {
+                self.stage = Stage::Done;
+                self.waiting = None;
+                self.agent_running = false;
+                self.run_running = false;
+                self.finished = Some(FinishInfo {
+                    passed: *passed,
+                    passed_in_phase: *passed_in_phase,
+                    exit_code: *exit_code,
+                    error: error.clone(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "state/tests.rs"]
+mod tests;

@@ -1,0 +1,188 @@
+use super::*;
+use crate::grade::{CriterionResult, FailureClass};
+use crate::task::Direction;
+
+fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
+    Verdict {
+        failure,
+        criteria: vec![CriterionResult {
+            metric: "acc".into(),
+            value: Some(value),
+            published: 0.9,
+            tolerance: 0.01,
+            direction: Direction::Higher,
+            passed: failure.is_none(),
+        }],
+        findings: vec![],
+    }
+}
+
+#[test]
+fn reducer_builds_phases_metrics_and_verdicts() {
+    let mut s = SessionState::new();
+    let events = vec![
+        Event::Mode { mode: Mode::Step },
+        Event::Stage {
+            phase: 1,
+            stage: Stage::Migrate,
+        },
+        Event::Waiting {
+            what: Some("n to verify phase 1".into()),
+        },
+        Event::RunStarted {
+            phase: 1,
+            command: "python t.py".into(),
+            cols: 80,
+            rows: 24,
+        },
+        Event::RunOutput {
+            text: "epoch 1 acc=0.5\r\n".into(),
+        },
+        Event::Metric {
+            phase: 1,
+            metric: "acc".into(),
+            point: Point {
+                step: Some(1.0),
+                value: 0.5,
+            },
+        },
+        Event::RunExited {
+            code: Some(0),
+            timed_out: false,
+            duration_s: 2.0,
+        },
+        Event::Graded {
+            phase: 1,
+            verdict: verdict(Some(FailureClass::FidelityGap), 0.5),
+            exit_code: Some(0),
+            duration_s: 2.0,
+        },
+        Event::Stage {
+            phase: 2,
+            stage: Stage::Migrate,
+        },
+        Event::RunStarted {
+            phase: 2,
+            command: "python t.py".into(),
+            cols: 80,
+            rows: 24,
+        },
+        Event::Metric {
+            phase: 2,
+            metric: "acc".into(),
+            point: Point {
+                step: Some(1.0),
+                value: 0.95,
+            },
+        },
+        Event::Graded {
+            phase: 2,
+            verdict: verdict(None, 0.95),
+            exit_code: Some(0),
+            duration_s: 1.0,
+        },
+        Event::Finished {
+            passed: true,
+            passed_in_phase: Some(2),
+            exit_code: 0,
+            error: None,
+        },
+    ];
+    for (i, e) in events.iter().enumerate() {
+        s.apply(i as f64, e);
+        if i == 2 {
+            assert_eq!(s.waiting.as_deref(), Some("n to verify phase 1"));
+            assert_eq!(s.mode, Mode::Step);
+        }
+        if i == 4 {
+            assert!(s.run_running);
+            assert!(s.run_screen.contents().contains("epoch 1 acc=0.5"));
+        }
+    }
+    assert_eq!(s.phases.len(), 2);
+    assert_eq!(s.phases[0].metrics["acc"][0].value, 0.5);
+    assert_eq!(s.phases[1].metrics["acc"][0].value, 0.95);
+    assert_eq!(
+        s.phases[0].verdict.as_ref().unwrap().label(),
+        "FAIL fidelity_gap"
+    );
+    assert!(s.phases[1].verdict.as_ref().unwrap().passed());
+    assert_eq!(s.stage, Stage::Done);
+    assert!(!s.run_running);
+    assert_eq!(s.finished.as_ref().unwrap().passed_in_phase, Some(2));
+    assert_eq!(s.now, 12.0);
+    assert!(s.timeline.iter().any(|e| e.text
+        == "phase 1 verdict: FAIL fidelity_gap\n  acc = 0.5 (published 0.9 ± 0.01, higher) FAIL"));
+}
+
+#[test]
+fn files_track_baseline_changes_and_previous_versions() {
+    let mut s = SessionState::new();
+    let f = |path: &str, text: Option<&str>| FileContent {
+        path: path.into(),
+        text: text.map(String::from),
+        size: 1,
+    };
+    s.apply(
+        0.0,
+        &Event::Baseline {
+            files: vec![f("model.py", Some("torch")), f("train.py", Some("t"))],
+        },
+    );
+    s.apply(
+        1.0,
+        &Event::FileChanged {
+            file: f("model.py", Some("jax v1")),
+            deleted: false,
+        },
+    );
+    s.apply(
+        2.0,
+        &Event::FileChanged {
+            file: f("model.py", Some("jax v2")),
+            deleted: false,
+        },
+    );
+    s.apply(
+        3.0,
+        &Event::FileChanged {
+            file: f("train.py", None),
+            deleted: true,
+        },
+    );
+    assert_eq!(s.baseline["model.py"].text.as_deref(), Some("torch"));
+    assert_eq!(s.files["model.py"].text.as_deref(), Some("jax v2"));
+    assert_eq!(
+        s.previous["model.py"].as_ref().unwrap().text.as_deref(),
+        Some("jax v1")
+    );
+    assert!(!s.files.contains_key("train.py"));
+    assert_eq!(s.change_order, ["model.py", "train.py"]);
+}
+
+#[test]
+fn agent_terminal_follows_start_output_and_pause() {
+    let mut s = SessionState::new();
+    s.apply(
+        0.0,
+        &Event::AgentStarted {
+            phase: 1,
+            command: "a".into(),
+            cols: 40,
+            rows: 10,
+        },
+    );
+    s.apply(
+        0.1,
+        &Event::AgentOutput {
+            text: "hello \x1b[31mred\x1b[0m".into(),
+        },
+    );
+    s.apply(0.2, &Event::Paused { paused: true });
+    assert!(s.agent_running);
+    assert!(s.paused);
+    assert_eq!(s.agent_screen.contents(), "hello red");
+    assert_eq!(s.agent_screen.screen().size(), (10, 40));
+    s.apply(0.3, &Event::AgentExited { code: Some(0) });
+    assert!(!s.agent_running && !s.paused);
+}

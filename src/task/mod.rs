@@ -1,0 +1,370 @@
+//! Task folders (SPEC §2): the `task.toml` types, their validation with errors that name the
+//! file, the field and the TOML line, and discovery of tasks under the tasks folder.
+
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+pub use validate::TaskError;
+
+/// The name of the task description file inside a task folder.
+pub const TASK_FILE: &str = "task.toml";
+
+/// The raw `task.toml` document, exactly as SPEC §2 writes it; unknown keys are rejected.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    /// Task id, equal to the folder name.
+    pub id: String,
+    /// One-line title for the picker.
+    pub title: String,
+    /// Optional paragraph for the picker.
+    pub summary: Option<String>,
+    /// Where the PyTorch source repository comes from.
+    pub source: SourceSpec,
+    /// Where the published numbers come from.
+    pub published: PublishedSpec,
+    /// The Python environments of the target and reference sides.
+    #[serde(default)]
+    pub env: EnvSpec,
+    /// The experiment command.
+    pub run: RunSpec,
+    /// Metrics extracted from the run's output.
+    #[serde(rename = "metric", default)]
+    pub metrics: Vec<MetricSpec>,
+    /// Criteria that must all hold for a pass.
+    #[serde(rename = "criterion", default)]
+    pub criteria: Vec<CriterionSpec>,
+    /// Integrity rules of the migrated repository.
+    #[serde(default)]
+    pub integrity: IntegritySpec,
+    /// The phase-two experiment details.
+    pub phase2: Phase2Spec,
+    /// The recorded reference run.
+    pub reference: Option<ReferenceSpec>,
+    /// Prompt additions.
+    pub prompt: Option<PromptSpec>,
+}
+
+/// `[source]`: exactly one of a path relative to the task folder or a git repository.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// Folder relative to the task folder.
+    pub path: Option<String>,
+    /// Git repository URL.
+    pub git: Option<String>,
+    /// Commit of the git repository.
+    pub rev: Option<String>,
+}
+
+/// `[published]`: the citation of the published result.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedSpec {
+    /// Where in the repository or paper the number is printed.
+    pub citation: String,
+    /// Optional link to it.
+    pub url: Option<String>,
+}
+
+/// `[env]`: package lists of the target (JAX) and reference (PyTorch) environments.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSpec {
+    /// Target-side packages; empty means no environment of its own.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Source-side packages.
+    #[serde(default)]
+    pub reference_packages: Vec<String>,
+    /// Shell command run in the repository before every verify run.
+    pub setup: Option<String>,
+}
+
+/// `[run]`: the experiment's entry point.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Shell command of the experiment.
+    pub command: String,
+    /// A verify run past this many seconds is killed and graded a crash.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: u64,
+}
+
+fn default_timeout_s() -> u64 {
+    600
+}
+
+/// `[[metric]]`: how one metric is read from the run's output.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSpec {
+    /// Metric name, referenced by criteria.
+    pub name: String,
+    /// Regex with a named group `value` (and optionally `step`).
+    pub regex: Option<String>,
+    /// Key of a JSON-lines object holding the value.
+    pub json_key: Option<String>,
+    /// Key of a JSON-lines object holding the step.
+    pub step_key: Option<String>,
+}
+
+/// How a metric's series is reduced to the one value a criterion checks.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduce {
+    /// The last value.
+    Last,
+    /// The largest value.
+    Max,
+    /// The smallest value.
+    Min,
+    /// The arithmetic mean.
+    Mean,
+}
+
+impl Reduce {
+    /// The lowercase name used in task files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reduce::Last => "last",
+            Reduce::Max => "max",
+            Reduce::Min => "min",
+            Reduce::Mean => "mean",
+        }
+    }
+}
+
+/// Which side of the published value a criterion accepts.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// value >= published - tolerance
+    Higher,
+    /// value <= published + tolerance
+    Lower,
+    /// |value - published| <= tolerance
+    Within,
+}
+
+impl Direction {
+    /// Whether `value` satisfies the criterion against `published` and `tolerance`.
+    pub fn accepts(self, value: f64, published: f64, tolerance: f64) -> bool {
+        match self {
+            Direction::Higher => value >= published - tolerance,
+            Direction::Lower => value <= published + tolerance,
+            Direction::Within => (value - published).abs() <= tolerance,
+        }
+    }
+
+    /// Signed distance from the acceptance edge: positive inside, negative outside.
+    pub fn margin(self, value: f64, published: f64, tolerance: f64) -> f64 {
+        match self {
+            Direction::Higher => value - (published - tolerance),
+            Direction::Lower => (published + tolerance) - value,
+            Direction::Within => tolerance - (value - published).abs(),
+        }
+    }
+
+    /// The lowercase name used in task files and results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Higher => "higher",
+            Direction::Lower => "lower",
+            Direction::Within => "within",
+        }
+    }
+}
+
+/// `[[criterion]]`: one condition of a pass.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CriterionSpec {
+    /// Name of a `[[metric]]`.
+    pub metric: String,
+    /// How the series is reduced.
+    #[serde(default = "default_reduce")]
+    pub reduce: Reduce,
+    /// The published value.
+    pub published: f64,
+    /// Absolute tolerance, >= 0.
+    pub tolerance: f64,
+    /// Which side of the published value passes.
+    pub direction: Direction,
+}
+
+fn default_reduce() -> Reduce {
+    Reduce::Last
+}
+
+/// `[integrity]`: rules the migrated repository must keep.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IntegritySpec {
+    /// Top-level modules the migrated `.py` files must not import.
+    #[serde(default = "default_forbid")]
+    pub forbid_imports: Vec<String>,
+    /// The migrated `.py` files must import at least one of these.
+    #[serde(default = "default_require")]
+    pub require_imports: Vec<String>,
+    /// Globs of files restored from the source before grading.
+    #[serde(default)]
+    pub protected: Vec<String>,
+}
+
+fn default_forbid() -> Vec<String> {
+    vec!["torch".to_string()]
+}
+
+fn default_require() -> Vec<String> {
+    vec!["jax".to_string()]
+}
+
+impl Default for IntegritySpec {
+    fn default() -> Self {
+        IntegritySpec {
+            forbid_imports: default_forbid(),
+            require_imports: default_require(),
+            protected: Vec::new(),
+        }
+    }
+}
+
+/// `[phase2]`: the experiment details handed over after a failed phase 1.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase2Spec {
+    /// The details text.
+    pub details: String,
+}
+
+/// `[reference]`: the recorded PyTorch run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// Log file relative to the task folder.
+    pub log: String,
+}
+
+/// `[prompt]`: text appended to the default prompt.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSpec {
+    /// Appended text.
+    pub extra: String,
+}
+
+/// Where a validated task's source repository lives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A folder on disk.
+    Path(PathBuf),
+    /// A git repository pinned to a commit.
+    Git {
+        /// The repository URL.
+        url: String,
+        /// The pinned commit.
+        rev: String,
+    },
+}
+
+/// A loaded and validated task.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// The task folder.
+    pub dir: PathBuf,
+    /// The `task.toml` path.
+    pub file: PathBuf,
+    /// The parsed document.
+    pub spec: TaskFile,
+    /// The resolved source.
+    pub source: Source,
+    /// Compiled metric regexes, index-aligned with `spec.metrics` (None for JSON metrics).
+    pub metric_regexes: Vec<Option<Regex>>,
+}
+
+impl Task {
+    /// Loads and validates `DIR/task.toml`.
+    pub fn load(dir: &Path) -> Result<Task, TaskError> {
+        validate::load(dir)
+    }
+
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.spec.id
+    }
+
+    /// The source folder when the source is a local path.
+    pub fn source_path(&self) -> Option<&Path> {
+        match &self.source {
+            Source::Path(p) => Some(p),
+            Source::Git { .. } => None,
+        }
+    }
+
+    /// The `solution/` folder, when the task ships one.
+    pub fn solution_dir(&self) -> Option<PathBuf> {
+        let dir = self.dir.join("solution");
+        dir.is_dir().then_some(dir)
+    }
+
+    /// The demo trajectory, when the task ships one.
+    pub fn demo_trajectory(&self) -> Option<PathBuf> {
+        let file = self.dir.join("demo").join("trajectory.jsonl");
+        file.is_file().then_some(file)
+    }
+
+    /// The reference log, when the task names one.
+    pub fn reference_log(&self) -> Option<PathBuf> {
+        self.spec.reference.as_ref().map(|r| self.dir.join(&r.log))
+    }
+}
+
+/// The tasks folder: `$XSTACK_TASKS_DIR`, else `./tasks`.
+pub fn tasks_dir() -> PathBuf {
+    std::env::var_os("XSTACK_TASKS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("tasks"))
+}
+
+/// Resolves a TASK argument: a task folder path, or a task id under the tasks folder.
+pub fn resolve(arg: &str) -> Result<PathBuf, TaskError> {
+    let as_path = PathBuf::from(arg);
+    if as_path.join(TASK_FILE).is_file() {
+        return Ok(as_path);
+    }
+    let under = tasks_dir().join(arg);
+    if under.join(TASK_FILE).is_file() {
+        return Ok(under);
+    }
+    Err(TaskError::NotFound {
+        arg: arg.to_string(),
+        tasks_dir: tasks_dir(),
+    })
+}
+
+/// Every task folder under `root` (folders holding a `task.toml`, searched two levels deep
+/// so that grouped folders such as `tasks/catalog/<id>` are found), sorted by path.
+pub fn discover(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .max_depth(2)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        if entry.file_type().is_dir() && entry.path().join(TASK_FILE).is_file() {
+            found.push(entry.path().to_path_buf());
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests;
