@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests: run the real binary, read run folders.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root (tests run with it as the working folder).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A command for the built `xstack` binary, run from the repository root.
+pub fn xstack() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_xstack"));
+    cmd.current_dir(root());
+    cmd.env_remove("XSTACK_RUNS_DIR");
+    cmd.env_remove("XSTACK_SEED");
+    cmd
+}
+
+/// Runs xstack with `args` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    xstack().args(args).output().expect("xstack runs")
+}
+
+/// The single run folder inside `runs`.
+pub fn only_run_dir(runs: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
+        .expect("runs folder exists")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "expected one run folder, got {dirs:?}");
+    dirs[0].clone()
+}
+
+/// `result.json` of a run folder as JSON.
+pub fn result(run_dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run_dir.join("result.json")).expect("result.json");
+    serde_json::from_str(&text).expect("result.json parses")
+}
+
+/// The output as text (stdout then stderr).
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A content hash of every file under `dir` (path and bytes), to prove nothing was written.
+pub fn tree_hash(dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    files.sort();
+    let mut h = Sha256::new();
+    for f in files {
+        h.update(f.strip_prefix(dir).unwrap().to_string_lossy().as_bytes());
+        h.update(std::fs::read(&f).unwrap());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,225 @@
+//! End to end without a screen: real PTYs, real Python, real JAX on CPU. One scripted
+//! trajectory per outcome on the JSON-lines test task, and the bundled digits-mlp demo.
+
+mod common;
+
+use common::*;
+
+const TASK: &str = "tests/tasks/jsonl-protected";
+
+/// Runs the test task with one of its trajectories; returns (exit code, run dir, output).
+fn run_outcome(name: &str) -> (i32, std::path::PathBuf, String, tempfile::TempDir) {
+    let runs = tempfile::tempdir().unwrap();
+    let agent = format!("script:{TASK}/agents/{name}.jsonl");
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let dir = only_run_dir(runs.path());
+    (out.status.code().unwrap(), dir, text(&out), runs)
+}
+
+/// `replay --headless` of a run gives the same verdicts and exit status as the run.
+fn assert_replay_matches(dir: &std::path::Path, code: i32) {
+    let out = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+    assert_eq!(out.status.code(), Some(code), "{}", text(&out));
+    let replayed = text(&out);
+    let result = result(dir);
+    for phase in result["phases"].as_array().unwrap() {
+        let label = match phase["failure"].as_str() {
+            None => "PASS".to_string(),
+            Some(class) => format!("FAIL {class}"),
+        };
+        let line = format!("phase {} verdict: {label}", phase["phase"]);
+        assert!(
+            replayed.contains(&line),
+            "replay lacks `{line}`:\n{replayed}"
+        );
+    }
+}
+
+#[test]
+fn pass_in_phase_one() {
+    let (code, dir, out, _runs) = run_outcome("pass");
+    assert_eq!(code, 0, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["passed"], true);
+    assert_eq!(r["passed_in_phase"], 1);
+    assert_eq!(r["phases"].as_array().unwrap().len(), 1);
+    assert_eq!(r["phases"][0]["verdict"], "pass");
+    assert_eq!(r["phases"][0]["failure"], serde_json::Value::Null);
+    assert_eq!(r["phases"][0]["criteria"][0]["metric"], "eval_mse");
+    assert_eq!(r["task"], "jsonl-protected");
+    assert!(out.contains("metric eval_mse="), "{out}");
+    assert_replay_matches(&dir, 0);
+}
+
+#[test]
+fn fidelity_gap_then_pass() {
+    let (code, dir, out, _runs) = run_outcome("gap_then_pass");
+    assert_eq!(code, 0, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 2);
+    assert_eq!(r["phases"][0]["failure"], "fidelity_gap");
+    assert_eq!(r["phases"][0]["criteria"][0]["passed"], false);
+    assert_eq!(r["phases"][1]["verdict"], "pass");
+    // The phase-two prompt names the failure and carries the task's details.
+    let prompt = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
+    assert!(prompt.contains("fidelity_gap"), "{prompt}");
+    assert!(prompt.contains("learning rate 0.05"), "{prompt}");
+    assert_replay_matches(&dir, 0);
+}
+
+#[test]
+fn bypass_when_torch_is_still_imported() {
+    let (code, dir, out, _runs) = run_outcome("bypass_torch");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["passed"], false);
+    assert_eq!(r["passed_in_phase"], serde_json::Value::Null);
+    for phase in 0..2 {
+        assert_eq!(r["phases"][phase]["failure"], "bypass");
+        let findings = r["phases"][phase]["findings"].to_string();
+        assert!(
+            findings.contains("imports forbidden module `torch`"),
+            "{findings}"
+        );
+    }
+    assert_replay_matches(&dir, 1);
+}
+
+#[test]
+fn bypass_when_a_protected_file_is_edited() {
+    let (code, dir, out, _runs) = run_outcome("bypass_protected");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["phases"][0]["failure"], "bypass");
+    let findings = r["phases"][0]["findings"].to_string();
+    assert!(
+        findings.contains("protected file eval.py was changed"),
+        "{findings}"
+    );
+    // The verify copy ran the original eval.py, so the metric is the honest one.
+    let verify_eval = std::fs::read_to_string(dir.join("verify/eval.py")).unwrap();
+    let source_eval = std::fs::read_to_string(root().join(TASK).join("repo/eval.py")).unwrap();
+    assert_eq!(verify_eval, source_eval);
+    assert_replay_matches(&dir, 1);
+}
+
+#[test]
+fn crash() {
+    let (code, dir, out, _runs) = run_outcome("crash");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["phases"][0]["failure"], "crash");
+    assert_ne!(r["phases"][0]["exit_code"], 0);
+    assert_eq!(r["phases"][1]["failure"], "crash");
+    assert_replay_matches(&dir, 1);
+}
+
+#[test]
+fn missed_eval() {
+    let (code, dir, out, _runs) = run_outcome("missed_eval");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["phases"][0]["failure"], "missed_eval");
+    assert_eq!(
+        r["phases"][0]["criteria"][0]["value"],
+        serde_json::Value::Null
+    );
+    assert_eq!(r["phases"][0]["exit_code"], 0);
+    assert_replay_matches(&dir, 1);
+}
+
+#[test]
+fn digits_mlp_demo_passes_in_phase_two_and_leaves_the_task_untouched() {
+    let task_dir = root().join("tasks/digits-mlp");
+    let before = tree_hash(&task_dir);
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        "digits-mlp",
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let dir = only_run_dir(runs.path());
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 2);
+    assert_eq!(r["phases"][0]["failure"], "fidelity_gap");
+    assert_eq!(r["agent"], "script:tasks/digits-mlp/demo/trajectory.jsonl");
+    assert!(all.contains("phase 1 verdict: FAIL fidelity_gap"), "{all}");
+    assert!(all.contains("PASSED in phase 2"), "{all}");
+    assert_eq!(tree_hash(&task_dir), before, "the task folder was written");
+    // The workspace holds the migrated code; the source still holds PyTorch.
+    let migrated = std::fs::read_to_string(dir.join("workspace/train.py")).unwrap();
+    assert!(migrated.contains("import jax"));
+    assert_replay_matches(&dir, 0);
+}
+
+/// Copies `from` into `to` (files only), overlaying what is there.
+fn overlay(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn grade_an_existing_repository() {
+    // The oracle: the source with the solution's files laid over it.
+    let oracle = tempfile::tempdir().unwrap();
+    overlay(&root().join(TASK).join("repo"), oracle.path());
+    overlay(&root().join(TASK).join("solution"), oracle.path());
+    let before = tree_hash(oracle.path());
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "grade",
+        TASK,
+        "--repo",
+        oracle.path().to_str().unwrap(),
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = result(&only_run_dir(runs.path()));
+    assert_eq!(r["passed_in_phase"], 1);
+    assert_eq!(r["phases"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        tree_hash(oracle.path()),
+        before,
+        "the graded folder was written"
+    );
+
+    // The untouched PyTorch source is a bypass.
+    let runs2 = tempfile::tempdir().unwrap();
+    let source = root().join(TASK).join("repo");
+    let out2 = run(&[
+        "grade",
+        TASK,
+        "--repo",
+        source.to_str().unwrap(),
+        "--headless",
+        "--runs-dir",
+        runs2.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out2.status.code(), Some(1), "{}", text(&out2));
+    let r2 = result(&only_run_dir(runs2.path()));
+    assert_eq!(r2["phases"][0]["failure"], "bypass");
+}
