@@ -356,6 +356,49 @@ pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
     Ok(code)
 }
 
+/// Runs a prepared session in the TUI; returns the exit status.
+pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        let _ = std::fs::remove_dir_all(&prepared.config.run_dir);
+        return Err(AppError::usage(
+            "the TUI needs a terminal; use --headless to run without one",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))?;
+    let Prepared {
+        config,
+        state,
+        recorder,
+        changed,
+        run_id,
+        started_at,
+    } = prepared;
+    let code = runtime.block_on(async move {
+        let mut guard = crate::ui::terminal::TerminalGuard::enter()
+            .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
+        let (tx, rx) = mpsc::channel::<Command>(64);
+        let driver = Driver::new(config, recorder, rx, run_id, started_at);
+        let handle = tokio::spawn(driver.run());
+        let view = crate::ui::View {
+            state,
+            changed,
+            commands: Some(tx),
+            driver: Some(handle),
+            theme,
+        };
+        let code = crate::ui::run(&mut guard.terminal, view).await;
+        drop(guard);
+        Ok::<i32, AppError>(code)
+    })?;
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(code)
+}
+
 /// Turns SIGINT, SIGTERM and SIGHUP into an abort of the session.
 pub fn spawn_signal_forwarder(tx: mpsc::Sender<Command>) {
     use tokio::signal::unix::{SignalKind, signal};
@@ -425,4 +468,73 @@ pub fn agent_script(path: &Path, phase: u8, message_file: Option<&Path>) -> Resu
         message.as_deref(),
         &mut stdout,
     ))
+}
+
+/// When `xstack diff` colours its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colours when stdout is a terminal.
+    Auto,
+    /// Always colours.
+    Always,
+    /// Never colours.
+    Never,
+}
+
+/// `xstack diff OLD NEW`: prints the side-by-side diff of two files or folders.
+pub fn diff(
+    old: &Path,
+    new: &Path,
+    width: Option<usize>,
+    color: ColorChoice,
+    out: &mut dyn Write,
+) -> Result<i32, AppError> {
+    use crate::diff::{
+        CompareOptions, DEFAULT_THEME, DiffOptions, HighlightRequest, HighlightScope, Highlighter,
+        build_views, load_pair, render_text,
+    };
+    use std::io::IsTerminal;
+    let is_terminal = std::io::stdout().is_terminal();
+    let width = width
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse().ok())
+        })
+        .or_else(|| {
+            is_terminal
+                .then(|| {
+                    crossterm::terminal::size()
+                        .ok()
+                        .map(|(w, _)| usize::from(w))
+                })
+                .flatten()
+        })
+        .unwrap_or(160)
+        .max(20);
+    let color = match color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal,
+    };
+    let pair = load_pair(old, new, &CompareOptions::default())
+        .map_err(|e| AppError::usage(e.to_string()))?;
+    let highlighter = Highlighter::default();
+    let request = HighlightRequest {
+        highlighter: &highlighter,
+        theme: DEFAULT_THEME,
+        scope: HighlightScope::ShownLines,
+    };
+    let views = build_views(
+        &pair.entries,
+        &pair.old,
+        &pair.new,
+        &DiffOptions::default(),
+        color.then_some(&request),
+    )
+    .map_err(|e| AppError::infra(e.to_string()))?;
+    let text = render_text(&views, width, color);
+    out.write_all(text.as_bytes())
+        .map_err(|e| AppError::infra(format!("cannot write the diff: {e}")))?;
+    Ok(EXIT_PASS)
 }

@@ -3,6 +3,8 @@
 
 pub mod agent;
 pub mod app;
+pub mod demo;
+pub mod diff;
 pub mod env;
 pub mod grade;
 pub mod journal;
@@ -10,4 +12,5 @@ pub mod metrics;
 pub mod pty;
 pub mod session;
 pub mod task;
+pub mod ui;
 pub mod workspace;

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use xstack::app::{self, AppError, RunOptions};
 use xstack::session::event::Mode;
+use xstack::ui::theme::Theme;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +46,9 @@ enum Cmd {
         /// Folder for run folders (default: $XSTACK_RUNS_DIR or ./runs).
         #[arg(long)]
         runs_dir: Option<PathBuf>,
+        /// Colour theme: dark, light, high-contrast, or a theme file.
+        #[arg(long)]
+        theme: Option<String>,
     },
     /// Verify and grade an existing repository against the task, no agent.
     Grade {
@@ -79,6 +83,19 @@ enum Cmd {
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
     },
+    /// Side-by-side, syntax-highlighted diff of two files or folders.
+    Diff {
+        /// The old file or folder (e.g. the PyTorch source).
+        old: PathBuf,
+        /// The new file or folder (e.g. the JAX port).
+        new: PathBuf,
+        /// Output width (default: $COLUMNS, the terminal's width, or 160).
+        #[arg(long)]
+        width: Option<usize>,
+        /// Colours: auto (only on a terminal), always, never.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: app::ColorChoice,
+    },
     /// The bundled scripted agent (run by xstack inside the agent terminal).
     #[command(name = "agent-script", hide = true)]
     AgentScript {
@@ -111,6 +128,14 @@ fn init_logging() {
         .try_init();
 }
 
+/// The theme named by `--theme`, else the default.
+fn load_theme(flag: Option<&str>) -> Result<Theme, AppError> {
+    match flag {
+        Some(name) => Theme::load(name).map_err(|e| AppError::usage(e.to_string())),
+        None => Ok(Theme::dark()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
@@ -130,20 +155,23 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             "the task picker needs the TUI; try `xstack run TASK --headless`",
         )),
         Some(Cmd::Demo) => {
+            let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
+                .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
             let opts = RunOptions {
-                task: "digits-mlp".to_string(),
+                task: task_dir.display().to_string(),
                 agent: None,
                 repo: None,
                 mode: Mode::Auto,
                 runs_dir: None,
                 runner: None,
             };
-            app::run_headless(app::prepare(&opts)?, false)
+            app::run_tui(app::prepare(&opts)?, Theme::dark())
         }
         Some(Cmd::Run {
             task,
             agent,
-            headless: _,
+            headless,
+            theme,
             step,
             auto: _,
             runner,
@@ -157,13 +185,19 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
                 runs_dir,
                 runner,
             };
-            app::run_headless(app::prepare(&opts)?, false)
+            let theme = load_theme(theme.as_deref())?;
+            let prepared = app::prepare(&opts)?;
+            if headless {
+                app::run_headless(prepared, false)
+            } else {
+                app::run_tui(prepared, theme)
+            }
         }
         Some(Cmd::Grade {
             task,
             repo,
             runner,
-            headless: _,
+            headless,
             runs_dir,
         }) => {
             let opts = RunOptions {
@@ -174,7 +208,12 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
                 runs_dir,
                 runner,
             };
-            app::run_headless(app::prepare(&opts)?, false)
+            let prepared = app::prepare(&opts)?;
+            if headless {
+                app::run_headless(prepared, false)
+            } else {
+                app::run_tui(prepared, Theme::dark())
+            }
         }
         Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {
@@ -182,6 +221,12 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             headless: _,
             speed: _,
         }) => app::replay_headless(&run_dir, &mut std::io::stdout()),
+        Some(Cmd::Diff {
+            old,
+            new,
+            width,
+            color,
+        }) => app::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
         Some(Cmd::AgentScript {
             path,
             phase,

@@ -6,6 +6,9 @@ mod common;
 use common::*;
 use std::path::Path;
 
+/// An edit of a task.toml text.
+type Edit = Box<dyn Fn(String) -> String>;
+
 const GOOD_TASK: &str = "tests/tasks/jsonl-protected";
 
 /// A copy of the test task under a temp folder, with its task.toml edited by `edit`.
@@ -45,7 +48,7 @@ fn assert_run_refused(task: &Path, agent: &str, code: i32, needle: &str) {
 
 #[test]
 fn each_task_rule_is_reported_with_file_field_and_line() {
-    let cases: Vec<(&str, Box<dyn Fn(String) -> String>)> = vec![
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "unknown field `colour`",
             Box::new(|t: String| t.replace("[run]\n", "[run]\ncolour = 1\n")),

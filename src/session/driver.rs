@@ -18,7 +18,7 @@ use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::task::Task;
 use crate::workspace::{self, Tracker};
 
-use super::event::{Event, Mode, ReferenceSeries, Stage};
+use super::event::{Event, Mode, ReferenceSeries, Stage, TerminalPane};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
 
@@ -586,13 +586,22 @@ impl Driver {
                 if let Some(live) = self.agent.as_ref() {
                     let _ = live.process.resize(cols, rows);
                 }
-                self.rec.emit(Event::AgentResized { cols, rows });
+                self.rec.emit(Event::Resized {
+                    pane: TerminalPane::Agent,
+                    cols,
+                    rows,
+                });
             }
             Command::ResizeRun(cols, rows) => {
                 self.cfg.run_size = (cols, rows);
                 if let Some(live) = self.run.as_ref() {
                     let _ = live.process.resize(cols, rows);
                 }
+                self.rec.emit(Event::Resized {
+                    pane: TerminalPane::Run,
+                    cols,
+                    rows,
+                });
             }
             Command::Next | Command::Rerun | Command::Abort => {}
         }

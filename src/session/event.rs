@@ -59,6 +59,16 @@ impl Mode {
     }
 }
 
+/// The two terminals of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalPane {
+    /// The agent's terminal.
+    Agent,
+    /// The verify run's terminal.
+    Run,
+}
+
 /// A metric's reference series, from the task's recorded reference log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceSeries {
@@ -159,8 +169,10 @@ pub enum Event {
         /// Decoded text.
         text: String,
     },
-    /// The agent's terminal was resized.
-    AgentResized {
+    /// A terminal pane was resized (its PTY too, when a child runs).
+    Resized {
+        /// Which terminal.
+        pane: TerminalPane,
         /// Width.
         cols: u16,
         /// Height.
@@ -319,7 +331,7 @@ impl Event {
             | Event::Baseline { .. }
             | Event::FileChanged { .. }
             | Event::AgentOutput { .. }
-            | Event::AgentResized { .. }
+            | Event::Resized { .. }
             | Event::RunOutput { .. } => None,
         }
     }

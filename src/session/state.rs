@@ -8,7 +8,7 @@ use crate::metrics::Point;
 use crate::pty::screen::Screen;
 use crate::task::CriterionSpec;
 
-use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage};
+use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage, TerminalPane};
 
 /// Default size of a terminal pane before the UI says otherwise.
 pub const DEFAULT_COLS: u16 = 120;
@@ -108,6 +108,8 @@ pub struct SessionState {
     pub previous: BTreeMap<String, Option<FileContent>>,
     /// Files in the order they last changed (most recent last).
     pub change_order: Vec<String>,
+    /// Bumped whenever the baseline or a workspace file changes.
+    pub files_version: u64,
     /// Notable events.
     pub timeline: Vec<TimelineEntry>,
     /// Session time of the latest event.
@@ -143,6 +145,7 @@ impl SessionState {
             files: BTreeMap::new(),
             previous: BTreeMap::new(),
             change_order: Vec::new(),
+            files_version: 0,
             timeline: Vec::new(),
             now: 0.0,
             finished: None,
@@ -209,6 +212,7 @@ impl SessionState {
             Event::Baseline { files } => {
                 self.baseline = files.iter().map(|f| (f.path.clone(), f.clone())).collect();
                 self.files = self.baseline.clone();
+                self.files_version += 1;
             }
             Event::FileChanged { file, deleted } => {
                 let before = self.files.get(&file.path).cloned();
@@ -220,6 +224,7 @@ impl SessionState {
                 }
                 self.change_order.retain(|p| p != &file.path);
                 self.change_order.push(file.path.clone());
+                self.files_version += 1;
             }
             Event::Prompt { phase, text } => {
                 self.phase_mut(*phase).prompt = Some(text.clone());
@@ -230,7 +235,10 @@ impl SessionState {
                 self.agent_screen = Screen::new(*cols, *rows);
             }
             Event::AgentOutput { text } => self.agent_screen.process(text),
-            Event::AgentResized { cols, rows } => self.agent_screen.resize(*cols, *rows),
+            Event::Resized { pane, cols, rows } => match pane {
+                TerminalPane::Agent => self.agent_screen.resize(*cols, *rows),
+                TerminalPane::Run => self.run_screen.resize(*cols, *rows),
+            },
             Event::AgentExited { .. } => {
                 self.agent_running = false;
                 self.paused = false;

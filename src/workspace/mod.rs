@@ -2,6 +2,8 @@
 //! its files for diffs and the journal, change tracking, and the clean verify copy with the
 //! protected files restored from the source.
 
+pub mod watch;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -65,3 +65,5 @@ pub fn tree_hash(dir: &Path) -> String {
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
+
+pub mod tmux;

@@ -1,0 +1,384 @@
+//! The TUI's own state (focus, zoom, scroll, popups, attach mode) and what keys and mouse
+//! events do. Commands for the session go out as actions; the UI never changes the session
+//! state itself.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+
+use crate::session::driver::Command;
+use crate::session::state::SessionState;
+
+use super::editor::{Editor, EditorOutcome};
+
+/// The five panes, in the order of keys `1`…`5`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneId {
+    /// The agent's terminal.
+    Agent,
+    /// The side-by-side diff.
+    Diff,
+    /// The verify run's terminal.
+    RunLog,
+    /// Metric charts.
+    Metrics,
+    /// Verdicts.
+    Verdict,
+}
+
+impl PaneId {
+    /// All panes in order.
+    pub const ALL: [PaneId; 5] = [
+        PaneId::Agent,
+        PaneId::Diff,
+        PaneId::RunLog,
+        PaneId::Metrics,
+        PaneId::Verdict,
+    ];
+
+    /// The pane's index (0-based).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The pane's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            PaneId::Agent => "Agent",
+            PaneId::Diff => "Diff",
+            PaneId::RunLog => "Run log",
+            PaneId::Metrics => "Metrics",
+            PaneId::Verdict => "Verdict",
+        }
+    }
+}
+
+/// Which editor is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditorPurpose {
+    /// The phase-two details.
+    Inject,
+    /// A message to the agent.
+    Message,
+}
+
+/// What a confirmation asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmWhat {
+    /// Abort the run.
+    Abort,
+    /// Quit while something runs.
+    Quit,
+}
+
+/// An overlay over the panes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Popup {
+    /// The key help.
+    Help,
+    /// The multi-line editor.
+    Editor(Editor, EditorPurpose),
+    /// A y/n question.
+    Confirm(ConfirmWhat),
+}
+
+/// What the UI loop must do after an input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send a command to the session.
+    Send(Command),
+    /// Leave the TUI.
+    Quit,
+}
+
+/// The TUI's view state.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The focused pane.
+    pub focus: PaneId,
+    /// Whether the focused pane fills the screen.
+    pub zoom: bool,
+    /// Lines scrolled back from the end, per pane (0 = follow the end).
+    pub scroll: [usize; 5],
+    /// The open overlay.
+    pub popup: Option<Popup>,
+    /// Whether keys go to the agent's terminal.
+    pub attached: bool,
+    /// Selected file in the Diff pane.
+    pub diff_file: usize,
+    /// Diff against the agent's previous version instead of the source.
+    pub diff_against_previous: bool,
+    /// Where each pane was last drawn (for the mouse).
+    pub pane_rects: [Rect; 5],
+    /// Whether this is a live session (false in replay: no commands).
+    pub live: bool,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new(true)
+    }
+}
+
+impl App {
+    /// A fresh view.
+    pub fn new(live: bool) -> App {
+        App {
+            focus: PaneId::Agent,
+            zoom: false,
+            scroll: [0; 5],
+            popup: None,
+            attached: false,
+            diff_file: 0,
+            diff_against_previous: false,
+            pane_rects: [Rect::default(); 5],
+            live,
+        }
+    }
+
+    /// Scrolls `pane` by `back` lines towards its history (negative: towards the live
+    /// end). Terminals and the Verdict count back from the end; the Diff counts from the top,
+    /// so the direction is flipped for it.
+    fn scroll_pane(&mut self, pane: PaneId, back: isize) {
+        let delta = if pane == PaneId::Diff { -back } else { back };
+        let s = &mut self.scroll[pane.index()];
+        *s = s.saturating_add_signed(delta);
+    }
+
+    fn scroll_by(&mut self, back: isize) {
+        self.scroll_pane(self.focus, back);
+    }
+
+    /// Handles a pasted string (bracketed paste).
+    pub fn on_paste(&mut self, text: &str) -> Vec<Action> {
+        if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
+            editor.paste(text);
+            return Vec::new();
+        }
+        if self.attached {
+            let mut bytes = b"\x1b[200~".to_vec();
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.extend_from_slice(b"\x1b[201~");
+            return vec![Action::Send(Command::AgentInput(bytes))];
+        }
+        Vec::new()
+    }
+
+    /// Handles a mouse event: the wheel scrolls the pane under the pointer, a click focuses it.
+    pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        let at = Position::new(mouse.column, mouse.row);
+        let Some(pane) = PaneId::ALL
+            .into_iter()
+            .find(|p| self.pane_rects[p.index()].contains(at))
+        else {
+            return;
+        };
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.scroll_pane(pane, 3),
+            MouseEventKind::ScrollDown => self.scroll_pane(pane, -3),
+            MouseEventKind::Down(_) => self.focus = pane,
+            _ => {}
+        }
+    }
+
+    /// Handles a key; returns what the loop must do.
+    pub fn on_key(&mut self, key: KeyEvent, state: &SessionState) -> Vec<Action> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(popup) = self.popup.as_mut() {
+            return match popup {
+                Popup::Help => {
+                    self.popup = None;
+                    Vec::new()
+                }
+                Popup::Editor(editor, purpose) => {
+                    let purpose = *purpose;
+                    match editor.on_key(key) {
+                        EditorOutcome::Editing => Vec::new(),
+                        EditorOutcome::Cancel => {
+                            self.popup = None;
+                            Vec::new()
+                        }
+                        EditorOutcome::Submit(text) => {
+                            self.popup = None;
+                            let command = match purpose {
+                                EditorPurpose::Inject => Command::Inject(text),
+                                EditorPurpose::Message => Command::Message(text),
+                            };
+                            vec![Action::Send(command)]
+                        }
+                    }
+                }
+                Popup::Confirm(what) => {
+                    let what = *what;
+                    self.popup = None;
+                    match (key.code, what) {
+                        (KeyCode::Char('y' | 'Y'), ConfirmWhat::Abort) => {
+                            vec![Action::Send(Command::Abort)]
+                        }
+                        (KeyCode::Char('y' | 'Y'), ConfirmWhat::Quit) => vec![Action::Quit],
+                        _ => Vec::new(),
+                    }
+                }
+            };
+        }
+        if self.attached {
+            if ctrl && key.code == KeyCode::Char(']') {
+                self.attached = false;
+                return Vec::new();
+            }
+            let app_cursor = state.agent_screen.screen().application_cursor();
+            return super::keys::key_bytes(&key, app_cursor)
+                .map(|b| vec![Action::Send(Command::AgentInput(b))])
+                .unwrap_or_default();
+        }
+        let running = state.finished.is_none() && self.live;
+        match key.code {
+            KeyCode::Tab => {
+                self.focus = PaneId::ALL[(self.focus.index() + 1) % 5];
+            }
+            KeyCode::BackTab => {
+                self.focus = PaneId::ALL[(self.focus.index() + 4) % 5];
+            }
+            KeyCode::Char(c @ '1'..='5') => {
+                self.focus = PaneId::ALL[usize::from(c as u8 - b'1')];
+            }
+            KeyCode::Char('z') => self.zoom = !self.zoom,
+            KeyCode::Char('?') => self.popup = Some(Popup::Help),
+            KeyCode::Char('q') => {
+                if running {
+                    self.popup = Some(Popup::Confirm(ConfirmWhat::Quit));
+                } else {
+                    return vec![Action::Quit];
+                }
+            }
+            KeyCode::Char('c') if ctrl => {
+                self.popup = Some(Popup::Confirm(ConfirmWhat::Quit));
+            }
+            KeyCode::Char('j') | KeyCode::Down => self.scroll_by(-1),
+            KeyCode::Char('k') | KeyCode::Up => self.scroll_by(1),
+            KeyCode::PageDown => self.scroll_by(-20),
+            KeyCode::PageUp => self.scroll_by(20),
+            KeyCode::Char('g') | KeyCode::Char('G') => {
+                let to_start = key.code == KeyCode::Char('g');
+                let far = if to_start == (self.focus == PaneId::Diff) {
+                    0
+                } else {
+                    usize::MAX / 2
+                };
+                self.scroll[self.focus.index()] = far;
+            }
+            KeyCode::Char('[') => {
+                self.diff_file = self.diff_file.saturating_sub(1);
+                self.scroll[PaneId::Diff.index()] = 0;
+            }
+            KeyCode::Char(']') => {
+                self.diff_file = self.diff_file.saturating_add(1);
+                self.scroll[PaneId::Diff.index()] = 0;
+            }
+            KeyCode::Char('v') => self.diff_against_previous = !self.diff_against_previous,
+            _ if !running => {}
+            KeyCode::Char('n') => return vec![Action::Send(Command::Next)],
+            KeyCode::Char('s') => return vec![Action::Send(Command::ToggleMode)],
+            KeyCode::Char('p') => return vec![Action::Send(Command::TogglePause)],
+            KeyCode::Char('r') => return vec![Action::Send(Command::Rerun)],
+            KeyCode::Char('i') => {
+                self.popup = Some(Popup::Editor(
+                    Editor::new(&state.task.phase2_details),
+                    EditorPurpose::Inject,
+                ));
+            }
+            KeyCode::Char('m') => {
+                self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
+            }
+            KeyCode::Char('a') => {
+                self.attached = true;
+                self.focus = PaneId::Agent;
+            }
+            KeyCode::Char('x') => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn focus_zoom_and_step_keys() {
+        let state = SessionState::new();
+        let mut app = App::new(true);
+        app.on_key(key('3'), &state);
+        assert_eq!(app.focus, PaneId::RunLog);
+        app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE), &state);
+        assert_eq!(app.focus, PaneId::Metrics);
+        app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), &state);
+        app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), &state);
+        assert_eq!(app.focus, PaneId::Diff);
+        app.on_key(key('z'), &state);
+        assert!(app.zoom);
+        assert_eq!(app.on_key(key('n'), &state), [Action::Send(Command::Next)]);
+        assert_eq!(
+            app.on_key(key('p'), &state),
+            [Action::Send(Command::TogglePause)]
+        );
+    }
+
+    #[test]
+    fn inject_editor_is_prefilled_and_sends() {
+        let mut state = SessionState::new();
+        state.task.phase2_details = "learning rate 1e-3".into();
+        let mut app = App::new(true);
+        app.on_key(key('i'), &state);
+        let Some(Popup::Editor(editor, EditorPurpose::Inject)) = &app.popup else {
+            panic!("no editor")
+        };
+        assert_eq!(editor.text(), "learning rate 1e-3");
+        app.on_key(key('!'), &state);
+        let sent = app.on_key(
+            KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL),
+            &state,
+        );
+        assert_eq!(
+            sent,
+            [Action::Send(Command::Inject("learning rate 1e-3!".into()))]
+        );
+        assert!(app.popup.is_none());
+    }
+
+    #[test]
+    fn quit_and_abort_ask_first_while_running() {
+        let state = SessionState::new();
+        let mut app = App::new(true);
+        assert!(app.on_key(key('q'), &state).is_empty());
+        assert_eq!(app.popup, Some(Popup::Confirm(ConfirmWhat::Quit)));
+        assert!(app.on_key(key('n'), &state).is_empty());
+        assert!(app.popup.is_none());
+        app.on_key(key('x'), &state);
+        assert_eq!(app.on_key(key('y'), &state), [Action::Send(Command::Abort)]);
+    }
+
+    #[test]
+    fn attach_forwards_keys_until_ctrl_bracket() {
+        let state = SessionState::new();
+        let mut app = App::new(true);
+        app.on_key(key('a'), &state);
+        assert!(app.attached);
+        assert_eq!(
+            app.on_key(key('q'), &state),
+            [Action::Send(Command::AgentInput(b"q".to_vec()))]
+        );
+        assert!(
+            app.on_key(
+                KeyEvent::new(KeyCode::Char(']'), KeyModifiers::CONTROL),
+                &state
+            )
+            .is_empty()
+        );
+        assert!(!app.attached);
+    }
+}

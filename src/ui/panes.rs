@@ -1,0 +1,390 @@
+//! The Agent and Run log terminals, the Metrics charts and the Verdict list.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap};
+use tui_term::widget::{Cursor, PseudoTerminal};
+
+use crate::metrics::Point;
+use crate::pty::screen::Screen;
+use crate::session::state::SessionState;
+use crate::task::CriterionSpec;
+
+use super::theme::Theme;
+
+/// A terminal pane: the vt100 screen, scrolled back `scroll` lines.
+pub fn terminal(
+    frame: &mut Frame<'_>,
+    rect: Rect,
+    block: Block<'_>,
+    screen: &mut Screen,
+    scroll: usize,
+    hide_cursor: bool,
+) {
+    screen.set_scrollback(scroll);
+    let mut cursor = Cursor::default();
+    if hide_cursor || scroll > 0 {
+        cursor.hide();
+    }
+    let widget = PseudoTerminal::new(screen.screen())
+        .block(block)
+        .cursor(cursor);
+    frame.render_widget(widget, rect);
+    screen.set_scrollback(0);
+}
+
+fn x_of(p: &Point, i: usize) -> f64 {
+    p.step.unwrap_or(i as f64 + 1.0)
+}
+
+fn to_xy(points: &[Point]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (x_of(p, i), p.value))
+        .collect()
+}
+
+/// Where `run` leaves the reference band (the reference value at the same step ± tolerance)
+/// for good: the first compared step from which every later compared step is outside the
+/// band. None when the run ends inside the band or nothing can be compared.
+pub fn divergence(run: &[Point], reference: &[Point], tolerance: f64) -> Option<(f64, f64)> {
+    let reference_xy = to_xy(reference);
+    let compared: Vec<((f64, f64), bool)> = to_xy(run)
+        .into_iter()
+        .filter_map(|(x, y)| {
+            let (_, ry) = reference_xy.iter().find(|(rx, _)| (rx - x).abs() < 1e-9)?;
+            Some(((x, y), (y - ry).abs() > tolerance))
+        })
+        .collect();
+    let inside_after = compared.iter().rposition(|(_, outside)| !outside);
+    let first_outside = inside_after.map_or(0, |i| i + 1);
+    compared.get(first_outside).map(|(p, _)| *p)
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 1000.0 || (v != 0.0 && v.abs() < 0.001) {
+        format!("{v:.2e}")
+    } else {
+        format!("{v:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// The Metrics pane: one chart per criterion metric.
+pub fn metrics(
+    frame: &mut Frame<'_>,
+    rect: Rect,
+    block: Block<'_>,
+    state: &SessionState,
+    theme: &Theme,
+) {
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let mut criteria: Vec<&CriterionSpec> = Vec::new();
+    for c in &state.task.criteria {
+        if !criteria.iter().any(|k| k.metric == c.metric) {
+            criteria.push(c);
+        }
+    }
+    if criteria.is_empty() || inner.height < 3 {
+        return;
+    }
+    let chunks = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints(vec![
+            Constraint::Ratio(1, criteria.len() as u32);
+            criteria.len()
+        ])
+        .split(inner);
+    for (criterion, area) in criteria.iter().zip(chunks.iter()) {
+        chart(frame, *area, criterion, state, theme);
+    }
+}
+
+fn chart(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    criterion: &CriterionSpec,
+    state: &SessionState,
+    theme: &Theme,
+) {
+    let c = &theme.colors;
+    let metric = &criterion.metric;
+    let latest_phase = (1..=state.phases.len() as u8).rev().find(|p| {
+        state
+            .phase(*p)
+            .is_some_and(|r| r.metrics.contains_key(metric))
+    });
+    let current: Vec<(f64, f64)> = latest_phase
+        .and_then(|p| state.phase(p))
+        .and_then(|r| r.metrics.get(metric))
+        .map(|s| to_xy(s))
+        .unwrap_or_default();
+    let previous: Vec<(f64, f64)> = match latest_phase {
+        Some(p) if p > 1 => state
+            .phase(p - 1)
+            .and_then(|r| r.metrics.get(metric))
+            .map(|s| to_xy(s))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let reference_points: &[Point] = state
+        .task
+        .reference
+        .iter()
+        .find(|r| &r.metric == metric)
+        .map_or(&[], |r| r.points.as_slice());
+    let reference = to_xy(reference_points);
+    let all_x = current
+        .iter()
+        .chain(&previous)
+        .chain(&reference)
+        .map(|(x, _)| *x);
+    let (mut x_min, mut x_max) = all_x.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if !x_min.is_finite() {
+        x_min = 0.0;
+        x_max = 1.0;
+    }
+    if x_max <= x_min {
+        x_max = x_min + 1.0;
+    }
+    let published = criterion.published;
+    let tol = criterion.tolerance;
+    let band_lo = [(x_min, published - tol), (x_max, published - tol)];
+    let band_hi = [(x_min, published + tol), (x_max, published + tol)];
+    let published_line = [(x_min, published), (x_max, published)];
+    let all_y = current
+        .iter()
+        .chain(&previous)
+        .chain(&reference)
+        .map(|(_, y)| *y)
+        .chain([published - tol, published + tol]);
+    let (y_lo, y_hi) = all_y.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+        (a.min(y), b.max(y))
+    });
+    let pad = ((y_hi - y_lo) * 0.05).max(1e-9);
+    let (y_lo, y_hi) = (y_lo - pad, y_hi + pad);
+    let diverged = latest_phase
+        .and_then(|p| state.phase(p))
+        .and_then(|r| r.metrics.get(metric))
+        .and_then(|s| divergence(s, reference_points, tol));
+    let diverged_point = diverged.map(|p| [p]);
+
+    let mut datasets = Vec::new();
+    datasets.push(
+        Dataset::default()
+            .name(format!("±{} band", fmt_num(tol)))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(c.band))
+            .data(&band_lo),
+    );
+    datasets.push(
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(c.band))
+            .data(&band_hi),
+    );
+    datasets.push(
+        Dataset::default()
+            .name(format!("published {}", fmt_num(published)))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(c.published))
+            .data(&published_line),
+    );
+    if !reference.is_empty() {
+        datasets.push(
+            Dataset::default()
+                .name("reference")
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(c.series_reference))
+                .data(&reference),
+        );
+    }
+    if !previous.is_empty() {
+        datasets.push(
+            Dataset::default()
+                .name("phase 1")
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(c.series_previous))
+                .data(&previous),
+        );
+    }
+    if !current.is_empty() {
+        datasets.push(
+            Dataset::default()
+                .name(format!("phase {}", latest_phase.unwrap_or(1)))
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(
+                    Style::default()
+                        .fg(c.series_current)
+                        .add_modifier(Modifier::BOLD),
+                )
+                .data(&current),
+        );
+    }
+    if let Some(point) = &diverged_point {
+        datasets.push(
+            Dataset::default()
+                .name(format!("leaves reference @ {}", fmt_num(point[0].0)))
+                .marker(Marker::Dot)
+                .graph_type(GraphType::Scatter)
+                .style(Style::default().fg(c.fail).add_modifier(Modifier::BOLD))
+                .data(point),
+        );
+    }
+    let last = current
+        .last()
+        .map(|(_, y)| format!(" = {}", fmt_num(*y)))
+        .unwrap_or_default();
+    let title = Line::from(vec![
+        Span::styled(
+            format!("{metric}{last}"),
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                " ({}, {})",
+                criterion.reduce.as_str(),
+                criterion.direction.as_str()
+            ),
+            Style::default().fg(c.dim),
+        ),
+    ]);
+    let chart = Chart::new(datasets)
+        .block(Block::default().title(title))
+        .legend_position(Some(LegendPosition::BottomRight))
+        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(60)))
+        .x_axis(
+            Axis::default()
+                .title(Span::styled("step", Style::default().fg(c.dim)))
+                .style(Style::default().fg(c.dim))
+                .bounds([x_min, x_max])
+                .labels([
+                    fmt_num(x_min),
+                    fmt_num((x_min + x_max) / 2.0),
+                    fmt_num(x_max),
+                ]),
+        )
+        .y_axis(
+            Axis::default()
+                .style(Style::default().fg(c.dim))
+                .bounds([y_lo, y_hi])
+                .labels([fmt_num(y_lo), fmt_num((y_lo + y_hi) / 2.0), fmt_num(y_hi)]),
+        );
+    frame.render_widget(chart, area);
+}
+
+/// The Verdict pane's lines.
+pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
+    let c = &theme.colors;
+    let mut lines = Vec::new();
+    if state.phases.iter().all(|p| p.verdict.is_none()) {
+        lines.push(Line::from(Span::styled(
+            "no phase graded yet",
+            Style::default().fg(c.dim),
+        )));
+    }
+    for (i, record) in state.phases.iter().enumerate() {
+        let Some(verdict) = &record.verdict else {
+            continue;
+        };
+        let color = if verdict.passed() { c.pass } else { c.fail };
+        let exit = record
+            .exit_code
+            .map_or_else(|| "killed".to_string(), |e| format!("exit {e}"));
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("Phase {}  ", i + 1),
+                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                verdict.label(),
+                Style::default().fg(color).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("   run {:.1} s, {exit}", record.duration_s),
+                Style::default().fg(c.dim),
+            ),
+        ]));
+        for cr in &verdict.criteria {
+            let value = cr.value.map_or_else(|| "missing".to_string(), fmt_num);
+            let margin = cr.margin().map_or_else(String::new, |m| {
+                format!("  margin {}{}", if m >= 0.0 { "+" } else { "" }, fmt_num(m))
+            });
+            lines.push(Line::from(vec![
+                Span::styled(
+                    if cr.passed { "  ✓ " } else { "  ✗ " },
+                    Style::default().fg(if cr.passed { c.pass } else { c.fail }),
+                ),
+                Span::styled(
+                    format!("{} = {value}", cr.metric),
+                    Style::default().fg(c.text),
+                ),
+                Span::styled(
+                    format!(
+                        "  published {} ± {} ({}){margin}",
+                        fmt_num(cr.published),
+                        fmt_num(cr.tolerance),
+                        cr.direction.as_str()
+                    ),
+                    Style::default().fg(c.dim),
+                ),
+            ]));
+        }
+        for f in &verdict.findings {
+            lines.push(Line::from(Span::styled(
+                format!("  • {f}"),
+                Style::default().fg(c.text),
+            )));
+        }
+    }
+    if let Some(f) = &state.finished {
+        lines.push(Line::default());
+        let (text, color) = match (&f.error, f.passed_in_phase) {
+            (Some(e), _) => (format!("ended: {e}"), c.fail),
+            (None, Some(p)) => (format!("PASSED in phase {p}"), c.pass),
+            _ => ("FAILED".to_string(), c.fail),
+        };
+        lines.push(Line::from(Span::styled(
+            text,
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        )));
+    }
+    lines
+}
+
+/// The Verdict pane: follows the end when the list is longer than the pane; `scroll` moves
+/// back from the end.
+pub fn verdict(
+    frame: &mut Frame<'_>,
+    rect: Rect,
+    block: Block<'_>,
+    state: &SessionState,
+    scroll: usize,
+    theme: &Theme,
+) {
+    let lines = verdict_lines(state, theme);
+    let height = usize::from(block.inner(rect).height);
+    let top = lines.len().saturating_sub(height).saturating_sub(scroll);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((top as u16, 0)),
+        rect,
+    );
+}

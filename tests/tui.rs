@@ -1,0 +1,81 @@
+//! The TUI driven through tmux: the real binary, a real terminal, real keys.
+
+mod common;
+
+use std::time::Duration;
+
+use common::tmux::Tmux;
+use common::*;
+
+const LONG: Duration = Duration::from_secs(240);
+
+fn bin() -> String {
+    env!("CARGO_BIN_EXE_xstack").to_string()
+}
+
+#[test]
+fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
+    let runs = tempfile::tempdir().unwrap();
+    let command = format!(
+        "cd /tmp && XSTACK_RUNS_DIR={} {} demo; echo EXIT=$?; stty -a; sleep 600",
+        runs.path().display(),
+        bin()
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    let screen = tmux.wait_for("PASSED in phase 2", LONG);
+    for title in ["1 Agent", "2 Diff", "3 Run log", "4 Metrics", "5 Verdict"] {
+        assert!(screen.contains(title), "pane `{title}` missing:\n{screen}");
+    }
+    assert!(screen.contains("grade 1: FAIL fidelity_gap"), "{screen}");
+    assert!(screen.contains("grade 2: PASS"), "{screen}");
+    assert!(screen.contains("AUTO"), "{screen}");
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXIT=", Duration::from_secs(30));
+    assert!(after.contains("EXIT=0"), "{after}");
+    // The terminal is back in its normal mode: canonical input and echo.
+    assert!(
+        after.contains(" icanon") && after.contains(" echo "),
+        "{after}"
+    );
+    assert!(!after.contains("-icanon"), "{after}");
+}
+
+#[test]
+fn step_mode_waits_and_the_edited_details_reach_phase_two() {
+    let runs = tempfile::tempdir().unwrap();
+    let task = root().join("tests/tasks/jsonl-protected");
+    let command = format!(
+        "{} run {} --step --agent script:{}/agents/gap_then_pass.jsonl --runs-dir {}; echo EXIT=$?; sleep 600",
+        bin(),
+        task.display(),
+        task.display(),
+        runs.path().display()
+    );
+    let tmux = Tmux::start(&command, 140, 40);
+    let screen = tmux.wait_for("waiting: n to start phase 1", LONG);
+    assert!(screen.contains("STEP"), "{screen}");
+    tmux.keys(&["n"]);
+    tmux.wait_for("waiting: n to verify phase 1", LONG);
+    tmux.keys(&["n"]);
+    tmux.wait_for("i to edit the details, n to send them as written", LONG);
+    let screen = tmux.capture();
+    assert!(screen.contains("FAIL fidelity_gap"), "{screen}");
+    tmux.keys(&["i"]);
+    let editor = tmux.wait_for("Phase-two details", Duration::from_secs(10));
+    assert!(
+        editor.contains("learning rate 0.05"),
+        "the editor lacks the task's details:\n{editor}"
+    );
+    tmux.keys(&["End", " (edited by the supervisor)", "C-s"]);
+    tmux.wait_for("waiting: n to start phase 2", LONG);
+    tmux.keys(&["n"]);
+    tmux.wait_for("waiting: n to verify phase 2", LONG);
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("PASSED in phase 2", LONG);
+    assert!(screen.contains("grade 2: PASS"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(30));
+    let dir = only_run_dir(runs.path());
+    let prompt = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
+    assert!(prompt.contains("(edited by the supervisor)"), "{prompt}");
+}
