@@ -285,6 +285,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         agent_size: (120, 36),
         run_size: (120, 36),
         idle_limit: None,
+        resume: false,
     };
     Ok(Prepared {
         config,
@@ -293,6 +294,88 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         changed,
         run_id,
         started_at,
+    })
+}
+
+/// Truncates a journal after its last whole line, so appended events start a new line.
+fn cut_torn_tail(path: &Path) -> Result<(), AppError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?;
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if keep < bytes.len() {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| AppError::infra(format!("{}: {e}", path.display())))?;
+        file.set_len(keep as u64)
+            .map_err(|e| AppError::infra(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Prepares `run --resume RUN_DIR`: the state rebuilt from the journal, the same task and
+/// agent, the journal opened for appending.
+pub fn prepare_resume(run_dir: &Path, mode: Option<Mode>) -> Result<Prepared, AppError> {
+    let path = run_dir.join(journal::JOURNAL_FILE);
+    let recorded = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    let mut state = SessionState::new();
+    let mut task_dir = None;
+    for entry in &recorded.entries {
+        state.apply(entry.t, &entry.event);
+        if let Event::Task { dir, .. } = &entry.event {
+            task_dir = Some(dir.clone());
+        }
+    }
+    if state.finished.is_some() {
+        return Err(AppError::usage(format!(
+            "{} finished already; nothing to resume",
+            run_dir.display()
+        )));
+    }
+    let header = &recorded.header;
+    if header.agent.starts_with("none") {
+        return Err(AppError::usage(
+            "a grade run is not resumable: run `xstack grade` again",
+        ));
+    }
+    let dir = task_dir
+        .map(PathBuf::from)
+        .filter(|d| d.join(task::TASK_FILE).is_file())
+        .map_or_else(|| task::resolve(&header.task), Ok)?;
+    let task = Task::load(&dir)?;
+    let agent = AgentSpec::parse(&header.agent)?;
+    let cache = crate::env::cache_dir();
+    let source = source_dir(&task, &cache)?;
+    cut_torn_tail(&path)?;
+    let writer = JournalWriter::append_to(&path).map_err(|e| AppError::infra(e.to_string()))?;
+    let offset = recorded.entries.last().map_or(0.0, |e| e.t);
+    let run_dir = run_dir
+        .canonicalize()
+        .unwrap_or_else(|_| run_dir.to_path_buf());
+    let mode = mode.unwrap_or(state.mode);
+    let state: SharedState = std::sync::Arc::new(std::sync::Mutex::new(state));
+    let (recorder, changed) = Recorder::new(writer, state.clone(), offset);
+    let config = SessionConfig {
+        task,
+        agent: Some(agent),
+        graded_repo: None,
+        mode,
+        run_dir: run_dir.clone(),
+        source_dir: source,
+        cache_dir: cache,
+        seed: seed()?,
+        agent_size: (120, 36),
+        run_size: (120, 36),
+        idle_limit: None,
+        resume: true,
+    };
+    Ok(Prepared {
+        config,
+        state,
+        recorder,
+        changed,
+        run_id: header.run_id.clone(),
+        started_at: header.started_at.clone(),
     })
 }
 
@@ -536,5 +619,94 @@ pub fn diff(
     let text = render_text(&views, width, color);
     out.write_all(text.as_bytes())
         .map_err(|e| AppError::infra(format!("cannot write the diff: {e}")))?;
+    Ok(EXIT_PASS)
+}
+
+/// `xstack replay RUN_DIR [--speed X]`: the recorded session in the TUI. Returns the exit
+/// status, after a re-grade of the run's workspace when the user asked for one (`r`).
+pub fn replay_tui(
+    run_dir: &Path,
+    speed: f64,
+    theme: crate::ui::theme::Theme,
+) -> Result<i32, AppError> {
+    use std::io::IsTerminal;
+    let path = run_dir.join(journal::JOURNAL_FILE);
+    let journal = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    if !std::io::stdout().is_terminal() {
+        return Err(AppError::usage(
+            "the replay TUI needs a terminal; use --headless to print the timeline",
+        ));
+    }
+    if !(speed > 0.0) {
+        return Err(AppError::usage(format!("--speed {speed}: must be above 0")));
+    }
+    let task_id = journal.header.task.clone();
+    let mut player = crate::replay::Player::new(journal);
+    player.speed = speed.clamp(crate::replay::SPEEDS[0], crate::replay::SPEEDS[8]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))?;
+    let exit = runtime.block_on(async {
+        let mut guard = crate::ui::terminal::TerminalGuard::enter()
+            .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
+        let exit = crate::ui::replay::run(&mut guard.terminal, player, &theme).await;
+        drop(guard);
+        Ok::<_, AppError>(exit)
+    })?;
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match exit {
+        crate::ui::replay::ReplayExit::Quit => Ok(EXIT_PASS),
+        crate::ui::replay::ReplayExit::Regrade => {
+            let workspace = run_dir.join("workspace");
+            if !workspace.is_dir() {
+                return Err(AppError::usage(format!(
+                    "{} has no workspace to grade",
+                    run_dir.display()
+                )));
+            }
+            let opts = RunOptions {
+                task: task_id,
+                agent: None,
+                repo: Some(workspace),
+                mode: Mode::Auto,
+                runs_dir: run_dir.parent().map(Path::to_path_buf),
+                runner: None,
+            };
+            run_tui(prepare(&opts)?, theme)
+        }
+    }
+}
+
+/// `xstack export RUN_DIR --cast FILE --pane agent|run`: writes an asciicast v2 file.
+pub fn export_cast(
+    run_dir: &Path,
+    cast: &Path,
+    pane: crate::replay::cast::CastPane,
+) -> Result<i32, AppError> {
+    let journal = journal::read(&run_dir.join(journal::JOURNAL_FILE))
+        .map_err(|e| AppError::usage(e.to_string()))?;
+    let file = std::fs::File::create(cast)
+        .map_err(|e| AppError::usage(format!("--cast {}: {e}", cast.display())))?;
+    let mut out = std::io::BufWriter::new(file);
+    let events = crate::replay::cast::export(&journal, pane, &mut out)
+        .and_then(|n| out.flush().map(|()| n))
+        .map_err(|e| AppError::infra(format!("{}: {e}", cast.display())))?;
+    println!("wrote {} ({events} output events)", cast.display());
+    Ok(EXIT_PASS)
+}
+
+/// `xstack runs [DIR]`: the recorded runs, newest first.
+pub fn runs(dir: Option<&Path>, out: &mut dyn Write) -> Result<i32, AppError> {
+    let dir = runs_dir(dir);
+    if !dir.is_dir() {
+        return Err(AppError::usage(format!(
+            "{}: no such runs folder",
+            dir.display()
+        )));
+    }
+    let list = crate::replay::runs::list(&dir);
+    let _ = out.write_all(crate::replay::runs::table(&list).as_bytes());
     Ok(EXIT_PASS)
 }

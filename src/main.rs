@@ -27,7 +27,11 @@ enum Cmd {
     /// One supervised migration.
     Run {
         /// Task folder or task id.
-        task: String,
+        #[arg(required_unless_present = "resume")]
+        task: Option<String>,
+        /// Continue an interrupted run from its journal, appending to it.
+        #[arg(long, conflicts_with_all = ["task", "agent"])]
+        resume: Option<PathBuf>,
         /// script:PATH, shell, or cmd:TEMPLATE (default: the task's demo trajectory).
         #[arg(long)]
         agent: Option<String>,
@@ -95,6 +99,22 @@ enum Cmd {
         /// Colours: auto (only on a terminal), always, never.
         #[arg(long, value_enum, default_value = "auto")]
         color: app::ColorChoice,
+    },
+    /// asciicast v2 of a recorded terminal pane.
+    Export {
+        /// The run folder.
+        run_dir: PathBuf,
+        /// The asciicast file to write.
+        #[arg(long)]
+        cast: PathBuf,
+        /// Which terminal.
+        #[arg(long, value_enum, default_value = "agent")]
+        pane: xstack::replay::cast::CastPane,
+    },
+    /// The recorded runs, newest first.
+    Runs {
+        /// The runs folder (default: $XSTACK_RUNS_DIR or ./runs).
+        dir: Option<PathBuf>,
     },
     /// The bundled scripted agent (run by xstack inside the agent terminal).
     #[command(name = "agent-script", hide = true)]
@@ -169,6 +189,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         }
         Some(Cmd::Run {
             task,
+            resume,
             agent,
             headless,
             theme,
@@ -177,16 +198,19 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             runner,
             runs_dir,
         }) => {
-            let opts = RunOptions {
-                task,
-                agent,
-                repo: None,
-                mode: if step { Mode::Step } else { Mode::Auto },
-                runs_dir,
-                runner,
-            };
             let theme = load_theme(theme.as_deref())?;
-            let prepared = app::prepare(&opts)?;
+            let mode = if step { Mode::Step } else { Mode::Auto };
+            let prepared = match resume {
+                Some(run_dir) => app::prepare_resume(&run_dir, step.then_some(Mode::Step))?,
+                None => app::prepare(&RunOptions {
+                    task: task.unwrap_or_default(),
+                    agent,
+                    repo: None,
+                    mode,
+                    runs_dir,
+                    runner,
+                })?,
+            };
             if headless {
                 app::run_headless(prepared, false)
             } else {
@@ -218,9 +242,21 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {
             run_dir,
-            headless: _,
-            speed: _,
-        }) => app::replay_headless(&run_dir, &mut std::io::stdout()),
+            headless,
+            speed,
+        }) => {
+            if headless {
+                app::replay_headless(&run_dir, &mut std::io::stdout())
+            } else {
+                app::replay_tui(&run_dir, speed, Theme::dark())
+            }
+        }
+        Some(Cmd::Export {
+            run_dir,
+            cast,
+            pane,
+        }) => app::export_cast(&run_dir, &cast, pane),
+        Some(Cmd::Runs { dir }) => app::runs(dir.as_deref(), &mut std::io::stdout()),
         Some(Cmd::Diff {
             old,
             new,

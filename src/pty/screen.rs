@@ -15,6 +15,16 @@ impl std::fmt::Debug for Screen {
     }
 }
 
+impl Clone for Screen {
+    /// A copy of the screen and its scrollback (the escape-sequence parser starts afresh).
+    fn clone(&self) -> Self {
+        let (rows, cols) = self.parser.screen().size();
+        let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_LINES);
+        *parser.screen_mut() = self.parser.screen().clone();
+        Screen { parser }
+    }
+}
+
 impl Screen {
     /// An empty screen of the given size.
     pub fn new(cols: u16, rows: u16) -> Self {

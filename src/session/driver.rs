@@ -18,7 +18,7 @@ use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::task::Task;
 use crate::workspace::{self, Tracker};
 
-use super::event::{Event, Mode, ReferenceSeries, Stage, TerminalPane};
+use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage, TerminalPane};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
 
@@ -28,6 +28,13 @@ const TICK: Duration = Duration::from_millis(200);
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// How long output is drained after a child exits before its group is ended.
 const DRAIN: Duration = Duration::from_secs(1);
+
+/// Where the phases start: phase 1 for a new session, the cut-off phase when resuming.
+struct Start {
+    phase: u8,
+    skip_migrate: bool,
+    prompt: Option<String>,
+}
 
 /// What the human (or a signal) can ask of a running session.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +86,8 @@ pub struct SessionConfig {
     pub run_size: (u16, u16),
     /// Idle limit of an interactive agent.
     pub idle_limit: Option<Duration>,
+    /// Continue a session whose state was rebuilt from its journal.
+    pub resume: bool,
 }
 
 /// Why a session stopped before its end.
@@ -194,6 +203,13 @@ impl Driver {
             .clone()
             .unwrap_or_else(|| cfg.run_dir.join("workspace"));
         let mode = cfg.mode;
+        let metric_names = cfg
+            .task
+            .spec
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
         Driver {
             cfg,
             rec,
@@ -204,7 +220,7 @@ impl Driver {
             agent: None,
             run: None,
             metric_stream: None,
-            metric_names: Vec::new(),
+            metric_names,
             phase: 0,
             mode,
             pending_messages: Vec::new(),
@@ -265,34 +281,50 @@ impl Driver {
     }
 
     async fn session(&mut self) -> Result<(), Stop> {
-        self.emit_task_info();
-        self.rec.emit(Event::Mode { mode: self.mode });
-        self.rec.emit(Event::Stage {
-            phase: 0,
-            stage: Stage::Setup,
-        });
+        let start = if self.cfg.resume {
+            match self.resume_point() {
+                Some(point) => point,
+                None => return Ok(()),
+            }
+        } else {
+            self.emit_task_info();
+            self.rec.emit(Event::Mode { mode: self.mode });
+            self.rec.emit(Event::Stage {
+                phase: 0,
+                stage: Stage::Setup,
+            });
+            Start {
+                phase: 1,
+                skip_migrate: false,
+                prompt: None,
+            }
+        };
         self.setup().await?;
         if self.cfg.agent.is_none() {
             self.phase = 1;
             self.verify_and_grade(1).await?;
             return Ok(());
         }
-        let mut prompt_text = prompt::migration_prompt(
-            self.task(),
-            self.cfg
-                .agent
-                .as_ref()
-                .is_some_and(|a| a.mode() == AgentMode::Interactive),
-        );
-        for phase in 1..=2u8 {
+        let mut prompt_text = start.prompt.unwrap_or_else(|| {
+            prompt::migration_prompt(
+                self.task(),
+                self.cfg
+                    .agent
+                    .as_ref()
+                    .is_some_and(|a| a.mode() == AgentMode::Interactive),
+            )
+        });
+        for phase in start.phase..=2u8 {
             self.phase = phase;
-            self.wait_human(&format!("n to start phase {phase}: the agent migrates"))
-                .await?;
-            self.rec.emit(Event::Stage {
-                phase,
-                stage: Stage::Migrate,
-            });
-            self.migrate(phase, &prompt_text).await?;
+            if !(start.skip_migrate && phase == start.phase) {
+                self.wait_human(&format!("n to start phase {phase}: the agent migrates"))
+                    .await?;
+                self.rec.emit(Event::Stage {
+                    phase,
+                    stage: Stage::Migrate,
+                });
+                self.migrate(phase, &prompt_text).await?;
+            }
             self.wait_human(&format!("n to verify phase {phase}"))
                 .await?;
             let verdict = self.verify_and_grade(phase).await?;
@@ -305,6 +337,41 @@ impl Driver {
             }
         }
         Ok(())
+    }
+
+    /// Where a resumed session continues, from the state rebuilt from its journal: the
+    /// phase that was cut off, at its migrate stage, or at verify when the migrate stage had
+    /// ended. None when every needed phase was already graded.
+    fn resume_point(&mut self) -> Option<Start> {
+        let state = lock(self.rec.state()).clone();
+        let verdict = |p: u8| state.phase(p).and_then(|r| r.verdict.clone());
+        let (phase, prompt) = match (verdict(1), verdict(2)) {
+            (None, _) => (1, None),
+            (Some(v1), None) if !v1.passed() => {
+                let prompt = state
+                    .phase(2)
+                    .and_then(|r| r.prompt.clone())
+                    .unwrap_or_else(|| prompt::phase2_prompt(&v1, &state.task.phase2_details));
+                (2, Some(prompt))
+            }
+            _ => return None,
+        };
+        let migrated = state.phase == phase && matches!(state.stage, Stage::Verify | Stage::Grade);
+        let prompt = match (phase, prompt) {
+            (1, _) => state.phase(1).and_then(|r| r.prompt.clone()),
+            (_, p) => p,
+        };
+        self.rec.emit(Event::Note {
+            text: format!(
+                "resumed from the journal: phase {phase} continues at {}",
+                if migrated { "verify" } else { "migrate" }
+            ),
+        });
+        Some(Start {
+            phase,
+            skip_migrate: migrated,
+            prompt,
+        })
     }
 
     fn emit_task_info(&mut self) {
@@ -325,6 +392,12 @@ impl Driver {
             .map_or_else(|| "none (grade)".to_string(), AgentSpec::display);
         let event = Event::Task {
             id: task.spec.id.clone(),
+            dir: task
+                .dir
+                .canonicalize()
+                .unwrap_or_else(|_| task.dir.clone())
+                .display()
+                .to_string(),
             title: task.spec.title.clone(),
             agent,
             command: task.spec.run.command.clone(),
@@ -333,48 +406,61 @@ impl Driver {
             phase2_details: task.spec.phase2.details.clone(),
             reference,
         };
-        self.metric_names = task.spec.metrics.iter().map(|m| m.name.clone()).collect();
         self.rec.emit(event);
+    }
+
+    /// Records how the workspace differs from `known` (path → recorded file) as file changes.
+    fn record_differences(&mut self, known: &BTreeMap<String, FileContent>) {
+        let current = workspace::snapshot(&self.workspace);
+        for file in &current {
+            if known.get(&file.path).map(|f| &f.text) != Some(&file.text) {
+                self.rec.emit(Event::FileChanged {
+                    file: file.clone(),
+                    deleted: false,
+                });
+            }
+        }
+        for path in known.keys() {
+            if !current.iter().any(|f| &f.path == path) {
+                self.rec.emit(Event::FileChanged {
+                    file: FileContent {
+                        path: path.clone(),
+                        text: None,
+                        size: 0,
+                    },
+                    deleted: true,
+                });
+            }
+        }
     }
 
     async fn setup(&mut self) -> Result<(), Stop> {
         let source = self.cfg.source_dir.clone();
-        self.rec.emit(Event::Baseline {
-            files: workspace::snapshot(&source),
-        });
-        if self.cfg.graded_repo.is_none() {
-            self.rec.emit(Event::Note {
-                text: format!("copying {} into the workspace", source.display()),
-            });
-            workspace::copy_tree(&source, &self.workspace, false)
-                .map_err(|e| Stop::Infra(format!("cannot create the workspace: {e}")))?;
-            self.tracker = Some(Tracker::new(&self.workspace));
-        } else {
-            // Grading an existing repository: record how it differs from the source.
-            let mut seen = std::collections::BTreeSet::new();
-            for file in workspace::snapshot(&self.workspace) {
-                seen.insert(file.path.clone());
-                let same = std::fs::read(source.join(&file.path))
-                    .ok()
-                    .is_some_and(|s| Some(String::from_utf8_lossy(&s).into_owned()) == file.text);
-                if !same {
-                    self.rec.emit(Event::FileChanged {
-                        file,
-                        deleted: false,
-                    });
-                }
+        if self.cfg.resume && self.workspace.is_dir() {
+            // The workspace is kept as the interrupted session left it; record what changed
+            // after the journal's last flush.
+            let known = lock(self.rec.state()).files.clone();
+            self.record_differences(&known);
+            if self.cfg.graded_repo.is_none() {
+                self.tracker = Some(Tracker::new(&self.workspace));
             }
-            for path in workspace::list_files(&source) {
-                if !seen.contains(&path) {
-                    self.rec.emit(Event::FileChanged {
-                        file: crate::session::event::FileContent {
-                            path,
-                            text: None,
-                            size: 0,
-                        },
-                        deleted: true,
-                    });
-                }
+        } else {
+            let baseline = workspace::snapshot(&source);
+            let known: BTreeMap<String, FileContent> = baseline
+                .iter()
+                .map(|f| (f.path.clone(), f.clone()))
+                .collect();
+            self.rec.emit(Event::Baseline { files: baseline });
+            if self.cfg.graded_repo.is_none() {
+                self.rec.emit(Event::Note {
+                    text: format!("copying {} into the workspace", source.display()),
+                });
+                workspace::copy_tree(&source, &self.workspace, false)
+                    .map_err(|e| Stop::Infra(format!("cannot create the workspace: {e}")))?;
+                self.tracker = Some(Tracker::new(&self.workspace));
+            } else {
+                // Grading an existing repository: record how it differs from the source.
+                self.record_differences(&known);
             }
         }
         let packages = self.task().spec.env.packages.clone();

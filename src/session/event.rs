@@ -97,6 +97,9 @@ pub enum Event {
     Task {
         /// Task id.
         id: String,
+        /// The task folder, so a resumed session finds the task again.
+        #[serde(default)]
+        dir: String,
         /// Task title.
         title: String,
         /// The agent spec.

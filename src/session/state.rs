@@ -76,7 +76,7 @@ pub struct FinishInfo {
 }
 
 /// Everything the panes draw from.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SessionState {
     /// The task.
     pub task: TaskInfo,
@@ -179,6 +179,7 @@ impl SessionState {
         match event {
             Event::Task {
                 id,
+                dir: _,
                 title,
                 agent,
                 command,

@@ -8,6 +8,7 @@ pub mod draw;
 pub mod editor;
 pub mod keys;
 pub mod panes;
+pub mod replay;
 pub mod terminal;
 pub mod theme;
 
@@ -81,7 +82,7 @@ impl FrameLimiter {
 }
 
 /// Reads terminal input on its own thread until `stop` is set.
-fn spawn_input_thread(stop: Arc<AtomicBool>) -> mpsc::UnboundedReceiver<TermEvent> {
+pub(crate) fn spawn_input_thread(stop: Arc<AtomicBool>) -> mpsc::UnboundedReceiver<TermEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
@@ -219,12 +220,12 @@ async fn join_opt(handle: Option<&mut JoinHandle<i32>>) -> Result<i32, tokio::ta
 }
 
 /// SIGTERM, SIGHUP and SIGINT, which end the TUI (and the session) cleanly.
-struct Signals {
+pub(crate) struct Signals {
     streams: Vec<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
-    fn new() -> Signals {
+    pub(crate) fn new() -> Signals {
         use tokio::signal::unix::{SignalKind, signal};
         let streams = [
             SignalKind::terminate(),
@@ -237,7 +238,7 @@ impl Signals {
         Signals { streams }
     }
 
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         if self.streams.is_empty() {
             return std::future::pending().await;
         }

@@ -67,3 +67,25 @@ pub fn tree_hash(dir: &Path) -> String {
 }
 
 pub mod tmux;
+
+/// Kills every process whose command line or working folder mentions `needle` (what a
+/// machine restart would do to a run's children after xstack itself was killed).
+pub fn kill_processes_mentioning(needle: &str) {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id().to_string();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle)
+            || cwd.to_string_lossy().contains(needle)
+        {
+            let _ = Command::new("kill").args(["-9", &name]).status();
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Replay of a recorded session: the journal fed into the same reducer as a live run, with
+//! play/pause, speed, seeking (periodic snapshots of the reduced state keep any seek short),
+//! jumps between phase changes and verdicts; asciicast export (`cast`) and the runs list
+//! (`runs`).
+
+pub mod cast;
+pub mod runs;
+
+use crate::journal::{Entry, Journal};
+use crate::session::event::Event;
+use crate::session::state::SessionState;
+
+/// A snapshot is taken after this many bytes of terminal text have been applied since the
+/// previous one, bounding the work of a seek.
+const SNAPSHOT_TEXT_BYTES: usize = 2 * 1024 * 1024;
+/// …or after this many events.
+const SNAPSHOT_EVENTS: usize = 20_000;
+
+/// Slowest and fastest playback speeds.
+pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
+/// A recorded session being played back.
+pub struct Player {
+    entries: Vec<Entry>,
+    /// (index of the next entry to apply, state after applying everything before it).
+    snapshots: Vec<(usize, SessionState)>,
+    state: SessionState,
+    next: usize,
+    position: f64,
+    end: f64,
+    /// Whether playback advances with the clock.
+    pub playing: bool,
+    /// Playback speed (a value of [`SPEEDS`]).
+    pub speed: f64,
+}
+
+fn text_len(event: &Event) -> usize {
+    match event {
+        Event::AgentOutput { text } | Event::RunOutput { text } => text.len(),
+        _ => 0,
+    }
+}
+
+impl Player {
+    /// Prepares playback of a journal: one pass builds the snapshots.
+    pub fn new(journal: Journal) -> Player {
+        let entries = journal.entries;
+        let end = entries.last().map_or(0.0, |e| e.t);
+        let mut snapshots = vec![(0, SessionState::new())];
+        let mut state = SessionState::new();
+        let (mut bytes, mut count) = (0usize, 0usize);
+        for (i, entry) in entries.iter().enumerate() {
+            state.apply(entry.t, &entry.event);
+            bytes += text_len(&entry.event);
+            count += 1;
+            if bytes >= SNAPSHOT_TEXT_BYTES || count >= SNAPSHOT_EVENTS {
+                snapshots.push((i + 1, state.clone()));
+                bytes = 0;
+                count = 0;
+            }
+        }
+        Player {
+            entries,
+            snapshots,
+            state: SessionState::new(),
+            next: 0,
+            position: 0.0,
+            end,
+            playing: true,
+            speed: 1.0,
+        }
+    }
+
+    /// The state at the current position.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The state at the current position, for drawing (scrollback is set while drawing).
+    pub fn state_mut(&mut self) -> &mut SessionState {
+        &mut self.state
+    }
+
+    /// The current position in seconds.
+    pub fn position(&self) -> f64 {
+        self.position
+    }
+
+    /// The time of the last event.
+    pub fn end(&self) -> f64 {
+        self.end
+    }
+
+    /// Whether every event has been applied.
+    pub fn at_end(&self) -> bool {
+        self.next >= self.entries.len()
+    }
+
+    /// Advances the position by `seconds` of wall time (times the speed); returns whether
+    /// the state changed.
+    pub fn advance(&mut self, seconds: f64) -> bool {
+        if !self.playing {
+            return false;
+        }
+        let target = (self.position + seconds * self.speed).min(self.end);
+        let changed = self.apply_until(target);
+        self.position = target;
+        if self.at_end() {
+            self.playing = false;
+        }
+        changed
+    }
+
+    fn apply_until(&mut self, target: f64) -> bool {
+        let start = self.next;
+        while let Some(entry) = self.entries.get(self.next) {
+            if entry.t > target {
+                break;
+            }
+            self.state.apply(entry.t, &entry.event);
+            self.next += 1;
+        }
+        self.next != start
+    }
+
+    /// Moves to `target` seconds: forward by applying events, backward from the nearest
+    /// earlier snapshot.
+    pub fn seek(&mut self, target: f64) {
+        let target = target.clamp(0.0, self.end);
+        if target < self.position || self.next == 0 {
+            let limit = self.entries.partition_point(|e| e.t <= target);
+            let (index, snapshot) = self
+                .snapshots
+                .iter()
+                .rev()
+                .find(|(i, _)| *i <= limit)
+                .map_or_else(|| (0, SessionState::new()), |(i, s)| (*i, s.clone()));
+            self.state = snapshot;
+            self.next = index;
+        }
+        self.apply_until(target);
+        self.position = target;
+    }
+
+    /// Times of stage changes, verdicts and the end, in order (for the timeline and jumps).
+    pub fn markers(&self) -> Vec<(f64, String)> {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::Stage { phase: 0, stage } => Some((e.t, stage.as_str().to_string())),
+                Event::Stage { phase, stage } => Some((e.t, format!("{} {phase}", stage.as_str()))),
+                Event::Graded { phase, verdict, .. } => {
+                    Some((e.t, format!("phase {phase} {}", verdict.label())))
+                }
+                Event::Finished { .. } => Some((e.t, "end".to_string())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Jumps to the next marker after the position (or the previous one before it).
+    pub fn jump(&mut self, forward: bool) {
+        let markers = self.markers();
+        let here = self.position;
+        let target = if forward {
+            markers.iter().map(|(t, _)| *t).find(|t| *t > here + 1e-6)
+        } else {
+            markers
+                .iter()
+                .map(|(t, _)| *t)
+                .rev()
+                .find(|t| *t < here - 1e-6)
+        };
+        if let Some(t) = target {
+            self.seek(t);
+        }
+    }
+
+    /// Next faster (or slower) speed.
+    pub fn change_speed(&mut self, faster: bool) {
+        let i = SPEEDS.iter().position(|s| *s >= self.speed).unwrap_or(2);
+        let i = if faster {
+            (i + 1).min(SPEEDS.len() - 1)
+        } else {
+            i.saturating_sub(1)
+        };
+        self.speed = SPEEDS[i];
+    }
+
+    /// How many snapshots were kept.
+    pub fn snapshot_count(&self) -> usize {
+        self.snapshots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;

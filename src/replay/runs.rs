@@ -1,0 +1,168 @@
+//! The recorded runs of a runs folder, newest first: task, agent, verdict per phase,
+//! duration, and whether the run was interrupted (its journal has no end).
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::journal::{self, JOURNAL_FILE};
+use crate::session::result::RunResult;
+
+/// One recorded run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Task id.
+    pub task: String,
+    /// Agent spec.
+    pub agent: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// `PASS` / `FAIL <class>` per graded phase.
+    pub verdicts: Vec<String>,
+    /// Seconds from start to the last recorded event.
+    pub duration_s: f64,
+    /// Whether the journal has no end.
+    pub interrupted: bool,
+    /// Whether a phase passed.
+    pub passed: bool,
+}
+
+/// Whether the journal's end holds the `finished` event (reads only the file's tail).
+fn journal_finished(path: &Path) -> bool {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(64 * 1024);
+    let mut tail = String::new();
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file.read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    tail.push_str(&String::from_utf8_lossy(&bytes));
+    tail.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.contains("\"type\":\"finished\""))
+}
+
+/// Summarises one run folder; None when it holds no journal.
+pub fn summarize(dir: &Path) -> Option<RunSummary> {
+    let journal_path = dir.join(JOURNAL_FILE);
+    if !journal_path.is_file() {
+        return None;
+    }
+    let interrupted = !journal_finished(&journal_path);
+    if let Ok(result) = RunResult::read(dir)
+        && !interrupted
+    {
+        return Some(RunSummary {
+            dir: dir.to_path_buf(),
+            task: result.task,
+            agent: result.agent,
+            started_at: result.started_at,
+            verdicts: result
+                .phases
+                .iter()
+                .map(|p| match p.failure {
+                    None => "PASS".to_string(),
+                    Some(f) => format!("FAIL {}", f.as_str()),
+                })
+                .collect(),
+            duration_s: result.duration_s,
+            interrupted,
+            passed: result.passed,
+        });
+    }
+    // Interrupted (or no result yet): rebuild from the journal.
+    let journal = journal::read(&journal_path).ok()?;
+    let mut state = crate::session::state::SessionState::new();
+    for e in &journal.entries {
+        state.apply(e.t, &e.event);
+    }
+    let verdicts = state
+        .phases
+        .iter()
+        .filter_map(|p| p.verdict.as_ref().map(|v| v.label()))
+        .collect();
+    let passed = state
+        .phases
+        .iter()
+        .any(|p| p.verdict.as_ref().is_some_and(|v| v.passed()));
+    Some(RunSummary {
+        dir: dir.to_path_buf(),
+        task: journal.header.task,
+        agent: journal.header.agent,
+        started_at: journal.header.started_at,
+        verdicts,
+        duration_s: state.now,
+        interrupted,
+        passed,
+    })
+}
+
+/// Every run under `runs`, newest first.
+pub fn list(runs: &Path) -> Vec<RunSummary> {
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    let mut found: Vec<RunSummary> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| summarize(&e.path()))
+        .collect();
+    found.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| b.dir.cmp(&a.dir))
+    });
+    found
+}
+
+/// The runs as a table for the terminal.
+pub fn table(runs: &[RunSummary]) -> String {
+    let mut out = format!(
+        "{:<22} {:<20} {:<28} {:<36} {:>9}  {}\n",
+        "started", "task", "agent", "verdicts", "duration", "run folder"
+    );
+    for r in runs {
+        let mut verdicts = r.verdicts.join(" → ");
+        if r.interrupted {
+            if !verdicts.is_empty() {
+                verdicts.push(' ');
+            }
+            verdicts.push_str("(interrupted)");
+        }
+        if verdicts.is_empty() {
+            verdicts.push('-');
+        }
+        let agent: String = if r.agent.chars().count() > 28 {
+            let tail: String = r
+                .agent
+                .chars()
+                .rev()
+                .take(27)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("…{tail}")
+        } else {
+            r.agent.clone()
+        };
+        out.push_str(&format!(
+            "{:<22} {:<20} {:<28} {:<36} {:>8.1}s  {}\n",
+            r.started_at,
+            r.task,
+            agent,
+            verdicts,
+            r.duration_s,
+            r.dir.display()
+        ));
+    }
+    out
+}
