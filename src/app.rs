@@ -637,7 +637,7 @@ pub fn replay_tui(
             "the replay TUI needs a terminal; use --headless to print the timeline",
         ));
     }
-    if !(speed > 0.0) {
+    if speed.is_nan() || speed <= 0.0 {
         return Err(AppError::usage(format!("--speed {speed}: must be above 0")));
     }
     let task_id = journal.header.task.clone();
