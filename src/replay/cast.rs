@@ -73,11 +73,9 @@ pub fn export(journal: &Journal, pane: CastPane, out: &mut dyn Write) -> std::io
                     rows,
                 },
                 CastPane::Run,
-            ) => {
-                if (*cols, *rows) != current {
-                    current = (*cols, *rows);
-                    line(entry.t, "r", format!("{cols}x{rows}"), out)?;
-                }
+            ) if (*cols, *rows) != current => {
+                current = (*cols, *rows);
+                line(entry.t, "r", format!("{cols}x{rows}"), out)?;
             }
             (Event::Stage { phase: 0, stage }, _) => {
                 line(entry.t, "m", stage.as_str().to_string(), out)?
