@@ -136,10 +136,10 @@ impl App {
     }
 
     /// Scrolls `pane` by `back` lines towards its history (negative: towards the live
-    /// end). Terminals and the Verdict count back from the end; the Diff counts from the top,
-    /// so the direction is flipped for it.
+    /// end). Terminals count back from the end; the Diff and the Verdict (newest first)
+    /// count from the top, so the direction is flipped for them.
     fn scroll_pane(&mut self, pane: PaneId, back: isize) {
-        let delta = if pane == PaneId::Diff { -back } else { back };
+        let delta = if matches!(pane, PaneId::Diff | PaneId::Verdict) { -back } else { back };
         let s = &mut self.scroll[pane.index()];
         *s = s.saturating_add_signed(delta);
     }

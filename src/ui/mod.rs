@@ -262,6 +262,9 @@ async fn futures_select_all<F: std::future::Future + Unpin>(futures: impl Iterat
 }
 
 #[cfg(test)]
+mod snapshot_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
