@@ -171,9 +171,7 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<i32, AppError> {
     match cli.command {
-        None => Err(AppError::usage(
-            "the task picker needs the TUI; try `xstack run TASK --headless`",
-        )),
+        None => app::pick(Theme::dark()),
         Some(Cmd::Demo) => {
             let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
                 .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;

@@ -8,6 +8,7 @@ pub mod draw;
 pub mod editor;
 pub mod keys;
 pub mod panes;
+pub mod picker;
 pub mod replay;
 pub mod terminal;
 pub mod theme;

@@ -1,0 +1,282 @@
+//! The picker of plain `xstack`: choose a task and an agent and start a run, or open a
+//! recorded run in replay.
+
+use std::path::PathBuf;
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind};
+use ratatui::layout::{Constraint, Direction, Layout};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
+
+use crate::replay::runs::RunSummary;
+use crate::session::event::Mode;
+use crate::task::Task;
+
+use super::terminal::Tui;
+use super::theme::Theme;
+
+/// What the user chose.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Choice {
+    /// Start a run.
+    Run {
+        /// The task folder.
+        task: PathBuf,
+        /// The agent spec.
+        agent: String,
+        /// Step or auto.
+        mode: Mode,
+    },
+    /// Replay a recorded run.
+    Replay(PathBuf),
+    /// Leave.
+    Quit,
+}
+
+/// Which list has the focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Focus {
+    Tasks,
+    Agents,
+    Runs,
+}
+
+/// The picker's state.
+pub struct Picker {
+    tasks: Vec<Task>,
+    runs: Vec<RunSummary>,
+    focus: Focus,
+    task: ListState,
+    agent: ListState,
+    run: ListState,
+    mode: Mode,
+}
+
+impl Picker {
+    /// A picker over the given tasks and recorded runs.
+    pub fn new(tasks: Vec<Task>, runs: Vec<RunSummary>) -> Picker {
+        let mut task = ListState::default();
+        if !tasks.is_empty() {
+            task.select(Some(0));
+        }
+        let mut run = ListState::default();
+        if !runs.is_empty() {
+            run.select(Some(0));
+        }
+        let mut agent = ListState::default();
+        agent.select(Some(0));
+        Picker {
+            tasks,
+            runs,
+            focus: Focus::Tasks,
+            task,
+            agent,
+            run,
+            mode: Mode::Auto,
+        }
+    }
+
+    /// The agent choices for the selected task: its demo trajectory, then a shell.
+    pub fn agents(&self) -> Vec<(String, String)> {
+        let mut agents = Vec::new();
+        if let Some(task) = self.task.selected().and_then(|i| self.tasks.get(i))
+            && let Some(path) = task.demo_trajectory()
+        {
+            agents.push((
+                format!("script:{}", path.display()),
+                "scripted demo agent (replays the task's trajectory)".to_string(),
+            ));
+        }
+        agents.push(("shell".to_string(), "a shell in the workspace: you do the port".to_string()));
+        agents
+    }
+
+    /// Handles a key; Some when the user chose.
+    pub fn on_key(&mut self, code: KeyCode) -> Option<Choice> {
+        let list = match self.focus {
+            Focus::Tasks => (&mut self.task, self.tasks.len()),
+            Focus::Agents => (&mut self.agent, 2),
+            Focus::Runs => (&mut self.run, self.runs.len()),
+        };
+        let (state, len) = list;
+        match code {
+            KeyCode::Char('q') | KeyCode::Esc => return Some(Choice::Quit),
+            KeyCode::Down | KeyCode::Char('j') if len > 0 => {
+                state.select(Some(state.selected().map_or(0, |i| (i + 1).min(len - 1))));
+            }
+            KeyCode::Up | KeyCode::Char('k') if len > 0 => {
+                state.select(Some(state.selected().map_or(0, |i| i.saturating_sub(1))));
+            }
+            KeyCode::Tab => {
+                self.focus = match self.focus {
+                    Focus::Tasks => Focus::Agents,
+                    Focus::Agents => Focus::Runs,
+                    Focus::Runs => Focus::Tasks,
+                }
+            }
+            KeyCode::Char('s') => {
+                self.mode = match self.mode {
+                    Mode::Auto => Mode::Step,
+                    Mode::Step => Mode::Auto,
+                }
+            }
+            KeyCode::Enter => match self.focus {
+                Focus::Runs => {
+                    let run = self.run.selected().and_then(|i| self.runs.get(i))?;
+                    return Some(Choice::Replay(run.dir.clone()));
+                }
+                Focus::Tasks | Focus::Agents => {
+                    let task = self.task.selected().and_then(|i| self.tasks.get(i))?;
+                    let agents = self.agents();
+                    let index = self.agent.selected().unwrap_or(0).min(agents.len() - 1);
+                    return Some(Choice::Run {
+                        task: task.dir.clone(),
+                        agent: agents[index].0.clone(),
+                        mode: self.mode,
+                    });
+                }
+            },
+            _ => {}
+        }
+        if self.focus != Focus::Agents {
+            let agents = self.agents().len();
+            let selected = self.agent.selected().unwrap_or(0).min(agents - 1);
+            self.agent.select(Some(selected));
+        }
+        None
+    }
+
+    /// Draws the picker.
+    pub fn draw(&mut self, frame: &mut ratatui::Frame<'_>, theme: &Theme) {
+        let c = &theme.colors;
+        let rows = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Percentage(45), Constraint::Percentage(20), Constraint::Min(5), Constraint::Length(1)])
+            .split(frame.area());
+        let block = |title: &str, focused: bool| {
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(Style::default().fg(if focused { c.focus } else { c.border }))
+                .title(Span::styled(format!(" {title} "), Style::default().fg(c.title).add_modifier(Modifier::BOLD)))
+        };
+        let highlight = Style::default().add_modifier(Modifier::REVERSED);
+        let top = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .split(rows[0]);
+        let tasks: Vec<ListItem> = self
+            .tasks
+            .iter()
+            .map(|t| {
+                let criterion = t
+                    .spec
+                    .criteria
+                    .first()
+                    .map(|c| format!("{} {} {} ± {}", c.metric, c.direction.as_str(), c.published, c.tolerance))
+                    .unwrap_or_default();
+                ListItem::new(Line::from(vec![
+                    Span::styled(format!("{:<22}", t.spec.id), Style::default().fg(c.text).add_modifier(Modifier::BOLD)),
+                    Span::styled(format!("{:<48} ", t.spec.title), Style::default().fg(c.text)),
+                    Span::styled(criterion, Style::default().fg(c.dim)),
+                ]))
+            })
+            .collect();
+        frame.render_stateful_widget(
+            List::new(tasks).block(block("Tasks", self.focus == Focus::Tasks)).highlight_style(highlight),
+            top[0],
+            &mut self.task,
+        );
+        let summary = self
+            .task
+            .selected()
+            .and_then(|i| self.tasks.get(i))
+            .map(|t| t.spec.summary.clone().unwrap_or_else(|| t.spec.title.clone()))
+            .unwrap_or_else(|| "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/".to_string());
+        frame.render_widget(
+            Paragraph::new(Span::styled(summary, Style::default().fg(c.text))).wrap(Wrap { trim: true }).block(block("About", false)),
+            top[1],
+        );
+        let agents: Vec<ListItem> = self
+            .agents()
+            .into_iter()
+            .map(|(spec, about)| {
+                ListItem::new(Line::from(vec![
+                    Span::styled(format!("{spec}  "), Style::default().fg(c.text)),
+                    Span::styled(about, Style::default().fg(c.dim)),
+                ]))
+            })
+            .collect();
+        frame.render_stateful_widget(
+            List::new(agents)
+                .block(block(&format!("Agent ({} mode: s toggles)", self.mode.label()), self.focus == Focus::Agents))
+                .highlight_style(highlight),
+            rows[1],
+            &mut self.agent,
+        );
+        let runs: Vec<ListItem> = self
+            .runs
+            .iter()
+            .map(|r| {
+                let mut verdicts = r.verdicts.join(" → ");
+                if r.interrupted {
+                    verdicts.push_str(" (interrupted)");
+                }
+                ListItem::new(Line::from(vec![
+                    Span::styled(format!("{:<22} {:<20} ", r.started_at, r.task), Style::default().fg(c.text)),
+                    Span::styled(verdicts, Style::default().fg(if r.passed { c.pass } else { c.fail })),
+                    Span::styled(format!("  {:.1} s", r.duration_s), Style::default().fg(c.dim)),
+                ]))
+            })
+            .collect();
+        frame.render_stateful_widget(
+            List::new(runs).block(block("Recorded runs (Enter replays)", self.focus == Focus::Runs)).highlight_style(highlight),
+            rows[2],
+            &mut self.run,
+        );
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "↑/↓ choose · Tab next list · s step/auto · Enter start (or replay) · q quit",
+                Style::default().fg(c.dim),
+            )),
+            rows[3],
+        );
+    }
+}
+
+/// Runs the picker until the user chooses.
+pub fn run(terminal: &mut Tui, mut picker: Picker, theme: &Theme) -> std::io::Result<Choice> {
+    loop {
+        terminal.draw(|f| picker.draw(f, theme))?;
+        if let TermEvent::Key(key) = crossterm::event::read()?
+            && key.kind != KeyEventKind::Release
+            && let Some(choice) = picker.on_key(key.code)
+        {
+            return Ok(choice);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enter_starts_the_selected_task_with_its_demo_agent() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/digits-mlp");
+        let task = Task::load(&dir).unwrap();
+        let mut picker = Picker::new(vec![task], Vec::new());
+        assert_eq!(picker.agents().len(), 2);
+        picker.on_key(KeyCode::Char('s'));
+        let choice = picker.on_key(KeyCode::Enter).unwrap();
+        let Choice::Run { task, agent, mode } = choice else { panic!("{choice:?}") };
+        assert_eq!(task, dir);
+        assert!(agent.starts_with("script:") && agent.ends_with("demo/trajectory.jsonl"));
+        assert_eq!(mode, Mode::Step);
+        picker.on_key(KeyCode::Tab);
+        picker.on_key(KeyCode::Down);
+        let Some(Choice::Run { agent, .. }) = picker.on_key(KeyCode::Enter) else { panic!() };
+        assert_eq!(agent, "shell");
+        assert_eq!(picker.on_key(KeyCode::Char('q')), Some(Choice::Quit));
+    }
+}
