@@ -286,6 +286,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         run_size: (120, 36),
         idle_limit: None,
         resume: false,
+        linger: false,
     };
     Ok(Prepared {
         config,
@@ -368,6 +369,7 @@ pub fn prepare_resume(run_dir: &Path, mode: Option<Mode>) -> Result<Prepared, Ap
         run_size: (120, 36),
         idle_limit: None,
         resume: true,
+        linger: false,
     };
     Ok(Prepared {
         config,
@@ -454,13 +456,14 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
         .build()
         .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))?;
     let Prepared {
-        config,
+        mut config,
         state,
         recorder,
         changed,
         run_id,
         started_at,
     } = prepared;
+    config.linger = true;
     let code = runtime.block_on(async move {
         let mut guard = crate::ui::terminal::TerminalGuard::enter()
             .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;

@@ -59,6 +59,8 @@ pub enum Command {
     ResizeAgent(u16, u16),
     /// The run-log pane's size changed.
     ResizeRun(u16, u16),
+    /// Open a shell in the workspace in the Agent pane (after the end, for debugging).
+    OpenShell,
 }
 
 /// Everything a session needs.
@@ -88,6 +90,8 @@ pub struct SessionConfig {
     pub idle_limit: Option<Duration>,
     /// Continue a session whose state was rebuilt from its journal.
     pub resume: bool,
+    /// After the end, keep serving re-runs and a debug shell until the human quits (TUI).
+    pub linger: bool,
 }
 
 /// Why a session stopped before its end.
@@ -235,18 +239,23 @@ impl Driver {
     pub async fn run(mut self) -> i32 {
         let outcome = self.session().await;
         self.stop_children().await;
-        let (exit_code, error) = match outcome {
-            Ok(()) => {
-                let state = lock(self.rec.state());
-                let passed = state
-                    .phases
-                    .iter()
-                    .any(|p| p.verdict.as_ref().is_some_and(Verdict::passed));
-                (if passed { 0 } else { 1 }, None)
-            }
-            Err(Stop::Aborted) => (3, Some("aborted by the user".to_string())),
-            Err(Stop::Infra(message)) => (3, Some(message)),
+        let error = match outcome {
+            Ok(()) => None,
+            Err(Stop::Aborted) => Some("aborted by the user".to_string()),
+            Err(Stop::Infra(message)) => Some(message),
         };
+        let aborted = error.is_some();
+        let mut exit_code = self.finish(error);
+        if self.cfg.linger && !aborted {
+            exit_code = self.debug_loop(exit_code).await;
+        }
+        self.rec.flush();
+        exit_code
+    }
+
+    /// Records the end of the session (or of a debug re-run) and writes `result.json`;
+    /// returns the exit status.
+    fn finish(&mut self, error: Option<String>) -> i32 {
         let passed_in_phase = {
             let state = lock(self.rec.state());
             state
@@ -254,6 +263,11 @@ impl Driver {
                 .iter()
                 .position(|p| p.verdict.as_ref().is_some_and(Verdict::passed))
                 .map(|i| (i + 1) as u8)
+        };
+        let exit_code = match (&error, passed_in_phase) {
+            (Some(_), _) => 3,
+            (None, Some(_)) => 0,
+            (None, None) => 1,
         };
         self.rec.emit(Event::Finished {
             passed: exit_code == 0,
@@ -264,6 +278,72 @@ impl Driver {
         self.write_result();
         self.rec.flush();
         exit_code
+    }
+
+    /// After the end, in the TUI: re-run verify on the workspace (`r`) or open a shell in it
+    /// (`o`) until the human quits. Returns the latest exit status.
+    async fn debug_loop(&mut self, mut exit_code: i32) -> i32 {
+        loop {
+            match self.next_input().await {
+                Input::Command(Command::Abort) => break,
+                Input::Command(Command::Rerun) => {
+                    let phase = self.phase.max(1);
+                    self.rec.emit(Event::Note {
+                        text: format!("re-running verify on the workspace (phase {phase})"),
+                    });
+                    match self.verify_and_grade(phase).await {
+                        Ok(_) => exit_code = self.finish(None),
+                        Err(Stop::Aborted) => break,
+                        Err(Stop::Infra(message)) => exit_code = self.finish(Some(message)),
+                    }
+                }
+                Input::Command(Command::OpenShell) => self.open_shell(),
+                Input::Command(other) => self.handle_common(other),
+                Input::Tick => self.scan_workspace(),
+                Input::AgentExited | Input::RunExited => {}
+            }
+            if self.commands.is_none() {
+                break;
+            }
+        }
+        self.stop_children().await;
+        exit_code
+    }
+
+    /// Starts an interactive shell in the workspace in the Agent pane.
+    fn open_shell(&mut self) {
+        if self.agent.as_ref().is_some_and(|l| l.exit_info.is_none()) {
+            self.rec.emit(Event::Note {
+                text: "a process already runs in the Agent pane".to_string(),
+            });
+            return;
+        }
+        let shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "bash".to_string());
+        let spec = PtySpec {
+            argv: vec![shell.clone(), "-i".to_string()],
+            cwd: self.workspace.clone(),
+            env: self.child_env(self.phase.max(1)),
+            env_remove: Vec::new(),
+            cols: self.cfg.agent_size.0,
+            rows: self.cfg.agent_size.1,
+        };
+        match PtyProcess::spawn(&spec) {
+            Ok((process, streams)) => {
+                self.rec.emit(Event::AgentStarted {
+                    phase: self.phase.max(1),
+                    command: format!("{shell} -i (debug shell in the workspace; a attaches)"),
+                    cols: spec.cols,
+                    rows: spec.rows,
+                });
+                self.agent = Some(Live::new(process, streams));
+            }
+            Err(e) => self.rec.emit(Event::Note {
+                text: format!("cannot open a shell: {e}"),
+            }),
+        }
     }
 
     fn write_result(&mut self) {
@@ -689,7 +769,7 @@ impl Driver {
                     rows,
                 });
             }
-            Command::Next | Command::Rerun | Command::Abort => {}
+            Command::Next | Command::Rerun | Command::Abort | Command::OpenShell => {}
         }
     }
 

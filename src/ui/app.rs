@@ -111,6 +111,10 @@ pub struct App {
     pub pane_rects: [Rect; 5],
     /// Whether this is a live session (false in replay: no commands).
     pub live: bool,
+    /// A file the Diff pane should show next (set from a Verdict finding).
+    pub diff_goto: Option<String>,
+    /// How many findings with files have been visited with Enter in the Verdict pane.
+    pub finding_cursor: usize,
 }
 
 impl Default for App {
@@ -132,7 +136,28 @@ impl App {
             diff_against_previous: false,
             pane_rects: [Rect::default(); 5],
             live,
+            diff_goto: None,
+            finding_cursor: 0,
         }
+    }
+
+    /// The file of the next finding (newest phase first) that names a file of the
+    /// workspace or the source, cycling.
+    fn next_finding_file(&mut self, state: &SessionState) -> Option<String> {
+        let files: Vec<String> = state
+            .phases
+            .iter()
+            .rev()
+            .filter_map(|p| p.verdict.as_ref())
+            .flat_map(|v| v.findings.iter())
+            .filter_map(|f| finding_file(f, state))
+            .collect();
+        if files.is_empty() {
+            return None;
+        }
+        let path = files[self.finding_cursor % files.len()].clone();
+        self.finding_cursor += 1;
+        Some(path)
     }
 
     /// Scrolls `pane` by `back` lines towards its history (negative: towards the live
@@ -275,11 +300,25 @@ impl App {
                 self.scroll[PaneId::Diff.index()] = 0;
             }
             KeyCode::Char('v') => self.diff_against_previous = !self.diff_against_previous,
+            KeyCode::Enter if self.focus == PaneId::Verdict => {
+                if let Some(path) = self.next_finding_file(state) {
+                    self.diff_goto = Some(path);
+                    self.focus = PaneId::Diff;
+                    self.zoom = false;
+                }
+            }
+            KeyCode::Char('r') if self.live => return vec![Action::Send(Command::Rerun)],
+            KeyCode::Char('o') if self.live && !running => {
+                return vec![Action::Send(Command::OpenShell)];
+            }
+            KeyCode::Char('a') if self.live && state.agent_running => {
+                self.attached = true;
+                self.focus = PaneId::Agent;
+            }
             _ if !running => {}
             KeyCode::Char('n') => return vec![Action::Send(Command::Next)],
             KeyCode::Char('s') => return vec![Action::Send(Command::ToggleMode)],
             KeyCode::Char('p') => return vec![Action::Send(Command::TogglePause)],
-            KeyCode::Char('r') => return vec![Action::Send(Command::Rerun)],
             KeyCode::Char('i') => {
                 self.popup = Some(Popup::Editor(
                     Editor::new(&state.task.phase2_details),
@@ -289,15 +328,21 @@ impl App {
             KeyCode::Char('m') => {
                 self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
             }
-            KeyCode::Char('a') => {
-                self.attached = true;
-                self.focus = PaneId::Agent;
-            }
             KeyCode::Char('x') => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
             _ => {}
         }
         Vec::new()
     }
+}
+
+/// The first word of a finding that is a file of the workspace or the source
+/// (`train.py:3: imports …`, `protected file eval.py was changed …`).
+pub fn finding_file(finding: &str, state: &SessionState) -> Option<String> {
+    finding
+        .split(|c: char| c.is_whitespace() || c == ':' || c == ',' || c == '`')
+        .map(|w| w.trim_matches(|c: char| c == '(' || c == ')'))
+        .find(|w| state.files.contains_key(*w) || state.baseline.contains_key(*w))
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -363,8 +408,40 @@ mod tests {
     }
 
     #[test]
+    fn enter_in_the_verdict_pane_opens_each_finding_file_in_the_diff_pane() {
+        use crate::grade::{FailureClass, Verdict};
+        use crate::session::event::{Event, FileContent};
+        let mut state = SessionState::new();
+        let file = |p: &str| FileContent { path: p.into(), text: Some(String::new()), size: 0 };
+        state.apply(0.0, &Event::Baseline { files: vec![file("train.py"), file("eval.py")] });
+        state.apply(1.0, &Event::Graded {
+            phase: 1,
+            verdict: Verdict {
+                failure: Some(FailureClass::Bypass),
+                criteria: vec![],
+                findings: vec![
+                    "train.py:3: imports forbidden module `torch`".into(),
+                    "the run exited with status 1".into(),
+                    "protected file eval.py was changed by the agent (restored from the source)".into(),
+                ],
+            },
+            exit_code: Some(1),
+            duration_s: 1.0,
+        });
+        let mut app = App::new(true);
+        app.on_key(key('5'), &state);
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
+        assert_eq!(app.diff_goto.as_deref(), Some("train.py"));
+        assert_eq!(app.focus, PaneId::Diff);
+        app.on_key(key('5'), &state);
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
+        assert_eq!(app.diff_goto.as_deref(), Some("eval.py"));
+    }
+
+    #[test]
     fn attach_forwards_keys_until_ctrl_bracket() {
-        let state = SessionState::new();
+        let mut state = SessionState::new();
+        state.agent_running = true;
         let mut app = App::new(true);
         app.on_key(key('a'), &state);
         assert!(app.attached);

@@ -118,6 +118,15 @@ impl DiffPane {
         if self.entries.is_empty() {
             return;
         }
+        if let Some(path) = app.diff_goto.take()
+            && let Some(i) = self
+                .entries
+                .iter()
+                .position(|e| e.path == path || e.old_path() == Some(path.as_str()))
+        {
+            app.diff_file = i;
+            app.scroll[1] = 0;
+        }
         app.diff_file = app.diff_file.min(self.entries.len() - 1);
         let want = ViewKey {
             files_version: state.files_version,

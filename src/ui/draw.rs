@@ -312,7 +312,7 @@ fn key_hint<'a>(state: &SessionState, app: &App, theme: &Theme) -> Line<'a> {
     } else if !app.live {
         "Space play/pause · ←/→ seek 5 s · </> speed · ,/. prev/next phase · Tab/1-5 focus · z zoom · ? help · q quit"
     } else if state.finished.is_some() {
-        "Tab/1-5 focus · z zoom · j/k scroll · [ ] files · v diff base · ? help · q quit"
+        "r re-verify · o shell · a attach · Tab/1-5 focus · z zoom · [ ] files · v diff base · Enter finding→diff · ? help · q quit"
     } else {
         "n next · s step/auto · p pause · i inject · m message · a attach · r re-verify · x abort · Tab/1-5 focus · z zoom · ? help · q quit"
     };
@@ -333,7 +333,9 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("m", "message the agent"),
     ("a", "attach: keys go to the agent's terminal until Ctrl-]"),
-    ("r", "re-run verify and grade on the current workspace"),
+    ("r", "re-run verify and grade on the current workspace (also after the end)"),
+    ("o", "after the end: open a shell in the workspace in the Agent pane"),
+    ("Enter (Verdict)", "show the file of the next finding in the Diff pane"),
     ("x", "abort the run (asks to confirm, y)"),
     ("?", "this help"),
     ("q", "quit (asks to confirm, y, while something runs)"),
