@@ -223,3 +223,63 @@ fn grade_an_existing_repository() {
     let r2 = result(&only_run_dir(runs2.path()));
     assert_eq!(r2["phases"][0]["failure"], "bypass");
 }
+
+#[test]
+fn file_changes_are_recorded_while_the_agent_still_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let solution = root().join(TASK).join("solution/train.py");
+    let traj = tmp.path().join("slow.jsonl");
+    std::fs::write(
+        &traj,
+        format!(
+            "{{\"phase\": 1}}\n{{\"write\": \"train.py\", \"from\": \"{}\"}}\n{{\"write\": \"notes/plan.md\", \"text\": \"port the model\"}}\n{{\"sleep_ms\": 1500}}\n{{\"delete\": \"notes/plan.md\"}}\n{{\"say\": \"done\"}}\n",
+            solution.display()
+        ),
+    )
+    .unwrap();
+    let runs = tmp.path().join("runs");
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &format!("script:{}", traj.display()),
+        "--headless",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(&runs);
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = journal
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let time_of = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        events
+            .iter()
+            .find(|e| pred(e))
+            .map(|e| e["t"].as_f64().unwrap())
+    };
+    let written = time_of(&|e| {
+        e["type"] == "file_changed" && e["file"]["path"] == "notes/plan.md" && e["deleted"] == false
+    })
+    .expect("the new file was recorded");
+    let deleted = time_of(&|e| {
+        e["type"] == "file_changed" && e["file"]["path"] == "notes/plan.md" && e["deleted"] == true
+    })
+    .expect("the deletion was recorded");
+    let exited = time_of(&|e| e["type"] == "agent_exited").unwrap();
+    // The write was seen while the agent was still sleeping, well before it exited.
+    assert!(written < deleted, "written {written}, deleted {deleted}");
+    assert!(
+        exited - written > 0.5,
+        "the write was only seen at the end: written {written}, exited {exited}"
+    );
+    // Each change is recorded once.
+    let train_changes = events
+        .iter()
+        .filter(|e| e["type"] == "file_changed" && e["file"]["path"] == "train.py")
+        .count();
+    assert_eq!(train_changes, 1, "{journal}");
+}

@@ -16,6 +16,7 @@ use crate::metrics::{Extractor, MetricStream, Point};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::task::Task;
+use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
 
 use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage, TerminalPane};
@@ -26,6 +27,8 @@ use super::result::RunResult;
 const TICK: Duration = Duration::from_millis(200);
 /// Grace between SIGTERM and SIGKILL when ending a child.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// Quiet time the workspace watcher waits for before reporting a burst of writes.
+const WATCH_DEBOUNCE: Duration = Duration::from_millis(50);
 /// How long output is drained after a child exits before its group is ended.
 const DRAIN: Duration = Duration::from_secs(1);
 
@@ -180,6 +183,7 @@ pub struct Driver {
     workspace: PathBuf,
     env: Option<PythonEnv>,
     tracker: Option<Tracker>,
+    watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
     agent: Option<Live>,
     run: Option<Live>,
     metric_stream: Option<MetricStream>,
@@ -221,6 +225,7 @@ impl Driver {
             workspace,
             env: None,
             tracker: None,
+            watcher: None,
             agent: None,
             run: None,
             metric_stream: None,
@@ -833,11 +838,37 @@ impl Driver {
         Ok(())
     }
 
+    /// Records the workspace's changes: only the files the watcher reported while one runs,
+    /// else (and at the end of each agent turn) a full scan.
     fn scan_workspace(&mut self) {
+        let mut reported = Vec::new();
+        let mut notes = Vec::new();
+        let mut full = true;
+        if let Some((_, events)) = self.watcher.as_ref() {
+            full = false;
+            loop {
+                match events.try_recv() {
+                    Ok(WatchEvent::Changed { path, .. }) => reported.push(path),
+                    Ok(WatchEvent::Note(text)) => notes.push(text),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        full = true;
+                        break;
+                    }
+                }
+            }
+        }
+        for text in notes {
+            self.rec.emit(Event::Note { text });
+        }
         let Some(tracker) = self.tracker.as_mut() else {
             return;
         };
-        let changes = tracker.scan(&self.workspace);
+        let changes = if full {
+            tracker.scan(&self.workspace)
+        } else {
+            tracker.scan_paths(&self.workspace, &reported)
+        };
         if !changes.is_empty() {
             self.last_activity = Instant::now();
         }
@@ -869,6 +900,16 @@ impl Driver {
             text: text.clone(),
         });
 
+        // Watch before the agent starts, so that none of its writes is missed.
+        self.watcher = match WorkspaceWatcher::start(&self.workspace, WATCH_DEBOUNCE) {
+            Ok(watcher) => Some(watcher),
+            Err(e) => {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot watch the workspace ({e}); scanning it instead"),
+                });
+                None
+            }
+        };
         let interactive = agent.mode() == AgentMode::Interactive;
         let reuse = interactive && self.agent.as_ref().is_some_and(|l| l.exit_info.is_none());
         if !reuse {
@@ -944,6 +985,7 @@ impl Driver {
         if !interactive {
             self.agent = None;
         }
+        self.watcher = None;
         self.scan_workspace();
         Ok(())
     }

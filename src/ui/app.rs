@@ -164,7 +164,11 @@ impl App {
     /// end). Terminals count back from the end; the Diff and the Verdict (newest first)
     /// count from the top, so the direction is flipped for them.
     fn scroll_pane(&mut self, pane: PaneId, back: isize) {
-        let delta = if matches!(pane, PaneId::Diff | PaneId::Verdict) { -back } else { back };
+        let delta = if matches!(pane, PaneId::Diff | PaneId::Verdict) {
+            -back
+        } else {
+            back
+        };
         let s = &mut self.scroll[pane.index()];
         *s = s.saturating_add_signed(delta);
     }
@@ -412,8 +416,17 @@ mod tests {
         use crate::grade::{FailureClass, Verdict};
         use crate::session::event::{Event, FileContent};
         let mut state = SessionState::new();
-        let file = |p: &str| FileContent { path: p.into(), text: Some(String::new()), size: 0 };
-        state.apply(0.0, &Event::Baseline { files: vec![file("train.py"), file("eval.py")] });
+        let file = |p: &str| FileContent {
+            path: p.into(),
+            text: Some(String::new()),
+            size: 0,
+        };
+        state.apply(
+            0.0,
+            &Event::Baseline {
+                files: vec![file("train.py"), file("eval.py")],
+            },
+        );
         state.apply(1.0, &Event::Graded {
             phase: 1,
             verdict: Verdict {

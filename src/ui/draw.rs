@@ -333,9 +333,18 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("m", "message the agent"),
     ("a", "attach: keys go to the agent's terminal until Ctrl-]"),
-    ("r", "re-run verify and grade on the current workspace (also after the end)"),
-    ("o", "after the end: open a shell in the workspace in the Agent pane"),
-    ("Enter (Verdict)", "show the file of the next finding in the Diff pane"),
+    (
+        "r",
+        "re-run verify and grade on the current workspace (also after the end)",
+    ),
+    (
+        "o",
+        "after the end: open a shell in the workspace in the Agent pane",
+    ),
+    (
+        "Enter (Verdict)",
+        "show the file of the next finding in the Diff pane",
+    ),
     ("x", "abort the run (asks to confirm, y)"),
     ("?", "this help"),
     ("q", "quit (asks to confirm, y, while something runs)"),

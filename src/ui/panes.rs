@@ -298,47 +298,90 @@ pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
             (None, Some(p)) => (format!("PASSED in phase {p}"), c.pass),
             _ => ("FAILED".to_string(), c.fail),
         };
-        lines.push(Line::from(Span::styled(text, Style::default().fg(color).add_modifier(Modifier::BOLD))));
+        lines.push(Line::from(Span::styled(
+            text,
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        )));
     }
     if state.phases.iter().all(|p| p.verdict.is_none()) {
-        lines.push(Line::from(Span::styled("no phase graded yet", Style::default().fg(c.dim))));
+        lines.push(Line::from(Span::styled(
+            "no phase graded yet",
+            Style::default().fg(c.dim),
+        )));
     }
     for (i, record) in state.phases.iter().enumerate().rev() {
         let Some(verdict) = &record.verdict else {
             continue;
         };
         let color = if verdict.passed() { c.pass } else { c.fail };
-        let exit = record.exit_code.map_or_else(|| "killed".to_string(), |e| format!("exit {e}"));
+        let exit = record
+            .exit_code
+            .map_or_else(|| "killed".to_string(), |e| format!("exit {e}"));
         lines.push(Line::from(vec![
-            Span::styled(format!("Phase {}  ", i + 1), Style::default().fg(c.title).add_modifier(Modifier::BOLD)),
-            Span::styled(verdict.label(), Style::default().fg(color).add_modifier(Modifier::BOLD)),
-            Span::styled(format!("   run {:.1} s, {exit}", record.duration_s), Style::default().fg(c.dim)),
+            Span::styled(
+                format!("Phase {}  ", i + 1),
+                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                verdict.label(),
+                Style::default().fg(color).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("   run {:.1} s, {exit}", record.duration_s),
+                Style::default().fg(c.dim),
+            ),
         ]));
         for cr in &verdict.criteria {
             let value = cr.value.map_or_else(|| "missing".to_string(), fmt_num);
-            let margin = cr.margin().map_or_else(String::new, |m| format!("  margin {}{}", if m >= 0.0 { "+" } else { "" }, fmt_num(m)));
+            let margin = cr.margin().map_or_else(String::new, |m| {
+                format!("  margin {}{}", if m >= 0.0 { "+" } else { "" }, fmt_num(m))
+            });
             lines.push(Line::from(vec![
-                Span::styled(if cr.passed { "  ✓ " } else { "  ✗ " }, Style::default().fg(if cr.passed { c.pass } else { c.fail })),
-                Span::styled(format!("{} = {value}", cr.metric), Style::default().fg(c.text)),
                 Span::styled(
-                    format!("  published {} ± {} ({}){margin}", fmt_num(cr.published), fmt_num(cr.tolerance), cr.direction.as_str()),
+                    if cr.passed { "  ✓ " } else { "  ✗ " },
+                    Style::default().fg(if cr.passed { c.pass } else { c.fail }),
+                ),
+                Span::styled(
+                    format!("{} = {value}", cr.metric),
+                    Style::default().fg(c.text),
+                ),
+                Span::styled(
+                    format!(
+                        "  published {} ± {} ({}){margin}",
+                        fmt_num(cr.published),
+                        fmt_num(cr.tolerance),
+                        cr.direction.as_str()
+                    ),
                     Style::default().fg(c.dim),
                 ),
             ]));
         }
         for f in &verdict.findings {
-            lines.push(Line::from(Span::styled(format!("  • {f}"), Style::default().fg(c.text))));
+            lines.push(Line::from(Span::styled(
+                format!("  • {f}"),
+                Style::default().fg(c.text),
+            )));
         }
     }
     lines
 }
 
 /// The Verdict pane, scrolled down `scroll` lines.
-pub fn verdict(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, state: &SessionState, scroll: usize, theme: &Theme) {
+pub fn verdict(
+    frame: &mut Frame<'_>,
+    rect: Rect,
+    block: Block<'_>,
+    state: &SessionState,
+    scroll: usize,
+    theme: &Theme,
+) {
     let lines = verdict_lines(state, theme);
     let top = scroll.min(lines.len().saturating_sub(1));
     frame.render_widget(
-        Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((top as u16, 0)),
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((top as u16, 0)),
         rect,
     );
 }

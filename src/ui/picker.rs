@@ -88,7 +88,10 @@ impl Picker {
                 "scripted demo agent (replays the task's trajectory)".to_string(),
             ));
         }
-        agents.push(("shell".to_string(), "a shell in the workspace: you do the port".to_string()));
+        agents.push((
+            "shell".to_string(),
+            "a shell in the workspace: you do the port".to_string(),
+        ));
         agents
     }
 
@@ -152,13 +155,21 @@ impl Picker {
         let c = &theme.colors;
         let rows = Layout::default()
             .direction(Direction::Vertical)
-            .constraints([Constraint::Percentage(45), Constraint::Percentage(20), Constraint::Min(5), Constraint::Length(1)])
+            .constraints([
+                Constraint::Percentage(45),
+                Constraint::Percentage(20),
+                Constraint::Min(5),
+                Constraint::Length(1),
+            ])
             .split(frame.area());
         let block = |title: &str, focused: bool| {
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(Style::default().fg(if focused { c.focus } else { c.border }))
-                .title(Span::styled(format!(" {title} "), Style::default().fg(c.title).add_modifier(Modifier::BOLD)))
+                .title(Span::styled(
+                    format!(" {title} "),
+                    Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+                ))
         };
         let highlight = Style::default().add_modifier(Modifier::REVERSED);
         let top = Layout::default()
@@ -173,17 +184,33 @@ impl Picker {
                     .spec
                     .criteria
                     .first()
-                    .map(|c| format!("{} {} {} ± {}", c.metric, c.direction.as_str(), c.published, c.tolerance))
+                    .map(|c| {
+                        format!(
+                            "{} {} {} ± {}",
+                            c.metric,
+                            c.direction.as_str(),
+                            c.published,
+                            c.tolerance
+                        )
+                    })
                     .unwrap_or_default();
                 ListItem::new(Line::from(vec![
-                    Span::styled(format!("{:<22}", t.spec.id), Style::default().fg(c.text).add_modifier(Modifier::BOLD)),
-                    Span::styled(format!("{:<48} ", t.spec.title), Style::default().fg(c.text)),
+                    Span::styled(
+                        format!("{:<22}", t.spec.id),
+                        Style::default().fg(c.text).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(
+                        format!("{:<48} ", t.spec.title),
+                        Style::default().fg(c.text),
+                    ),
                     Span::styled(criterion, Style::default().fg(c.dim)),
                 ]))
             })
             .collect();
         frame.render_stateful_widget(
-            List::new(tasks).block(block("Tasks", self.focus == Focus::Tasks)).highlight_style(highlight),
+            List::new(tasks)
+                .block(block("Tasks", self.focus == Focus::Tasks))
+                .highlight_style(highlight),
             top[0],
             &mut self.task,
         );
@@ -191,10 +218,19 @@ impl Picker {
             .task
             .selected()
             .and_then(|i| self.tasks.get(i))
-            .map(|t| t.spec.summary.clone().unwrap_or_else(|| t.spec.title.clone()))
-            .unwrap_or_else(|| "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/".to_string());
+            .map(|t| {
+                t.spec
+                    .summary
+                    .clone()
+                    .unwrap_or_else(|| t.spec.title.clone())
+            })
+            .unwrap_or_else(|| {
+                "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/".to_string()
+            });
         frame.render_widget(
-            Paragraph::new(Span::styled(summary, Style::default().fg(c.text))).wrap(Wrap { trim: true }).block(block("About", false)),
+            Paragraph::new(Span::styled(summary, Style::default().fg(c.text)))
+                .wrap(Wrap { trim: true })
+                .block(block("About", false)),
             top[1],
         );
         let agents: Vec<ListItem> = self
@@ -209,7 +245,10 @@ impl Picker {
             .collect();
         frame.render_stateful_widget(
             List::new(agents)
-                .block(block(&format!("Agent ({} mode: s toggles)", self.mode.label()), self.focus == Focus::Agents))
+                .block(block(
+                    &format!("Agent ({} mode: s toggles)", self.mode.label()),
+                    self.focus == Focus::Agents,
+                ))
                 .highlight_style(highlight),
             rows[1],
             &mut self.agent,
@@ -223,14 +262,28 @@ impl Picker {
                     verdicts.push_str(" (interrupted)");
                 }
                 ListItem::new(Line::from(vec![
-                    Span::styled(format!("{:<22} {:<20} ", r.started_at, r.task), Style::default().fg(c.text)),
-                    Span::styled(verdicts, Style::default().fg(if r.passed { c.pass } else { c.fail })),
-                    Span::styled(format!("  {:.1} s", r.duration_s), Style::default().fg(c.dim)),
+                    Span::styled(
+                        format!("{:<22} {:<20} ", r.started_at, r.task),
+                        Style::default().fg(c.text),
+                    ),
+                    Span::styled(
+                        verdicts,
+                        Style::default().fg(if r.passed { c.pass } else { c.fail }),
+                    ),
+                    Span::styled(
+                        format!("  {:.1} s", r.duration_s),
+                        Style::default().fg(c.dim),
+                    ),
                 ]))
             })
             .collect();
         frame.render_stateful_widget(
-            List::new(runs).block(block("Recorded runs (Enter replays)", self.focus == Focus::Runs)).highlight_style(highlight),
+            List::new(runs)
+                .block(block(
+                    "Recorded runs (Enter replays)",
+                    self.focus == Focus::Runs,
+                ))
+                .highlight_style(highlight),
             rows[2],
             &mut self.run,
         );
@@ -269,13 +322,17 @@ mod tests {
         assert_eq!(picker.agents().len(), 2);
         picker.on_key(KeyCode::Char('s'));
         let choice = picker.on_key(KeyCode::Enter).unwrap();
-        let Choice::Run { task, agent, mode } = choice else { panic!("{choice:?}") };
+        let Choice::Run { task, agent, mode } = choice else {
+            panic!("{choice:?}")
+        };
         assert_eq!(task, dir);
         assert!(agent.starts_with("script:") && agent.ends_with("demo/trajectory.jsonl"));
         assert_eq!(mode, Mode::Step);
         picker.on_key(KeyCode::Tab);
         picker.on_key(KeyCode::Down);
-        let Some(Choice::Run { agent, .. }) = picker.on_key(KeyCode::Enter) else { panic!() };
+        let Some(Choice::Run { agent, .. }) = picker.on_key(KeyCode::Enter) else {
+            panic!()
+        };
         assert_eq!(agent, "shell");
         assert_eq!(picker.on_key(KeyCode::Char('q')), Some(Choice::Quit));
     }

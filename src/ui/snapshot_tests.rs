@@ -1,10 +1,10 @@
 //! Snapshots of the whole screen and of single panes, drawn from fixed event sequences on a
 //! `TestBackend`; the styled Verdict and Diff panes where colour carries meaning.
 
+use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
-use ratatui::Terminal;
 
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
@@ -32,7 +32,9 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
             passed: failure.is_none(),
         }],
         findings: if failure.is_some() {
-            vec![format!("test_acc (last) = {value} is outside the criterion >= 0.97 - 0.01")]
+            vec![format!(
+                "test_acc (last) = {value} is outside the criterion >= 0.97 - 0.01"
+            )]
         } else {
             vec![]
         },
@@ -43,7 +45,10 @@ fn points(values: &[f64]) -> Vec<Point> {
     values
         .iter()
         .enumerate()
-        .map(|(i, v)| Point { step: Some(i as f64 + 1.0), value: *v })
+        .map(|(i, v)| Point {
+            step: Some(i as f64 + 1.0),
+            value: *v,
+        })
         .collect()
 }
 
@@ -80,23 +85,73 @@ fn session() -> SessionState {
         Event::RunOutput { text: "epoch 1 acc=0.50\r\nepoch 2 acc=0.61\r\nepoch 3 acc=0.70\r\n".into() },
     ];
     for (i, v) in [0.5, 0.61, 0.7].iter().enumerate() {
-        events.push(Event::Metric { phase: 1, metric: "test_acc".into(), point: Point { step: Some(i as f64 + 1.0), value: *v } });
+        events.push(Event::Metric {
+            phase: 1,
+            metric: "test_acc".into(),
+            point: Point {
+                step: Some(i as f64 + 1.0),
+                value: *v,
+            },
+        });
     }
     events.extend([
-        Event::RunExited { code: Some(0), timed_out: false, duration_s: 3.0 },
-        Event::Graded { phase: 1, verdict: verdict(Some(FailureClass::FidelityGap), 0.7), exit_code: Some(0), duration_s: 3.0 },
-        Event::Stage { phase: 2, stage: Stage::Migrate },
-        Event::Stage { phase: 2, stage: Stage::Verify },
-        Event::RunStarted { phase: 2, command: "python train.py".into(), cols: 60, rows: 10 },
-        Event::RunOutput { text: "epoch 1 acc=0.91\r\nepoch 2 acc=0.95\r\nepoch 3 acc=0.972\r\n".into() },
+        Event::RunExited {
+            code: Some(0),
+            timed_out: false,
+            duration_s: 3.0,
+        },
+        Event::Graded {
+            phase: 1,
+            verdict: verdict(Some(FailureClass::FidelityGap), 0.7),
+            exit_code: Some(0),
+            duration_s: 3.0,
+        },
+        Event::Stage {
+            phase: 2,
+            stage: Stage::Migrate,
+        },
+        Event::Stage {
+            phase: 2,
+            stage: Stage::Verify,
+        },
+        Event::RunStarted {
+            phase: 2,
+            command: "python train.py".into(),
+            cols: 60,
+            rows: 10,
+        },
+        Event::RunOutput {
+            text: "epoch 1 acc=0.91\r\nepoch 2 acc=0.95\r\nepoch 3 acc=0.972\r\n".into(),
+        },
     ]);
     for (i, v) in [0.91, 0.95, 0.972].iter().enumerate() {
-        events.push(Event::Metric { phase: 2, metric: "test_acc".into(), point: Point { step: Some(i as f64 + 1.0), value: *v } });
+        events.push(Event::Metric {
+            phase: 2,
+            metric: "test_acc".into(),
+            point: Point {
+                step: Some(i as f64 + 1.0),
+                value: *v,
+            },
+        });
     }
     events.extend([
-        Event::RunExited { code: Some(0), timed_out: false, duration_s: 2.5 },
-        Event::Graded { phase: 2, verdict: verdict(None, 0.972), exit_code: Some(0), duration_s: 2.5 },
-        Event::Finished { passed: true, passed_in_phase: Some(2), exit_code: 0, error: None },
+        Event::RunExited {
+            code: Some(0),
+            timed_out: false,
+            duration_s: 2.5,
+        },
+        Event::Graded {
+            phase: 2,
+            verdict: verdict(None, 0.972),
+            exit_code: Some(0),
+            duration_s: 2.5,
+        },
+        Event::Finished {
+            passed: true,
+            passed_in_phase: Some(2),
+            exit_code: 0,
+            error: None,
+        },
     ]);
     let mut state = SessionState::new();
     for (i, e) in events.iter().enumerate() {
@@ -118,7 +173,16 @@ fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBa
     }
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| draw::draw(f, &mut state, &mut app, &diff, &theme, &Extras { timeline: None }))
+        .draw(|f| {
+            draw::draw(
+                f,
+                &mut state,
+                &mut app,
+                &diff,
+                &theme,
+                &Extras { timeline: None },
+            )
+        })
         .unwrap();
     terminal
 }
@@ -156,7 +220,10 @@ fn whole_screen_200x50() {
 fn zoomed_panes() {
     for pane in PaneId::ALL {
         let terminal = render(100, 30, pane, true);
-        insta::assert_snapshot!(format!("zoomed_{}", pane.title().replace(' ', "_").to_lowercase()), terminal.backend());
+        insta::assert_snapshot!(
+            format!("zoomed_{}", pane.title().replace(' ', "_").to_lowercase()),
+            terminal.backend()
+        );
     }
 }
 
@@ -172,7 +239,13 @@ fn verdict_and_diff_colours() {
     insta::assert_snapshot!("verdict_styled", text);
     let diff = render(120, 30, PaneId::Diff, true);
     let text = styled(diff.backend().buffer());
-    assert!(text.contains(&format!("{:?}", theme.colors.removed_bg)), "no removed background:\n{text}");
-    assert!(text.contains(&format!("{:?}", theme.colors.added_bg)), "no added background:\n{text}");
+    assert!(
+        text.contains(&format!("{:?}", theme.colors.removed_bg)),
+        "no removed background:\n{text}"
+    );
+    assert!(
+        text.contains(&format!("{:?}", theme.colors.added_bg)),
+        "no added background:\n{text}"
+    );
     insta::assert_snapshot!("diff_styled", text);
 }

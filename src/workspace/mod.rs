@@ -184,55 +184,66 @@ impl Tracker {
         tracker
     }
 
-    /// Re-reads `root`; returns the files whose content changed, appeared or disappeared.
-    pub fn scan(&mut self, root: &Path) -> Vec<Change> {
-        let mut changes = Vec::new();
-        let files = list_files(root);
-        let mut seen = std::collections::BTreeSet::new();
-        for rel in files {
-            seen.insert(rel.clone());
-            let path = root.join(&rel);
-            let Ok(meta) = std::fs::metadata(&path) else {
-                continue;
-            };
-            let mtime = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
-            if let Some((size, time, _)) = self.known.get(&rel)
-                && *size == meta.len()
-                && *time == mtime
-            {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            let hash: [u8; 32] = Sha256::digest(&bytes).into();
-            let changed = self.known.get(&rel).is_none_or(|(_, _, h)| *h != hash);
-            self.known.insert(rel.clone(), (meta.len(), mtime, hash));
-            if changed && let Some(file) = read_content(root, &rel) {
-                changes.push(Change {
-                    file,
-                    deleted: false,
-                });
-            }
-        }
-        let gone: Vec<String> = self
-            .known
-            .keys()
-            .filter(|k| !seen.contains(*k))
-            .cloned()
-            .collect();
-        for rel in gone {
-            self.known.remove(&rel);
-            changes.push(Change {
+    /// Re-reads one file (relative path); a change when its content differs from what the
+    /// tracker knew, including its appearance or disappearance.
+    fn check(&mut self, root: &Path, rel: &str) -> Option<Change> {
+        let path = root.join(rel);
+        let Some(meta) = std::fs::metadata(&path).ok().filter(|m| m.is_file()) else {
+            return self.known.remove(rel).map(|_| Change {
                 file: FileContent {
-                    path: rel,
+                    path: rel.to_string(),
                     text: None,
                     size: 0,
                 },
                 deleted: true,
             });
+        };
+        let mtime = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+        if let Some((size, time, _)) = self.known.get(rel)
+            && *size == meta.len()
+            && *time == mtime
+        {
+            return None;
         }
+        let bytes = std::fs::read(&path).ok()?;
+        let hash: [u8; 32] = Sha256::digest(&bytes).into();
+        let changed = self.known.get(rel).is_none_or(|(_, _, h)| *h != hash);
+        self.known
+            .insert(rel.to_string(), (meta.len(), mtime, hash));
+        if changed {
+            read_content(root, rel).map(|file| Change {
+                file,
+                deleted: false,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Re-reads `root`; returns the files whose content changed, appeared or disappeared.
+    pub fn scan(&mut self, root: &Path) -> Vec<Change> {
+        let files = list_files(root);
+        let seen: std::collections::BTreeSet<&String> = files.iter().collect();
+        let mut changes: Vec<Change> = files
+            .iter()
+            .filter_map(|rel| self.check(root, rel))
+            .collect();
+        let gone: Vec<String> = self
+            .known
+            .keys()
+            .filter(|k| !seen.contains(k))
+            .cloned()
+            .collect();
+        changes.extend(gone.iter().filter_map(|rel| self.check(root, rel)));
         changes
+    }
+
+    /// Re-reads only `paths` (relative), e.g. those a file watcher reported.
+    pub fn scan_paths(&mut self, root: &Path, paths: &[String]) -> Vec<Change> {
+        paths
+            .iter()
+            .filter_map(|rel| self.check(root, rel))
+            .collect()
     }
 }
 
