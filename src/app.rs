@@ -264,6 +264,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
     let agent_label = agent
         .as_ref()
         .map_or_else(|| "none (grade)".to_string(), AgentSpec::display);
+    let agent_label = crate::secrets::Secrets::from_env().redact(&agent_label);
     let header = Header::new(&task.spec.id, &agent_label, &run_id, &started_at);
     let writer = JournalWriter::create(&run_dir.join(journal::JOURNAL_FILE), &header)
         .map_err(|e| AppError::infra(e.to_string()))?;

@@ -159,7 +159,15 @@ fn load_theme(flag: Option<&str>) -> Result<Theme, AppError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    xstack::reaper::become_subreaper();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        xstack::reaper::end_descendants(std::time::Duration::ZERO);
+        previous(info);
+    }));
     let result = dispatch(cli);
+    // Whatever the agent or the run left behind (a `setsid` daemon, a double fork) ends here.
+    xstack::reaper::end_descendants(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {

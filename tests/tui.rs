@@ -79,3 +79,57 @@ fn step_mode_waits_and_the_edited_details_reach_phase_two() {
     let prompt = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
     assert!(prompt.contains("(edited by the supervisor)"), "{prompt}");
 }
+
+/// The pid of the xstack process whose command line mentions `needle`.
+fn xstack_pid(needle: &str) -> Option<i32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            let cmdline = String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).ok()?)
+                .into_owned();
+            let first = cmdline.split('\0').next()?.to_string();
+            (first.ends_with("/xstack") && cmdline.contains(needle))
+                .then(|| e.file_name().to_str()?.parse().ok())?
+        })
+}
+
+#[test]
+fn the_terminal_is_restored_after_each_signal_and_a_panic() {
+    let task = root().join("tests/tasks/jsonl-protected");
+    for how in ["TERM", "HUP", "INT", "panic"] {
+        let runs = tempfile::tempdir().unwrap();
+        let marker = runs.path().display().to_string();
+        let panic_env = if how == "panic" {
+            "XSTACK_TEST_PANIC=1 "
+        } else {
+            ""
+        };
+        let command = format!(
+            "{panic_env}RUST_BACKTRACE=0 {} run {} --agent 'cmd:sleep 120' --runs-dir {marker} 2>/dev/null; echo EXIT=$?; stty -a; sleep 600",
+            bin(),
+            task.display(),
+        );
+        let tmux = Tmux::start(&command, 120, 36);
+        if how != "panic" {
+            tmux.wait_for("1 Agent", LONG);
+            let pid = xstack_pid(&marker).expect("xstack runs");
+            let signal = match how {
+                "TERM" => libc::SIGTERM,
+                "HUP" => libc::SIGHUP,
+                _ => libc::SIGINT,
+            };
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+        let after = tmux.wait_for("EXIT=", Duration::from_secs(60));
+        assert!(
+            after.contains(" icanon") && after.contains(" echo "),
+            "{how}: {after}"
+        );
+        assert!(!after.contains("-icanon"), "{how}: {after}");
+        let expected = if how == "panic" { "EXIT=101" } else { "EXIT=3" };
+        assert!(after.contains(expected), "{how}: {after}");
+    }
+}

@@ -193,6 +193,67 @@ pub fn import_findings(root: &Path, spec: &IntegritySpec) -> Vec<String> {
     findings
 }
 
+/// The module a package installs under (`scikit-learn` → `sklearn`).
+fn module_of(package: &str) -> String {
+    let name = package
+        .split(|c: char| "=<>!~[; ".contains(c))
+        .next()
+        .unwrap_or(package)
+        .trim()
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    match name.as_str() {
+        "scikit_learn" => "sklearn".to_string(),
+        "pyyaml" => "yaml".to_string(),
+        "pillow" => "PIL".to_string(),
+        _ => name,
+    }
+}
+
+/// Files that change what Python imports or runs at start-up: `sitecustomize.py`,
+/// `usercustomize.py`, `.pth` files, and a module or package in the repository named like an
+/// installed one (`jax/`, `numpy.py`), which would shadow it.
+pub fn shadow_findings(root: &Path, spec: &IntegritySpec, packages: &[String]) -> Vec<String> {
+    let mut guarded: Vec<String> = packages.iter().map(|p| module_of(p)).collect();
+    guarded.extend(spec.require_imports.iter().cloned());
+    guarded.extend(["jax", "jaxlib", "numpy"].map(String::from));
+    guarded.sort();
+    guarded.dedup();
+    let mut findings = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() {
+            if name == "sitecustomize.py" || name == "usercustomize.py" {
+                findings.push(format!("{rel}: runs code at every Python start-up"));
+            } else if name.ends_with(".pth") {
+                findings.push(format!(
+                    "{rel}: a .pth file can run code and change the import path"
+                ));
+            } else if let Some(stem) = name.strip_suffix(".py")
+                && guarded.iter().any(|g| g == stem)
+            {
+                findings.push(format!("{rel}: shadows the installed module `{stem}`"));
+            }
+        } else if entry.file_type().is_dir()
+            && guarded.iter().any(|g| *g == name)
+            && path.join("__init__.py").is_file()
+        {
+            findings.push(format!("{rel}/: shadows the installed package `{name}`"));
+        }
+    }
+    findings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +296,33 @@ mod tests {
                 line: 7,
                 module: "torch".into()
             }
+        );
+    }
+
+    #[test]
+    fn start_up_hooks_and_shadowing_packages_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("train.py"), "import jax\n").unwrap();
+        std::fs::write(root.join("sitecustomize.py"), "").unwrap();
+        std::fs::write(root.join("hack.pth"), "import os\n").unwrap();
+        std::fs::create_dir_all(root.join("jax")).unwrap();
+        std::fs::write(root.join("jax/__init__.py"), "").unwrap();
+        std::fs::write(root.join("sklearn.py"), "").unwrap();
+        std::fs::create_dir_all(root.join("data/numpy")).unwrap();
+        let findings = shadow_findings(
+            root,
+            &IntegritySpec::default(),
+            &["scikit-learn>=1.0".into(), "optax".into()],
+        );
+        assert_eq!(
+            findings,
+            [
+                "hack.pth: a .pth file can run code and change the import path",
+                "jax/: shadows the installed package `jax`",
+                "sitecustomize.py: runs code at every Python start-up",
+                "sklearn.py: shadows the installed module `sklearn`",
+            ]
         );
     }
 

@@ -2,6 +2,7 @@
 //! reader thread per PTY feeding a bounded channel (back-pressure reaches the child through
 //! the PTY), write, resize, pause/resume/terminate the whole group, and the exit status.
 
+pub mod filter;
 pub mod screen;
 pub mod utf8;
 

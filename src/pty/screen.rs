@@ -1,4 +1,7 @@
-//! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text.
+//! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text through
+//! the escape-string cap.
+
+use super::filter::EscapeCap;
 
 /// Lines of scrollback kept per screen; older lines live only in the journal.
 pub const SCROLLBACK_LINES: usize = 10_000;
@@ -6,6 +9,8 @@ pub const SCROLLBACK_LINES: usize = 10_000;
 /// A terminal emulator screen for one pane.
 pub struct Screen {
     parser: vt100::Parser,
+    cap: EscapeCap,
+    scratch: String,
 }
 
 impl std::fmt::Debug for Screen {
@@ -21,7 +26,11 @@ impl Clone for Screen {
         let (rows, cols) = self.parser.screen().size();
         let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_LINES);
         *parser.screen_mut() = self.parser.screen().clone();
-        Screen { parser }
+        Screen {
+            parser,
+            cap: self.cap.clone(),
+            scratch: String::new(),
+        }
     }
 }
 
@@ -30,12 +39,16 @@ impl Screen {
     pub fn new(cols: u16, rows: u16) -> Self {
         Screen {
             parser: vt100::Parser::new(rows.max(2), cols.max(10), SCROLLBACK_LINES),
+            cap: EscapeCap::new(),
+            scratch: String::new(),
         }
     }
 
-    /// Feeds terminal output.
+    /// Feeds terminal output (escape-string payloads bounded first).
     pub fn process(&mut self, text: &str) {
-        self.parser.process(text.as_bytes());
+        self.scratch.clear();
+        self.cap.filter(text, &mut self.scratch);
+        self.parser.process(self.scratch.as_bytes());
     }
 
     /// Resizes the screen.

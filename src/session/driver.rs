@@ -678,6 +678,11 @@ impl Driver {
                 Raw::Command(Some(cmd)) => return Input::Command(cmd),
                 Raw::Command(None) => self.commands = None,
                 Raw::Tick => {
+                    let keep: Vec<i32> = [&self.agent, &self.run]
+                        .into_iter()
+                        .filter_map(|l| l.as_ref().and_then(|l| l.process.pgid()))
+                        .collect();
+                    crate::reaper::reap_orphans(&keep);
                     self.rec.tick();
                     return Input::Tick;
                 }
@@ -1027,6 +1032,11 @@ impl Driver {
         findings.extend(imports::import_findings(
             &verify_dir,
             &self.task().spec.integrity,
+        ));
+        findings.extend(imports::shadow_findings(
+            &verify_dir,
+            &self.task().spec.integrity,
+            &self.task().spec.env.packages,
         ));
 
         let spec_run = &self.task().spec.run;

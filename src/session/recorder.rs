@@ -9,7 +9,9 @@ use tokio::sync::watch;
 
 use crate::journal::{JournalError, JournalWriter};
 
-use super::event::Event;
+use crate::secrets::{RedactStream, Secrets};
+
+use super::event::{Event, FileContent};
 use super::state::SessionState;
 
 /// Called with each event after it is applied (e.g. to print progress lines).
@@ -34,6 +36,9 @@ pub struct Recorder {
     changed: watch::Sender<u64>,
     observer: Option<Observer>,
     journal_error: Option<JournalError>,
+    secrets: Secrets,
+    agent_redact: RedactStream,
+    run_redact: RedactStream,
 }
 
 impl Recorder {
@@ -54,6 +59,9 @@ impl Recorder {
                 changed,
                 observer: None,
                 journal_error: None,
+                secrets: Secrets::from_env(),
+                agent_redact: RedactStream::new(),
+                run_redact: RedactStream::new(),
             },
             rx,
         )
@@ -74,8 +82,51 @@ impl Recorder {
         &self.state
     }
 
-    /// Records one event.
+    /// Replaces the secrets to redact (the environment's by default).
+    pub fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
+    /// Records one event, with secret values redacted from every text it carries.
     pub fn emit(&mut self, event: Event) {
+        // Text held back at the end of a terminal stream goes out before the stream ends.
+        match &event {
+            Event::AgentStarted { .. } | Event::AgentExited { .. } => {
+                let rest = self.agent_redact.finish();
+                if !rest.is_empty() {
+                    self.record(Event::AgentOutput { text: rest });
+                }
+            }
+            Event::RunStarted { .. } | Event::RunExited { .. } => {
+                let rest = self.run_redact.finish();
+                if !rest.is_empty() {
+                    self.record(Event::RunOutput { text: rest });
+                }
+            }
+            _ => {}
+        }
+        let event = match event {
+            Event::AgentOutput { text } => {
+                let text = self.agent_redact.feed(&self.secrets, &text);
+                if text.is_empty() {
+                    return;
+                }
+                Event::AgentOutput { text }
+            }
+            Event::RunOutput { text } => {
+                let text = self.run_redact.feed(&self.secrets, &text);
+                if text.is_empty() {
+                    return;
+                }
+                Event::RunOutput { text }
+            }
+            other if self.secrets.is_empty() => other,
+            other => redact_event(&self.secrets, other),
+        };
+        self.record(event);
+    }
+
+    fn record(&mut self, event: Event) {
         let t = self.now();
         if let Err(e) = self.journal.append(t, &event)
             && self.journal_error.is_none()
@@ -110,5 +161,104 @@ impl Recorder {
     /// The first journal error, if writing ever failed.
     pub fn journal_error(&self) -> Option<&JournalError> {
         self.journal_error.as_ref()
+    }
+}
+
+fn redact_file(secrets: &Secrets, file: FileContent) -> FileContent {
+    FileContent {
+        text: file.text.map(|t| secrets.redact(&t)),
+        ..file
+    }
+}
+
+/// Redacts the free text of events other than terminal output.
+fn redact_event(secrets: &Secrets, event: Event) -> Event {
+    match event {
+        Event::Task {
+            id,
+            dir,
+            title,
+            agent,
+            command,
+            criteria,
+            metrics,
+            phase2_details,
+            reference,
+        } => Event::Task {
+            id,
+            dir,
+            title,
+            agent: secrets.redact(&agent),
+            command: secrets.redact(&command),
+            criteria,
+            metrics,
+            phase2_details: secrets.redact(&phase2_details),
+            reference,
+        },
+        Event::Note { text } => Event::Note {
+            text: secrets.redact(&text),
+        },
+        Event::Message { text } => Event::Message {
+            text: secrets.redact(&text),
+        },
+        Event::Prompt { phase, text } => Event::Prompt {
+            phase,
+            text: secrets.redact(&text),
+        },
+        Event::AgentStarted {
+            phase,
+            command,
+            cols,
+            rows,
+        } => Event::AgentStarted {
+            phase,
+            command: secrets.redact(&command),
+            cols,
+            rows,
+        },
+        Event::RunStarted {
+            phase,
+            command,
+            cols,
+            rows,
+        } => Event::RunStarted {
+            phase,
+            command: secrets.redact(&command),
+            cols,
+            rows,
+        },
+        Event::Baseline { files } => Event::Baseline {
+            files: files.into_iter().map(|f| redact_file(secrets, f)).collect(),
+        },
+        Event::FileChanged { file, deleted } => Event::FileChanged {
+            file: redact_file(secrets, file),
+            deleted,
+        },
+        Event::Graded {
+            phase,
+            mut verdict,
+            exit_code,
+            duration_s,
+        } => {
+            verdict.findings = verdict.findings.iter().map(|f| secrets.redact(f)).collect();
+            Event::Graded {
+                phase,
+                verdict,
+                exit_code,
+                duration_s,
+            }
+        }
+        Event::Finished {
+            passed,
+            passed_in_phase,
+            exit_code,
+            error,
+        } => Event::Finished {
+            passed,
+            passed_in_phase,
+            exit_code,
+            error: error.map(|e| secrets.redact(&e)),
+        },
+        other => other,
     }
 }

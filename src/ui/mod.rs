@@ -194,6 +194,10 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                 was_waiting = waiting;
                 drop(state);
                 limiter.drawn(Instant::now());
+                // A hidden trigger for the test that proves the terminal is restored after a panic.
+                if std::env::var_os("XSTACK_TEST_PANIC").is_some() {
+                    panic!("panic requested by XSTACK_TEST_PANIC");
+                }
             }
         }
     }

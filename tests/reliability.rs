@@ -1,0 +1,374 @@
+//! Reliability and security: no orphans on any exit path, secrets never recorded, bounded
+//! memory under hostile output, a crash-safe journal, and a source that stays untouched.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const TASK: &str = "tests/tasks/jsonl-protected";
+
+/// Whether a process whose command line is exactly `sleep <seconds>` runs.
+fn sleeper_alive(seconds: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 2..].starts_with('Z'));
+            !zombie && cmdline == format!("sleep\0{seconds}\0").as_bytes()
+        })
+}
+
+fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn no_descendant_survives_any_exit_path() {
+    let solution = root().join(TASK).join("solution/train.py");
+    // Normal end: the agent leaves a daemon behind and exits.
+    let runs = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "cmd:bash -c 'setsid sleep 3131 </dev/null >/dev/null 2>&1 & cp {} train.py'",
+        solution.display()
+    );
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    wait_until(
+        "the daemon of a finished run ends",
+        Duration::from_secs(5),
+        || !sleeper_alive("3131"),
+    );
+
+    // Each signal while the agent works.
+    for (signal, seconds) in [
+        (libc::SIGTERM, "3132"),
+        (libc::SIGINT, "3133"),
+        (libc::SIGHUP, "3134"),
+    ] {
+        let runs = tempfile::tempdir().unwrap();
+        let agent =
+            format!("cmd:bash -c 'setsid sleep {seconds} </dev/null >/dev/null 2>&1 & sleep 120'");
+        let mut child = xstack()
+            .args([
+                "run",
+                TASK,
+                "--agent",
+                &agent,
+                "--headless",
+                "--runs-dir",
+                runs.path().to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_until("the agent's daemon starts", Duration::from_secs(60), || {
+            sleeper_alive(seconds)
+        });
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(3), "signal {signal}");
+        wait_until(
+            &format!("no descendant after signal {signal}"),
+            Duration::from_secs(5),
+            || !sleeper_alive(seconds),
+        );
+        let dir = only_run_dir(runs.path());
+        let r = result(&dir);
+        assert!(r["error"].as_str().unwrap().contains("aborted"), "{r}");
+    }
+}
+
+#[test]
+fn secrets_are_redacted_from_everything_recorded() {
+    let secret = "s3cr3t-value-0123456789";
+    let runs = tempfile::tempdir().unwrap();
+    let solution = root().join(TASK).join("solution/train.py");
+    // The value is printed in two writes with a pause between, so it spans two chunks.
+    let agent = format!(
+        "cmd:bash -c 'printf \"token: s3cr3t-val\"; sleep 0.3; printf \"ue-0123456789 end\\n\"; echo \"$XSTACK_DEMO_API_KEY\" > leaked.txt; cp {} train.py'",
+        solution.display()
+    );
+    let out = xstack()
+        .env("XSTACK_DEMO_API_KEY", secret)
+        .args([
+            "run",
+            TASK,
+            "--agent",
+            &agent,
+            "--headless",
+            "--runs-dir",
+            runs.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(runs.path());
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    assert!(!journal.contains(secret), "the journal holds the secret");
+    let agent_text: String = journal
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "agent_output")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(agent_text.contains("token: [redacted] end"), "{agent_text}");
+    assert!(
+        !std::fs::read_to_string(dir.join("result.json"))
+            .unwrap()
+            .contains(secret)
+    );
+    let cast = dir.join("agent.cast");
+    let out = run(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--cast",
+        cast.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!std::fs::read_to_string(&cast).unwrap().contains(secret));
+}
+
+/// A task in a temp folder whose run prints hostile output, then a metric.
+fn hostile_task(root_dir: &Path, body: &str) -> PathBuf {
+    let dir = root_dir.join("hostile");
+    std::fs::create_dir_all(dir.join("repo")).unwrap();
+    std::fs::write(dir.join("repo/run.py"), body).unwrap();
+    std::fs::write(
+        dir.join("task.toml"),
+        r#"id = "hostile"
+title = "Hostile output"
+[source]
+path = "repo"
+[published]
+citation = "none"
+[env]
+packages = []
+[run]
+command = "python3 run.py"
+timeout_s = 120
+[[metric]]
+name = "acc"
+regex = 'acc=(?P<value>[0-9.]+)'
+[[criterion]]
+metric = "acc"
+published = 0.5
+tolerance = 0.01
+direction = "within"
+[integrity]
+forbid_imports = []
+require_imports = []
+[phase2]
+details = "none"
+"#,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn hostile_output_keeps_memory_bounded_and_the_run_graded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = r#"import os, random, sys
+out = sys.stdout.buffer
+random.seed(7)
+out.write(b"\x1b]0;")
+chunk = b"x" * (1 << 20)
+for _ in range(64):
+    out.write(chunk)
+out.write(b"\n")
+out.write(b"y" * (10 << 20))
+out.write(bytes(random.getrandbits(8) for _ in range(1 << 20)))
+out.write(b"\xff\xfe\xc3(\xe2\x82\n\x1bP" + b"z" * (2 << 20))
+out.write(b"\x1b\\\nacc=0.5\n")
+out.flush()
+"#;
+    let task = hostile_task(tmp.path(), script);
+    let runs = tmp.path().join("runs");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "peak_kb=%M"])
+        .arg(env!("CARGO_BIN_EXE_xstack"))
+        .args([
+            "grade",
+            task.to_str().unwrap(),
+            "--repo",
+            task.join("repo").to_str().unwrap(),
+            "--headless",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        &all[all.len().saturating_sub(3000)..]
+    );
+    assert!(!all.contains("panicked"));
+    let peak_kb: u64 = all
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_kb="))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("peak memory reported");
+    assert!(peak_kb < 150 * 1024, "peak resident memory {peak_kb} KiB");
+    let r = result(&only_run_dir(&runs));
+    assert_eq!(r["phases"][0]["criteria"][0]["value"], 0.5);
+}
+
+#[test]
+fn a_journal_killed_at_random_moments_replays_consistently() {
+    let solution = root().join(TASK).join("solution/train.py");
+    for (i, delay_ms) in [150u64, 700, 1300, 2100, 3400].into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let agent = format!(
+            "cmd:bash -c 'sleep 0.{i}; cp {} train.py'",
+            solution.display()
+        );
+        let mut child = xstack()
+            .args([
+                "run",
+                TASK,
+                "--agent",
+                &agent,
+                "--headless",
+                "--runs-dir",
+                runs.path().to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The kill lands at an arbitrary moment of the run: that is the point of the test.
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let Ok(mut entries) = std::fs::read_dir(runs.path()) else {
+            continue;
+        };
+        let Some(dir) = entries.next().map(|e| e.unwrap().path()) else {
+            continue;
+        };
+        kill_processes_mentioning(&dir.display().to_string());
+        if !dir.join("journal.jsonl").exists() {
+            continue;
+        }
+        let replay = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+        let out = text(&replay);
+        assert!(!out.contains("panicked"), "{out}");
+        let finished = out.contains("PASSED in phase") || out.contains("FAILED");
+        assert_eq!(
+            replay.status.code(),
+            Some(if finished { 0 } else { 3 }),
+            "{out}"
+        );
+        let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
+        assert_eq!(listed.contains("(interrupted)"), !finished, "{listed}");
+    }
+}
+
+#[test]
+fn the_source_is_not_written_through_workspace_links_or_parent_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("jsonl-protected");
+    copy_dir(&root().join(TASK), &task);
+    // The source holds a symlink to one of its own files.
+    std::os::unix::fs::symlink("train.py", task.join("repo/alias.py")).unwrap();
+    let before = tree_hash(&task);
+    let solution = root().join(TASK).join("solution/train.py");
+    let agent = format!(
+        "cmd:bash -c 'echo hacked > alias.py; echo hacked > ../escape.txt; cp {} train.py'",
+        solution.display()
+    );
+    let runs = tmp.path().join("runs");
+    let out = run(&[
+        "run",
+        task.to_str().unwrap(),
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(tree_hash(&task), before, "the task folder changed");
+    let dir = only_run_dir(&runs);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("workspace/alias.py")).unwrap(),
+        "hacked\n"
+    );
+    assert!(
+        !std::fs::symlink_metadata(dir.join("workspace/alias.py"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn shadowing_packages_and_start_up_hooks_are_a_bypass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let solution = root().join(TASK).join("solution/train.py");
+    let agent = format!(
+        "cmd:bash -c 'cp {} train.py; mkdir -p numpy && touch numpy/__init__.py; echo \"import os\" > evil.pth'",
+        solution.display()
+    );
+    let runs = tmp.path().join("runs");
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = result(&only_run_dir(&runs));
+    assert_eq!(r["phases"][0]["failure"], "bypass");
+    let findings = r["phases"][0]["findings"].to_string();
+    assert!(
+        findings.contains("numpy/: shadows the installed package `numpy`"),
+        "{findings}"
+    );
+    assert!(findings.contains("evil.pth"), "{findings}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
