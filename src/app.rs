@@ -16,6 +16,10 @@ use crate::session::recorder::{Recorder, SharedState};
 use crate::session::state::SessionState;
 use crate::task::{self, Source, Task};
 
+/// When the process started (set by `main` before anything else), for the first-frame log.
+pub static STARTED: std::sync::LazyLock<std::time::Instant> =
+    std::sync::LazyLock::new(std::time::Instant::now);
+
 /// Exit status: the task passed.
 pub const EXIT_PASS: i32 = 0;
 /// Exit status: graded and failed.

@@ -157,6 +157,7 @@ fn load_theme(flag: Option<&str>) -> Result<Theme, AppError> {
 }
 
 fn main() -> ExitCode {
+    std::sync::LazyLock::force(&app::STARTED);
     let cli = Cli::parse();
     init_logging();
     xstack::reaper::become_subreaper();

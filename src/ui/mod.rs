@@ -129,6 +129,7 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
     let mut was_waiting = false;
     let mut exit_code: Option<i32> = None;
     let mut signals = Signals::new();
+    let mut frames: u64 = 0;
     loop {
         let due = limiter.due();
         tokio::select! {
@@ -193,6 +194,13 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                 }
                 was_waiting = waiting;
                 drop(state);
+                if frames == 0 {
+                    tracing::info!(
+                        "first frame drawn {} ms after start",
+                        crate::app::STARTED.elapsed().as_millis()
+                    );
+                }
+                frames += 1;
                 limiter.drawn(Instant::now());
                 // A hidden trigger for the test that proves the terminal is restored after a panic.
                 if std::env::var_os("XSTACK_TEST_PANIC").is_some() {
