@@ -25,6 +25,8 @@ def main(frame_path, out_path):
     frame = json.load(open(frame_path))
     font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", 15)
     bold = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf", 15)
+    # The mono face has no braille (the chart's dots); DejaVu Sans has.
+    braille = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 15)
     cw, ch = 9, 18
     img = Image.new("RGB", (frame["width"] * cw, frame["height"] * ch), "#1e2127")
     draw = ImageDraw.Draw(img)
@@ -34,7 +36,8 @@ def main(frame_path, out_path):
             if bg != "#1e2127":
                 draw.rectangle([x * cw, y * ch, (x + 1) * cw - 1, (y + 1) * ch - 1], fill=bg)
             if symbol.strip():
-                draw.text((x * cw, y * ch), symbol, font=bold if is_bold else font, fill=colour(fg, "#c8ccd4"))
+                face = braille if "\u2800" <= symbol[0] <= "\u28ff" else (bold if is_bold else font)
+                draw.text((x * cw, y * ch), symbol, font=face, fill=colour(fg, "#c8ccd4"))
     img.save(out_path)
 
 
