@@ -3,6 +3,7 @@
 
 pub mod prompt;
 pub mod script;
+pub mod transcript;
 
 use std::path::{Path, PathBuf};
 
