@@ -111,6 +111,9 @@ pub struct App {
     pub pane_rects: [Rect; 5],
     /// Whether this is a live session (false in replay: no commands).
     pub live: bool,
+    /// Whether the Agent pane shows the prompts and the agent's transcript instead of its
+    /// terminal (`t`).
+    pub agent_transcript: bool,
 }
 
 impl Default for App {
@@ -132,6 +135,7 @@ impl App {
             diff_against_previous: false,
             pane_rects: [Rect::default(); 5],
             live,
+            agent_transcript: false,
         }
     }
 
@@ -275,6 +279,10 @@ impl App {
                 self.scroll[PaneId::Diff.index()] = 0;
             }
             KeyCode::Char('v') => self.diff_against_previous = !self.diff_against_previous,
+            KeyCode::Char('t') => {
+                self.agent_transcript = !self.agent_transcript;
+                self.scroll[PaneId::Agent.index()] = 0;
+            }
             _ if !running => {}
             KeyCode::Char('n') => return vec![Action::Send(Command::Next)],
             KeyCode::Char('s') => return vec![Action::Send(Command::ToggleMode)],
@@ -360,6 +368,16 @@ mod tests {
         assert!(app.popup.is_none());
         app.on_key(key('x'), &state);
         assert_eq!(app.on_key(key('y'), &state), [Action::Send(Command::Abort)]);
+    }
+
+    #[test]
+    fn t_toggles_the_agent_transcript_also_in_replay() {
+        let state = SessionState::new();
+        let mut app = App::new(false);
+        assert!(app.on_key(key('t'), &state).is_empty());
+        assert!(app.agent_transcript);
+        app.on_key(key('t'), &state);
+        assert!(!app.agent_transcript);
     }
 
     #[test]
