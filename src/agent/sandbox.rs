@@ -110,11 +110,6 @@ impl Sandbox {
         })
     }
 
-    /// The network setting.
-    pub fn net(&self) -> SandboxNet {
-        self.net
-    }
-
     /// `argv` wrapped in bubblewrap: `workspace` writable, `visible` (the prompt files and the
     /// folders the agent's programs live in, which may be under `/tmp`) readable.
     pub fn wrap(&self, argv: &[String], workspace: &Path, visible: &[PathBuf]) -> Vec<String> {
