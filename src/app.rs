@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::agent::sandbox::{Sandbox, SandboxError, SandboxNet};
 use crate::agent::script::{self, Trajectory};
 use crate::agent::{AgentError, AgentSpec};
+use crate::config::Config;
 use crate::journal::{self, Header, JournalWriter};
 use crate::session::driver::{Command, Driver, SessionConfig, new_run_dir};
 use crate::session::event::{Event, Mode};
@@ -69,6 +71,21 @@ impl From<script::TrajectoryError> for AppError {
     }
 }
 
+impl From<crate::config::ConfigError> for AppError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        AppError::usage(e.to_string())
+    }
+}
+
+impl From<SandboxError> for AppError {
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::NetChoice { .. } => AppError::usage(e.to_string()),
+            SandboxError::Missing | SandboxError::Unavailable(_) => AppError::infra(e.to_string()),
+        }
+    }
+}
+
 impl From<AgentError> for AppError {
     fn from(e: AgentError) -> Self {
         match e {
@@ -121,6 +138,13 @@ pub struct RunOptions {
     pub runs_dir: Option<PathBuf>,
     /// `--runner`.
     pub runner: Option<String>,
+    /// `--headless`: presets run their one-shot command lines (the TUI: interactive ones).
+    pub headless: bool,
+    /// `--sandbox`, with `--sandbox-net` when given: Some(None) confines with the default
+    /// network setting.
+    pub sandbox: Option<Option<SandboxNet>>,
+    /// The user's config file.
+    pub config: Config,
 }
 
 /// A session ready to start: validated inputs and a created run folder.
@@ -155,14 +179,20 @@ fn seed() -> Result<u64, AppError> {
     }
 }
 
-/// The agent of a run: `--agent`, else the task's demo trajectory.
-pub fn agent_for(task: &Task, flag: Option<&str>) -> Result<AgentSpec, AppError> {
+/// The agent of a run: `--agent` (a preset or config agent resolved for headless or TUI
+/// use), else the task's demo trajectory.
+pub fn agent_for(
+    task: &Task,
+    flag: Option<&str>,
+    config: &Config,
+    headless: bool,
+) -> Result<AgentSpec, AppError> {
     match flag {
-        Some(spec) => Ok(AgentSpec::parse(spec)?),
+        Some(spec) => Ok(AgentSpec::resolve(spec, &config.agents, headless)?),
         None => match task.demo_trajectory() {
             Some(path) => Ok(AgentSpec::Script(path)),
             None => Err(AppError::usage(format!(
-                "task {} has no demo trajectory: choose an agent with --agent script:PATH, shell, or cmd:TEMPLATE",
+                "task {} has no demo trajectory: choose an agent with --agent script:PATH, shell, cmd:TEMPLATE, or a preset (claude, codex, aider, gemini, opencode)",
                 task.spec.id
             ))),
         },
@@ -229,7 +259,12 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
     let cache = crate::env::cache_dir();
     let agent = match &opts.repo {
         Some(_) => None,
-        None => Some(agent_for(&task, opts.agent.as_deref())?),
+        None => Some(agent_for(
+            &task,
+            opts.agent.as_deref(),
+            &opts.config,
+            opts.headless,
+        )?),
     };
     if let Some(repo) = &opts.repo
         && !repo.is_dir()
@@ -251,6 +286,17 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         );
         agent.check_program(&path)?;
     }
+    let sandbox = match (&opts.sandbox, &agent) {
+        (Some(net), Some(agent)) => {
+            let (hosts, state) = match agent {
+                AgentSpec::Preset(def) => (def.hosts.clone(), def.state.clone()),
+                _ => (Vec::new(), Vec::new()),
+            };
+            let path = std::env::var("PATH").unwrap_or_default();
+            Some(Sandbox::new(&path, *net, &agent.slug(), &hosts, &state)?)
+        }
+        _ => None,
+    };
     let source = source_dir(&task, &cache)?;
     let runs = runs_dir(opts.runs_dir.as_deref());
     let slug = agent
@@ -278,6 +324,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         .repo
         .as_ref()
         .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()));
+    let idle_limit = agent.as_ref().and_then(AgentSpec::idle_limit);
     let config = SessionConfig {
         task,
         agent,
@@ -289,7 +336,8 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         seed,
         agent_size: (120, 36),
         run_size: (120, 36),
-        idle_limit: None,
+        idle_limit,
+        sandbox,
         resume: false,
         linger: false,
     };
@@ -321,7 +369,11 @@ fn cut_torn_tail(path: &Path) -> Result<(), AppError> {
 
 /// Prepares `run --resume RUN_DIR`: the state rebuilt from the journal, the same task and
 /// agent, the journal opened for appending.
-pub fn prepare_resume(run_dir: &Path, mode: Option<Mode>) -> Result<Prepared, AppError> {
+pub fn prepare_resume(
+    run_dir: &Path,
+    mode: Option<Mode>,
+    headless: bool,
+) -> Result<Prepared, AppError> {
     let path = run_dir.join(journal::JOURNAL_FILE);
     let recorded = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
     let mut state = SessionState::new();
@@ -349,7 +401,9 @@ pub fn prepare_resume(run_dir: &Path, mode: Option<Mode>) -> Result<Prepared, Ap
         .filter(|d| d.join(task::TASK_FILE).is_file())
         .map_or_else(|| task::resolve(&header.task), Ok)?;
     let task = Task::load(&dir)?;
-    let agent = AgentSpec::parse(&header.agent)?;
+    let config = Config::load()?;
+    let agent = AgentSpec::resolve(&header.agent, &config.agents, headless)?;
+    let idle_limit = agent.idle_limit();
     let cache = crate::env::cache_dir();
     let source = source_dir(&task, &cache)?;
     cut_torn_tail(&path)?;
@@ -372,7 +426,8 @@ pub fn prepare_resume(run_dir: &Path, mode: Option<Mode>) -> Result<Prepared, Ap
         seed: seed()?,
         agent_size: (120, 36),
         run_size: (120, 36),
-        idle_limit: None,
+        idle_limit,
+        sandbox: None,
         resume: true,
         linger: false,
     };
@@ -681,6 +736,9 @@ pub fn replay_tui(
                 mode: Mode::Auto,
                 runs_dir: run_dir.parent().map(Path::to_path_buf),
                 runner: None,
+                headless: false,
+                sandbox: None,
+                config: Config::load()?,
             };
             run_tui(prepare(&opts)?, theme)
         }
@@ -751,6 +809,9 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
                 mode,
                 runs_dir: None,
                 runner: None,
+                headless: false,
+                sandbox: None,
+                config: Config::load()?,
             };
             run_tui(prepare(&opts)?, theme)
         }

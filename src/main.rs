@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use xstack::app::{self, AppError, RunOptions};
+use xstack::config::Config;
 use xstack::session::event::Mode;
 use xstack::ui::theme::Theme;
 
@@ -32,7 +33,8 @@ enum Cmd {
         /// Continue an interrupted run from its journal, appending to it.
         #[arg(long, conflicts_with_all = ["task", "agent"])]
         resume: Option<PathBuf>,
-        /// script:PATH, shell, or cmd:TEMPLATE (default: the task's demo trajectory).
+        /// script:PATH, shell, cmd:TEMPLATE, a preset (claude, codex, aider, gemini,
+        /// opencode) or an agent of the config file (default: the task's demo trajectory).
         #[arg(long)]
         agent: Option<String>,
         /// No screen: print progress lines.
@@ -53,6 +55,12 @@ enum Cmd {
         /// Colour theme: dark, light, high-contrast, or a theme file.
         #[arg(long)]
         theme: Option<String>,
+        /// Confine the agent with bubblewrap: the workspace writable, the rest read-only.
+        #[arg(long)]
+        sandbox: bool,
+        /// The network in the sandbox: none, or allow (the host's network).
+        #[arg(long, value_enum, requires = "sandbox")]
+        sandbox_net: Option<xstack::agent::sandbox::SandboxNet>,
     },
     /// Verify and grade an existing repository against the task, no agent.
     Grade {
@@ -148,9 +156,9 @@ fn init_logging() {
         .try_init();
 }
 
-/// The theme named by `--theme`, else the default.
-fn load_theme(flag: Option<&str>) -> Result<Theme, AppError> {
-    match flag {
+/// The theme named by `--theme`, else the config's, else the default.
+fn load_theme(flag: Option<&str>, config: &Config) -> Result<Theme, AppError> {
+    match flag.or(config.theme.as_deref()) {
         Some(name) => Theme::load(name).map_err(|e| AppError::usage(e.to_string())),
         None => Ok(Theme::dark()),
     }
@@ -184,6 +192,8 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Demo) => {
             let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
                 .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
+            let config = Config::load()?;
+            let theme = load_theme(None, &config)?;
             let opts = RunOptions {
                 task: task_dir.display().to_string(),
                 agent: None,
@@ -191,8 +201,11 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
                 mode: Mode::Auto,
                 runs_dir: None,
                 runner: None,
+                headless: false,
+                sandbox: None,
+                config,
             };
-            app::run_tui(app::prepare(&opts)?, Theme::dark())
+            app::run_tui(app::prepare(&opts)?, theme)
         }
         Some(Cmd::Run {
             task,
@@ -204,18 +217,24 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             auto: _,
             runner,
             runs_dir,
+            sandbox,
+            sandbox_net,
         }) => {
-            let theme = load_theme(theme.as_deref())?;
+            let config = Config::load()?;
+            let theme = load_theme(theme.as_deref(), &config)?;
             let mode = if step { Mode::Step } else { Mode::Auto };
             let prepared = match resume {
-                Some(run_dir) => app::prepare_resume(&run_dir, step.then_some(Mode::Step))?,
+                Some(run_dir) => app::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?,
                 None => app::prepare(&RunOptions {
                     task: task.unwrap_or_default(),
                     agent,
                     repo: None,
                     mode,
                     runs_dir,
-                    runner,
+                    runner: runner.or_else(|| config.runner.clone()),
+                    headless,
+                    sandbox: sandbox.then_some(sandbox_net),
+                    config,
                 })?,
             };
             if headless {
@@ -231,19 +250,24 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             headless,
             runs_dir,
         }) => {
+            let config = Config::load()?;
+            let theme = load_theme(None, &config)?;
             let opts = RunOptions {
                 task,
                 agent: None,
                 repo: Some(repo),
                 mode: Mode::Auto,
                 runs_dir,
-                runner,
+                runner: runner.or_else(|| config.runner.clone()),
+                headless,
+                sandbox: None,
+                config,
             };
             let prepared = app::prepare(&opts)?;
             if headless {
                 app::run_headless(prepared, false)
             } else {
-                app::run_tui(prepared, Theme::dark())
+                app::run_tui(prepared, theme)
             }
         }
         Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),

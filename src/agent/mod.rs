@@ -1,16 +1,27 @@
 //! Agents (SPEC §1 `--agent`, §6): parsing agent specs, checking that the program exists
 //! before anything starts, building the command line of each phase, and the prompts.
 
+pub mod preset;
 pub mod prompt;
+pub mod sandbox;
 pub mod script;
+pub mod transcript;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use crate::config::AgentConfig;
+use preset::{AgentDef, PRESET_NAMES, Template};
+use transcript::OutputFormat;
 
 /// Agent spec errors.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     /// The spec is not one of the known forms (usage error, exit 2).
-    #[error("unknown agent `{0}`: use script:PATH, shell, or cmd:TEMPLATE")]
+    #[error(
+        "unknown agent `{0}`: use script:PATH, shell, cmd:TEMPLATE, a preset ({presets}), or an agent of the config file",
+        presets = PRESET_NAMES.join(", ")
+    )]
     Unknown(String),
     /// The spec is malformed (usage error, exit 2).
     #[error("agent `{spec}`: {message}")]
@@ -21,12 +32,12 @@ pub enum AgentError {
         message: String,
     },
     /// The agent's program is not installed (infrastructure failure, exit 3).
-    #[error("agent program `{program}` not found on PATH{hint}")]
+    #[error("agent program `{program}` not found on PATH{}", hint.as_ref().map_or_else(String::new, |h| format!(": install it with `{h}`")))]
     NotFound {
         /// The program.
         program: String,
         /// How to install it, when known.
-        hint: String,
+        hint: Option<String>,
     },
 }
 
@@ -48,6 +59,8 @@ pub enum AgentSpec {
     Shell,
     /// Any program, from a template with placeholders.
     Command(String),
+    /// A preset (`claude`, `codex`, …) or an agent of the config file, resolved for the run.
+    Preset(Box<AgentDef>),
 }
 
 /// What a phase's command line is built from.
@@ -63,6 +76,8 @@ pub struct PhaseContext<'a> {
     pub workspace: &'a Path,
     /// The task id.
     pub task: &'a str,
+    /// The conversation id the agent reported in an earlier phase, if any.
+    pub session: Option<&'a str>,
 }
 
 impl AgentSpec {
@@ -92,12 +107,28 @@ impl AgentSpec {
         Err(AgentError::Unknown(spec.to_string()))
     }
 
+    /// Parses `spec` like [`AgentSpec::parse`], and also a preset or config agent name:
+    /// `headless` picks a preset's one-shot command line, the TUI its interactive one.
+    pub fn resolve(
+        spec: &str,
+        agents: &BTreeMap<String, AgentConfig>,
+        headless: bool,
+    ) -> Result<AgentSpec, AgentError> {
+        match AgentSpec::parse(spec) {
+            Err(AgentError::Unknown(_)) => preset::resolve(spec, agents, headless)
+                .map(|def| AgentSpec::Preset(Box::new(def)))
+                .ok_or_else(|| AgentError::Unknown(spec.to_string())),
+            other => other,
+        }
+    }
+
     /// The spec as written on the command line and in results.
     pub fn display(&self) -> String {
         match self {
             AgentSpec::Script(p) => format!("script:{}", p.display()),
             AgentSpec::Shell => "shell".to_string(),
             AgentSpec::Command(t) => format!("cmd:{t}"),
+            AgentSpec::Preset(def) => def.name.clone(),
         }
     }
 
@@ -106,6 +137,7 @@ impl AgentSpec {
         match self {
             AgentSpec::Script(_) => "script".to_string(),
             AgentSpec::Shell => "shell".to_string(),
+            AgentSpec::Preset(def) => def.name.clone(),
             AgentSpec::Command(t) => {
                 let program = shell_words::split(t)
                     .ok()
@@ -139,6 +171,43 @@ impl AgentSpec {
         match self {
             AgentSpec::Shell => AgentMode::Interactive,
             AgentSpec::Script(_) | AgentSpec::Command(_) => AgentMode::OneShot,
+            AgentSpec::Preset(def) => def.mode,
+        }
+    }
+
+    /// Whether prompts are typed into the agent's terminal: interactive presets and config
+    /// agents (the shell is left to the human).
+    pub fn types_prompt(&self) -> bool {
+        matches!(self, AgentSpec::Preset(def) if def.mode == AgentMode::Interactive)
+    }
+
+    /// The idle limit of an interactive agent.
+    pub fn idle_limit(&self) -> Option<std::time::Duration> {
+        match self {
+            AgentSpec::Preset(def) if def.mode == AgentMode::Interactive => {
+                def.idle_s.map(std::time::Duration::from_secs)
+            }
+            _ => None,
+        }
+    }
+
+    /// Variables the agent's own definition sets.
+    pub fn env(&self) -> Vec<(String, String)> {
+        match self {
+            AgentSpec::Preset(def) => def
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What the agent's terminal output looks like.
+    pub fn output(&self) -> OutputFormat {
+        match self {
+            AgentSpec::Preset(def) => def.output,
+            _ => OutputFormat::Text,
         }
     }
 
@@ -151,16 +220,18 @@ impl AgentSpec {
                 .ok()
                 .and_then(|w| w.into_iter().next())
                 .unwrap_or_default(),
+            AgentSpec::Preset(def) => def.command.program(),
         };
         if program.contains('{') {
             return Ok(());
         }
+        let hint = match self {
+            AgentSpec::Preset(def) => def.install.clone(),
+            _ => None,
+        };
         match crate::env::which_in(&program, path) {
             Some(_) => Ok(()),
-            None => Err(AgentError::NotFound {
-                program,
-                hint: String::new(),
-            }),
+            None => Err(AgentError::NotFound { program, hint }),
         }
     }
 
@@ -194,8 +265,64 @@ impl AgentSpec {
                     render_template(template, ctx),
                 ]
             }
+            AgentSpec::Preset(def) => render_argv(phase_template(def, ctx), ctx),
         }
     }
+}
+
+/// The template of a phase: phase one's command, or in a later phase the resume command
+/// (the one naming the session when the agent reported one).
+fn phase_template<'a>(def: &'a AgentDef, ctx: &PhaseContext<'_>) -> &'a Template {
+    if ctx.phase < 2 {
+        return &def.command;
+    }
+    match &def.resume {
+        Some(resume) if !resume.line.contains("{session}") || ctx.session.is_some() => resume,
+        _ => def.resume_last.as_ref().unwrap_or(&def.command),
+    }
+}
+
+/// The argv of a template: through `bash -c` for a user's template, else its words with the
+/// placeholders substituted as they are.
+fn render_argv(template: &Template, ctx: &PhaseContext<'_>) -> Vec<String> {
+    if template.shell {
+        return vec![
+            "bash".to_string(),
+            "-c".to_string(),
+            render_template(&template.line, ctx),
+        ];
+    }
+    let prompt_file = ctx.prompt_file.display().to_string();
+    let workspace = ctx.workspace.display().to_string();
+    let phase = ctx.phase.to_string();
+    shell_words::split(&template.line)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|word| {
+            word.replace("{prompt_file}", &prompt_file)
+                .replace("{prompt}", ctx.prompt)
+                .replace("{workspace}", &workspace)
+                .replace("{phase}", &phase)
+                .replace("{task}", ctx.task)
+                .replace("{session}", ctx.session.unwrap_or(""))
+        })
+        .collect()
+}
+
+/// The bytes that type `text` into an interactive agent's terminal and submit it with Enter:
+/// as one bracketed paste when the program turned that mode on (so a multi-line text is one
+/// message), else as typed.
+pub fn typed_bytes(text: &str, bracketed_paste: bool) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if bracketed_paste {
+        bytes.extend_from_slice(b"\x1b[200~");
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.extend_from_slice(b"\x1b[201~");
+    } else {
+        bytes.extend_from_slice(text.replace('\n', "\r").as_bytes());
+    }
+    bytes.push(b'\r');
+    bytes
 }
 
 fn shell_program() -> String {
@@ -205,7 +332,8 @@ fn shell_program() -> String {
         .unwrap_or_else(|| "bash".to_string())
 }
 
-/// Substitutes `{prompt}` (shell-quoted), `{prompt_file}`, `{workspace}`, `{phase}`, `{task}`.
+/// Substitutes `{prompt}` (shell-quoted), `{prompt_file}`, `{workspace}`, `{phase}`, `{task}`
+/// and `{session}`.
 pub fn render_template(template: &str, ctx: &PhaseContext<'_>) -> String {
     let quote = |s: &str| shell_words::quote(s).into_owned();
     template
@@ -217,6 +345,7 @@ pub fn render_template(template: &str, ctx: &PhaseContext<'_>) -> String {
         .replace("{workspace}", &quote(&ctx.workspace.display().to_string()))
         .replace("{phase}", &ctx.phase.to_string())
         .replace("{task}", &quote(ctx.task))
+        .replace("{session}", &quote(ctx.session.unwrap_or("")))
 }
 
 #[cfg(test)]
@@ -252,6 +381,7 @@ mod tests {
             prompt_file: Path::new("/tmp/p 1.txt"),
             workspace: Path::new("/w"),
             task: "digits-mlp",
+            session: None,
         };
         let line = render_template(
             "agent -p {prompt} -f {prompt_file} -C {workspace} --phase {phase} {task}",
@@ -272,6 +402,61 @@ mod tests {
                 "digits-mlp"
             ]
         );
+    }
+
+    fn ctx<'a>(phase: u8, session: Option<&'a str>) -> PhaseContext<'a> {
+        PhaseContext {
+            phase,
+            prompt: "port it",
+            prompt_file: Path::new("/r/prompts/phase-1.txt"),
+            workspace: Path::new("/r/workspace"),
+            task: "t",
+            session,
+        }
+    }
+
+    #[test]
+    fn presets_build_their_documented_command_lines() {
+        let none = BTreeMap::new();
+        let claude = AgentSpec::resolve("claude", &none, true).unwrap();
+        assert_eq!(claude.display(), "claude");
+        assert_eq!(
+            claude.argv(&ctx(1, None), None).join(" "),
+            "claude -p port it --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash"
+        );
+        let resumed = claude.argv(&ctx(2, Some("s-1")), None);
+        assert!(
+            resumed.windows(2).any(|w| w == ["--resume", "s-1"]),
+            "{resumed:?}"
+        );
+        let continued = claude.argv(&ctx(2, None), None);
+        assert!(
+            continued.contains(&"--continue".to_string()),
+            "{continued:?}"
+        );
+        let codex = AgentSpec::resolve("codex", &none, true).unwrap();
+        assert_eq!(
+            codex.argv(&ctx(2, Some("t-1")), None)[6..],
+            ["resume", "t-1", "port it"]
+        );
+        let tui = AgentSpec::resolve("aider", &none, false).unwrap();
+        assert!(tui.types_prompt());
+        assert_eq!(tui.argv(&ctx(1, None), None), ["aider", "--yes-always"]);
+        assert!(!AgentSpec::Shell.types_prompt());
+        let err = AgentSpec::resolve("gemini", &none, true)
+            .unwrap()
+            .check_program("/nonexistent")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "agent program `gemini` not found on PATH: install it with `npm install -g @google/gemini-cli`"
+        );
+    }
+
+    #[test]
+    fn typed_text_is_pasted_when_the_program_asks_for_it() {
+        assert_eq!(typed_bytes("a\nb", false), b"a\rb\r");
+        assert_eq!(typed_bytes("a\nb", true), b"\x1b[200~a\nb\x1b[201~\r");
     }
 
     #[test]

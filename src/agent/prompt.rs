@@ -80,8 +80,9 @@ pub fn migration_prompt(task: &Task, interactive: bool) -> String {
     p
 }
 
-/// The phase-two prompt: what failed, with numbers, and the experiment details.
-pub fn phase2_prompt(verdict: &Verdict, details: &str) -> String {
+/// The phase-two prompt: what failed, with numbers, and the experiment details; an
+/// interactive agent is reminded of the done signal.
+pub fn phase2_prompt(verdict: &Verdict, details: &str, interactive: bool) -> String {
     let mut p = String::new();
     let class = verdict.failure.map_or("none", |f| f.as_str());
     let _ = writeln!(p, "Phase 1 of the migration failed grading: {class}.");
@@ -107,5 +108,11 @@ pub fn phase2_prompt(verdict: &Verdict, details: &str) -> String {
         "\nHere are the exact experiment details of the original run. Adjust the migration to match them:\n\n{}",
         details.trim()
     );
+    if interactive {
+        let _ = writeln!(
+            p,
+            "\nWhen the migration is complete again, create the file .xstack/done in the repository root."
+        );
+    }
     p
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use crate::agent::sandbox::{self, Sandbox};
+use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
 use crate::env::PythonEnv;
 use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
@@ -31,6 +33,11 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(50);
 /// How long output is drained after a child exits before its group is ended.
 const DRAIN: Duration = Duration::from_secs(1);
+/// An interactive agent is ready for its prompt once it printed something and then stayed
+/// quiet this long…
+const PROMPT_SETTLE: Duration = Duration::from_secs(1);
+/// …or at the latest this long after it started.
+const PROMPT_WAIT_MAX: Duration = Duration::from_secs(20);
 
 /// Where the phases start: phase 1 for a new session, the cut-off phase when resuming.
 struct Start {
@@ -91,6 +98,8 @@ pub struct SessionConfig {
     pub run_size: (u16, u16),
     /// Idle limit of an interactive agent.
     pub idle_limit: Option<Duration>,
+    /// `--sandbox`: the agent runs confined.
+    pub sandbox: Option<Sandbox>,
     /// Continue a session whose state was rebuilt from its journal.
     pub resume: bool,
     /// After the end, keep serving re-runs and a debug shell until the human quits (TUI).
@@ -193,6 +202,15 @@ pub struct Driver {
     pending_messages: Vec<String>,
     injected: Option<String>,
     last_activity: Instant,
+    /// Parses the running agent's structured output.
+    transcript: Option<TranscriptParser>,
+    /// The conversation id the agent reported, to resume it.
+    agent_session: Option<String>,
+    /// A prompt waiting to be typed into an interactive agent once it is ready.
+    pending_prompt: Option<String>,
+    /// When the agent started and when it last printed something.
+    agent_started_at: Instant,
+    agent_output_at: Option<Instant>,
     run_id: String,
     started_at: String,
 }
@@ -235,6 +253,11 @@ impl Driver {
             pending_messages: Vec::new(),
             injected: None,
             last_activity: Instant::now(),
+            transcript: None,
+            agent_session: None,
+            pending_prompt: None,
+            agent_started_at: Instant::now(),
+            agent_output_at: None,
             run_id,
             started_at,
         }
@@ -390,15 +413,14 @@ impl Driver {
             self.verify_and_grade(1).await?;
             return Ok(());
         }
-        let mut prompt_text = start.prompt.unwrap_or_else(|| {
-            prompt::migration_prompt(
-                self.task(),
-                self.cfg
-                    .agent
-                    .as_ref()
-                    .is_some_and(|a| a.mode() == AgentMode::Interactive),
-            )
-        });
+        let interactive = self
+            .cfg
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.mode() == AgentMode::Interactive);
+        let mut prompt_text = start
+            .prompt
+            .unwrap_or_else(|| prompt::migration_prompt(self.task(), interactive));
         for phase in start.phase..=2u8 {
             self.phase = phase;
             if !(start.skip_migrate && phase == start.phase) {
@@ -416,7 +438,7 @@ impl Driver {
             if verdict.passed() || phase == 2 {
                 break;
             }
-            match self.inject(&verdict).await? {
+            match self.inject(&verdict, interactive).await? {
                 Some(text) => prompt_text = text,
                 None => break,
             }
@@ -428,6 +450,11 @@ impl Driver {
     /// phase that was cut off, at its migrate stage, or at verify when the migrate stage had
     /// ended. None when every needed phase was already graded.
     fn resume_point(&mut self) -> Option<Start> {
+        let interactive = self
+            .cfg
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.mode() == AgentMode::Interactive);
         let state = lock(self.rec.state()).clone();
         let verdict = |p: u8| state.phase(p).and_then(|r| r.verdict.clone());
         let (phase, prompt) = match (verdict(1), verdict(2)) {
@@ -436,7 +463,9 @@ impl Driver {
                 let prompt = state
                     .phase(2)
                     .and_then(|r| r.prompt.clone())
-                    .unwrap_or_else(|| prompt::phase2_prompt(&v1, &state.task.phase2_details));
+                    .unwrap_or_else(|| {
+                        prompt::phase2_prompt(&v1, &state.task.phase2_details, interactive)
+                    });
                 (2, Some(prompt))
             }
             _ => return None,
@@ -617,6 +646,7 @@ impl Driver {
                     let Some(live) = self.agent.as_mut() else {
                         continue;
                     };
+                    let ended = chunk.is_none();
                     let text = match chunk {
                         Some(bytes) => live.decoder.decode(&bytes),
                         None => {
@@ -626,7 +656,11 @@ impl Driver {
                     };
                     if !text.is_empty() {
                         self.last_activity = Instant::now();
+                        self.agent_output_at = Some(self.last_activity);
+                        self.agent_transcript(&text, ended);
                         self.rec.emit(Event::AgentOutput { text });
+                    } else if ended {
+                        self.agent_transcript("", true);
                     }
                     if live_done(&self.agent) {
                         return Input::AgentExited;
@@ -687,6 +721,39 @@ impl Driver {
                     return Input::Tick;
                 }
             }
+        }
+    }
+
+    /// Parses the agent's structured output, if it has any, into transcript events.
+    fn agent_transcript(&mut self, text: &str, ended: bool) {
+        let Some(parser) = self.transcript.as_mut() else {
+            return;
+        };
+        let mut items = parser.feed(text);
+        if ended {
+            items.extend(parser.finish());
+        }
+        for item in items {
+            if let TranscriptItem::Session { id } = &item {
+                self.agent_session = Some(id.clone());
+            }
+            self.rec.emit(Event::Transcript {
+                phase: self.phase,
+                item,
+            });
+        }
+    }
+
+    /// Types `text` into the interactive agent's terminal and submits it.
+    fn type_into_agent(&mut self, text: &str) {
+        let bracketed = lock(self.rec.state())
+            .agent_screen
+            .screen()
+            .bracketed_paste();
+        if let Some(live) = self.agent.as_mut() {
+            let _ = live
+                .process
+                .write(&crate::agent::typed_bytes(text, bracketed));
         }
     }
 
@@ -791,9 +858,7 @@ impl Driver {
             .is_some_and(|a| a.mode() == AgentMode::Interactive);
         match self.agent.as_mut() {
             Some(live) if interactive && live.exit_info.is_none() => {
-                let mut bytes = text.clone().into_bytes();
-                bytes.push(b'\r');
-                let _ = live.process.write(&bytes);
+                self.type_into_agent(&text);
                 self.rec.emit(Event::Message { text });
             }
             _ => {
@@ -924,12 +989,26 @@ impl Driver {
                 prompt_file: &prompt_file,
                 workspace: &self.workspace,
                 task: &self.cfg.task.spec.id,
+                session: self.agent_session.as_deref(),
             };
-            let argv = agent.argv(&ctx, Some(&prompt_file));
+            let mut argv = agent.argv(&ctx, Some(&prompt_file));
+            let mut env = self.child_env(phase);
+            env.extend(agent.env());
+            if let Some(sandbox) = &self.cfg.sandbox {
+                let path = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "PATH")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
+                let mut visible = sandbox::path_dirs(&path);
+                visible.push(prompts.clone());
+                argv = sandbox.wrap(&argv, &self.workspace, &visible);
+            }
             let spec = PtySpec {
                 argv: argv.clone(),
                 cwd: self.workspace.clone(),
-                env: self.child_env(phase),
+                env,
                 env_remove: Vec::new(),
                 cols: self.cfg.agent_size.0,
                 rows: self.cfg.agent_size.1,
@@ -943,6 +1022,12 @@ impl Driver {
                 rows: spec.rows,
             });
             self.agent = Some(Live::new(process, streams));
+            self.transcript = TranscriptParser::new(agent.output(), &self.workspace);
+            self.agent_started_at = Instant::now();
+            self.agent_output_at = None;
+        }
+        if agent.types_prompt() {
+            self.pending_prompt = Some(text.clone());
         }
         let done_marker = self.workspace.join(".xstack").join("done");
         let _ = std::fs::remove_file(&done_marker);
@@ -963,6 +1048,7 @@ impl Driver {
                 Input::Command(other) => self.handle_common(other),
                 Input::Tick => {
                     self.scan_workspace();
+                    self.type_pending_prompt();
                     if interactive && done_marker.exists() {
                         let _ = std::fs::remove_file(&done_marker);
                         self.rec.emit(Event::Note {
@@ -991,8 +1077,25 @@ impl Driver {
             self.agent = None;
         }
         self.watcher = None;
+        self.pending_prompt = None;
         self.scan_workspace();
         Ok(())
+    }
+
+    /// Types the waiting prompt once the interactive agent is ready for it: it printed
+    /// something and then stayed quiet for a moment, or it has had long enough.
+    fn type_pending_prompt(&mut self) {
+        if self.pending_prompt.is_none() || lock(self.rec.state()).paused {
+            return;
+        }
+        let settled = self
+            .agent_output_at
+            .is_some_and(|at| at.elapsed() >= PROMPT_SETTLE);
+        if (settled || self.agent_started_at.elapsed() >= PROMPT_WAIT_MAX)
+            && let Some(text) = self.pending_prompt.take()
+        {
+            self.type_into_agent(&text);
+        }
     }
 
     async fn end_agent(&mut self) {
@@ -1151,7 +1254,11 @@ impl Driver {
 
     /// After a failed phase 1: the phase-two details, reviewed in step mode. Returns the
     /// phase-two prompt, or None when a re-run turned the phase into a pass.
-    async fn inject(&mut self, verdict: &Verdict) -> Result<Option<String>, Stop> {
+    async fn inject(
+        &mut self,
+        verdict: &Verdict,
+        interactive: bool,
+    ) -> Result<Option<String>, Stop> {
         self.rec.emit(Event::Stage {
             phase: 1,
             stage: Stage::Inject,
@@ -1195,7 +1302,7 @@ impl Driver {
             }
         };
         self.rec.emit(Event::Waiting { what: None });
-        Ok(Some(prompt::phase2_prompt(&verdict, &details)))
+        Ok(Some(prompt::phase2_prompt(&verdict, &details, interactive)))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::task::CriterionSpec;
@@ -181,6 +182,14 @@ pub enum Event {
         /// Height.
         rows: u16,
     },
+    /// Something the agent reported in its structured output (message, tool call, edit,
+    /// usage, final word).
+    Transcript {
+        /// Phase.
+        phase: u8,
+        /// What it reported.
+        item: TranscriptItem,
+    },
     /// The agent process ended.
     AgentExited {
         /// Exit code; None when ended by a signal.
@@ -270,6 +279,7 @@ impl Event {
                 text.chars().count()
             )),
             Event::AgentStarted { command, .. } => Some(format!("agent started: {command}")),
+            Event::Transcript { item, .. } => Some(item.describe()),
             Event::AgentExited { code } => Some(match code {
                 Some(c) => format!("agent exited with status {c}"),
                 None => "agent ended by a signal".to_string(),

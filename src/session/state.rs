@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::pty::screen::Screen;
@@ -51,6 +52,40 @@ pub struct PhaseRecord {
     pub duration_s: f64,
     /// Session time when the phase's migrate stage started.
     pub started_at: Option<f64>,
+    /// What the agent reported in its structured output during the phase.
+    pub transcript: Vec<TranscriptItem>,
+}
+
+impl PhaseRecord {
+    /// The agent's own last word on the phase (its final message and whether it reported
+    /// success), when its output is structured.
+    pub fn claim(&self) -> Option<(&str, bool)> {
+        self.transcript.iter().rev().find_map(|item| match item {
+            TranscriptItem::Final { text, success } => Some((text.as_str(), *success)),
+            _ => None,
+        })
+    }
+
+    /// Tokens in, tokens out and cost (when reported) of the phase's agent invocations.
+    pub fn usage(&self) -> Option<(u64, u64, Option<f64>)> {
+        let mut total: Option<(u64, u64, Option<f64>)> = None;
+        for item in &self.transcript {
+            if let TranscriptItem::Usage {
+                input_tokens,
+                output_tokens,
+                cost_usd,
+            } = item
+            {
+                let (i, o, c) = total.unwrap_or((0, 0, None));
+                let cost = match (c, cost_usd) {
+                    (None, None) => None,
+                    (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+                };
+                total = Some((i + input_tokens, o + output_tokens, cost));
+            }
+        }
+        total
+    }
 }
 
 /// A line of the timeline: session time and text.
@@ -236,6 +271,9 @@ impl SessionState {
                 self.agent_screen = Screen::new(*cols, *rows);
             }
             Event::AgentOutput { text } => self.agent_screen.process(text),
+            Event::Transcript { phase, item } => {
+                self.phase_mut(*phase).transcript.push(item.clone());
+            }
             Event::Resized { pane, cols, rows } => match pane {
                 TerminalPane::Agent => self.agent_screen.resize(*cols, *rows),
                 TerminalPane::Run => self.run_screen.resize(*cols, *rows),

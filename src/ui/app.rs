@@ -115,6 +115,9 @@ pub struct App {
     pub diff_goto: Option<String>,
     /// How many findings with files have been visited with Enter in the Verdict pane.
     pub finding_cursor: usize,
+    /// Whether the Agent pane shows the prompts and the agent's transcript instead of its
+    /// terminal (`t`).
+    pub agent_transcript: bool,
 }
 
 impl Default for App {
@@ -138,6 +141,7 @@ impl App {
             live,
             diff_goto: None,
             finding_cursor: 0,
+            agent_transcript: false,
         }
     }
 
@@ -319,6 +323,10 @@ impl App {
                 self.attached = true;
                 self.focus = PaneId::Agent;
             }
+            KeyCode::Char('t') => {
+                self.agent_transcript = !self.agent_transcript;
+                self.scroll[PaneId::Agent.index()] = 0;
+            }
             _ if !running => {}
             KeyCode::Char('n') => return vec![Action::Send(Command::Next)],
             KeyCode::Char('s') => return vec![Action::Send(Command::ToggleMode)],
@@ -449,6 +457,16 @@ mod tests {
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
         assert_eq!(app.diff_goto.as_deref(), Some("eval.py"));
+    }
+
+    #[test]
+    fn t_toggles_the_agent_transcript_also_in_replay() {
+        let state = SessionState::new();
+        let mut app = App::new(false);
+        assert!(app.on_key(key('t'), &state).is_empty());
+        assert!(app.agent_transcript);
+        app.on_key(key('t'), &state);
+        assert!(!app.agent_transcript);
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub fn draw(
         }
         let block = pane_block(pane, app, state, diff, theme);
         match pane {
+            PaneId::Agent if app.agent_transcript => {
+                panes::transcript(frame, rect, block, state, app.scroll[0], theme)
+            }
             PaneId::Agent => panes::terminal(
                 frame,
                 rect,
@@ -148,6 +151,9 @@ fn pane_block<'a>(
     let note = match pane {
         PaneId::Agent if app.attached => Some("attached: Ctrl-] detaches".to_string()),
         PaneId::Agent if state.paused => Some("PAUSED".to_string()),
+        PaneId::Agent if app.agent_transcript => {
+            Some("prompts and transcript (t: terminal)".to_string())
+        }
         PaneId::Diff => diff.title_note(app),
         _ => None,
     };
@@ -312,9 +318,9 @@ fn key_hint<'a>(state: &SessionState, app: &App, theme: &Theme) -> Line<'a> {
     } else if !app.live {
         "Space play/pause · ←/→ seek 5 s · </> speed · ,/. prev/next phase · Tab/1-5 focus · z zoom · ? help · q quit"
     } else if state.finished.is_some() {
-        "r re-verify · o shell · a attach · Tab/1-5 focus · z zoom · [ ] files · v diff base · Enter finding→diff · ? help · q quit"
+        "r re-verify · o shell · a attach · t transcript · Tab/1-5 focus · z zoom · [ ] files · v diff base · Enter finding→diff · ? help · q quit"
     } else {
-        "n next · s step/auto · p pause · i inject · m message · a attach · r re-verify · x abort · Tab/1-5 focus · z zoom · ? help · q quit"
+        "n next · s step/auto · p pause · i inject · m message · a attach · r re-verify · x abort · t transcript · Tab/1-5 focus · z zoom · ? help · q quit"
     };
     Line::from(Span::styled(text, Style::default().fg(theme.colors.dim)))
 }
@@ -332,6 +338,10 @@ pub const HELP: &[(&str, &str)] = &[
         "inject the phase-two details (Ctrl-S sends, Esc cancels)",
     ),
     ("m", "message the agent"),
+    (
+        "t",
+        "Agent pane: the prompts and the agent's transcript / its terminal",
+    ),
     ("a", "attach: keys go to the agent's terminal until Ctrl-]"),
     (
         "r",

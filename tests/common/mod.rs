@@ -15,6 +15,8 @@ pub fn xstack() -> Command {
     cmd.current_dir(root());
     cmd.env_remove("XSTACK_RUNS_DIR");
     cmd.env_remove("XSTACK_SEED");
+    // The user's own config file must not change what the tests see.
+    cmd.env("XSTACK_CONFIG", "/dev/null");
     cmd
 }
 

@@ -1,0 +1,611 @@
+//! Structured output of agents that stream JSON events (Claude Code's `stream-json`, Codex's
+//! `exec --json`, Gemini CLI's `stream-json`), parsed line by line into transcript items: the
+//! agent's messages, tool calls, file edits, tokens and cost, and its final word. The driver
+//! records the items as journal events; the Agent pane and the Verdict pane show them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A line longer than this is not an event worth parsing; it is skipped.
+const MAX_LINE: usize = 8 << 20;
+/// Tool inputs are summarised to at most this many characters.
+const MAX_INPUT: usize = 200;
+
+/// What an agent prints on its terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Plain terminal output: nothing to parse.
+    Text,
+    /// Claude Code's `--output-format stream-json` (with `--verbose`).
+    ClaudeStreamJson,
+    /// Codex's `exec --json` (JSON Lines of thread, turn and item events).
+    CodexJson,
+    /// Gemini CLI's `--output-format stream-json`.
+    GeminiStreamJson,
+}
+
+/// One thing the agent reported about its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TranscriptItem {
+    /// The agent's conversation id, used to resume the conversation in phase two.
+    Session {
+        /// The id.
+        id: String,
+    },
+    /// Text from the agent.
+    Message {
+        /// The text.
+        text: String,
+    },
+    /// A tool the agent called.
+    ToolCall {
+        /// The tool's name.
+        tool: String,
+        /// A one-line summary of its input (the command, the file…).
+        input: String,
+    },
+    /// A file the agent wrote or edited (relative to the workspace when inside it).
+    FileEdit {
+        /// The file.
+        path: String,
+    },
+    /// Tokens and cost of one agent invocation, as the agent reported them.
+    Usage {
+        /// Input tokens.
+        input_tokens: u64,
+        /// Output tokens.
+        output_tokens: u64,
+        /// Cost in US dollars, when the agent reports it.
+        cost_usd: Option<f64>,
+    },
+    /// The agent's own last word on its turn.
+    Final {
+        /// Its final message.
+        text: String,
+        /// Whether the agent reported success (not an error).
+        success: bool,
+    },
+}
+
+impl TranscriptItem {
+    /// A one-line description for progress output and the timeline.
+    pub fn describe(&self) -> String {
+        match self {
+            TranscriptItem::Session { id } => format!("agent session {id}"),
+            TranscriptItem::Message { text } => format!("agent says: {}", first_line(text)),
+            TranscriptItem::ToolCall { tool, input } => format!("agent tool {tool}: {input}"),
+            TranscriptItem::FileEdit { path } => format!("agent edited {path}"),
+            TranscriptItem::Usage {
+                input_tokens,
+                output_tokens,
+                cost_usd,
+            } => {
+                let cost = cost_usd.map_or_else(String::new, |c| format!(", cost ${c:.4}"));
+                format!(
+                    "agent usage: {input_tokens} input tokens, {output_tokens} output tokens{cost}"
+                )
+            }
+            TranscriptItem::Final { text, success } => format!(
+                "agent's final message ({}): {}",
+                if *success { "success" } else { "error" },
+                first_line(text)
+            ),
+        }
+    }
+}
+
+/// The first non-empty line of `text`, cut to 160 characters.
+pub fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    cut(line, 160)
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Turns an agent's terminal output into transcript items, one JSON line at a time.
+#[derive(Debug)]
+pub struct TranscriptParser {
+    format: OutputFormat,
+    workspace: PathBuf,
+    line: String,
+    /// Codex and Gemini: the latest assistant message, for the final word.
+    last_message: Option<String>,
+    /// Gemini: assistant text streamed in deltas, not yet emitted.
+    pending_text: String,
+}
+
+impl TranscriptParser {
+    /// A parser for `format`; None for plain text. Paths inside `workspace` are made relative.
+    pub fn new(format: OutputFormat, workspace: &Path) -> Option<TranscriptParser> {
+        (format != OutputFormat::Text).then(|| TranscriptParser {
+            format,
+            workspace: workspace.to_path_buf(),
+            line: String::new(),
+            last_message: None,
+            pending_text: String::new(),
+        })
+    }
+
+    /// Feeds terminal text; returns the items of every line it completed.
+    pub fn feed(&mut self, text: &str) -> Vec<TranscriptItem> {
+        let mut items = Vec::new();
+        for piece in text.split_inclusive('\n') {
+            if self.line.len() + piece.len() <= MAX_LINE {
+                self.line.push_str(piece);
+            } else {
+                self.line.clear();
+            }
+            if piece.ends_with('\n') {
+                let line = std::mem::take(&mut self.line);
+                self.parse_line(&line, &mut items);
+            }
+        }
+        items
+    }
+
+    /// The output ended: parses the last unterminated line and flushes pending text.
+    pub fn finish(&mut self) -> Vec<TranscriptItem> {
+        let mut items = Vec::new();
+        let line = std::mem::take(&mut self.line);
+        self.parse_line(&line, &mut items);
+        self.flush_text(&mut items);
+        items
+    }
+
+    fn parse_line(&mut self, line: &str, items: &mut Vec<TranscriptItem>) {
+        // A terminal may put escape sequences before the JSON; the event starts at `{`.
+        let Some(start) = line.find('{') else {
+            return;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(line[start..].trim_end()) else {
+            return;
+        };
+        match self.format {
+            OutputFormat::ClaudeStreamJson => self.claude(&value, items),
+            OutputFormat::CodexJson => self.codex(&value, items),
+            OutputFormat::GeminiStreamJson => self.gemini(&value, items),
+            OutputFormat::Text => {}
+        }
+    }
+
+    fn relative(&self, path: &str) -> String {
+        Path::new(path)
+            .strip_prefix(&self.workspace)
+            .map_or_else(|_| path.to_string(), |p| p.display().to_string())
+    }
+
+    fn tool_call(&self, tool: &str, input: &Value, items: &mut Vec<TranscriptItem>) {
+        items.push(TranscriptItem::ToolCall {
+            tool: tool.to_string(),
+            input: summarize(input),
+        });
+        let edits = matches!(
+            tool,
+            "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace"
+        );
+        if edits
+            && let Some(path) = ["file_path", "notebook_path", "path"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str))
+        {
+            items.push(TranscriptItem::FileEdit {
+                path: self.relative(path),
+            });
+        }
+    }
+
+    /// Claude Code: `system`/`init` carries the session id; `assistant` messages carry text
+    /// and `tool_use` blocks; `result` ends the invocation with cost, usage and the final text.
+    fn claude(&mut self, v: &Value, items: &mut Vec<TranscriptItem>) {
+        match str_at(v, "type") {
+            "system" if str_at(v, "subtype") == "init" => {
+                if let Some(id) = v.get("session_id").and_then(Value::as_str) {
+                    items.push(TranscriptItem::Session { id: id.to_string() });
+                }
+            }
+            "assistant" => {
+                let content = v
+                    .pointer("/message/content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for block in &content {
+                    match str_at(block, "type") {
+                        "text" => {
+                            let text = str_at(block, "text").trim();
+                            if !text.is_empty() {
+                                items.push(TranscriptItem::Message {
+                                    text: text.to_string(),
+                                });
+                            }
+                        }
+                        "tool_use" => self.tool_call(
+                            str_at(block, "name"),
+                            block.get("input").unwrap_or(&Value::Null),
+                            items,
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            "result" => {
+                let usage = v.get("usage").unwrap_or(&Value::Null);
+                let input = [
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                ]
+                .iter()
+                .map(|k| u64_at(usage, k))
+                .sum();
+                let cost = v
+                    .get("total_cost_usd")
+                    .or_else(|| v.get("cost_usd"))
+                    .and_then(Value::as_f64);
+                items.push(TranscriptItem::Usage {
+                    input_tokens: input,
+                    output_tokens: u64_at(usage, "output_tokens"),
+                    cost_usd: cost,
+                });
+                let success = str_at(v, "subtype") == "success"
+                    && !v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                items.push(TranscriptItem::Final {
+                    text: str_at(v, "result").trim().to_string(),
+                    success,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Codex: `thread.started` carries the thread id; `item.completed` carries messages,
+    /// commands and file changes; `turn.completed` the usage; `turn.failed` the error.
+    fn codex(&mut self, v: &Value, items: &mut Vec<TranscriptItem>) {
+        match str_at(v, "type") {
+            "thread.started" => {
+                if let Some(id) = v.get("thread_id").and_then(Value::as_str) {
+                    items.push(TranscriptItem::Session { id: id.to_string() });
+                }
+            }
+            "item.completed" => {
+                let item = v.get("item").unwrap_or(&Value::Null);
+                match str_at(item, "type") {
+                    "agent_message" => {
+                        let text = str_at(item, "text").trim().to_string();
+                        if !text.is_empty() {
+                            self.last_message = Some(text.clone());
+                            items.push(TranscriptItem::Message { text });
+                        }
+                    }
+                    "command_execution" => {
+                        let mut input = str_at(item, "command").to_string();
+                        if let Some(code) = item.get("exit_code").and_then(Value::as_i64) {
+                            input.push_str(&format!(" (exit {code})"));
+                        }
+                        items.push(TranscriptItem::ToolCall {
+                            tool: "shell".to_string(),
+                            input: cut(&input, MAX_INPUT),
+                        });
+                    }
+                    "file_change" => {
+                        for change in item
+                            .get("changes")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if let Some(path) = change.get("path").and_then(Value::as_str) {
+                                items.push(TranscriptItem::FileEdit {
+                                    path: self.relative(path),
+                                });
+                            }
+                        }
+                    }
+                    "mcp_tool_call" => {
+                        let tool = format!("{}.{}", str_at(item, "server"), str_at(item, "tool"));
+                        items.push(TranscriptItem::ToolCall {
+                            tool,
+                            input: summarize(item.get("arguments").unwrap_or(&Value::Null)),
+                        });
+                    }
+                    "web_search" => items.push(TranscriptItem::ToolCall {
+                        tool: "web_search".to_string(),
+                        input: cut(str_at(item, "query"), MAX_INPUT),
+                    }),
+                    _ => {}
+                }
+            }
+            "turn.completed" => {
+                let usage = v.get("usage").unwrap_or(&Value::Null);
+                items.push(TranscriptItem::Usage {
+                    input_tokens: u64_at(usage, "input_tokens"),
+                    output_tokens: u64_at(usage, "output_tokens"),
+                    cost_usd: None,
+                });
+                items.push(TranscriptItem::Final {
+                    text: self.last_message.take().unwrap_or_default(),
+                    success: true,
+                });
+            }
+            "turn.failed" | "error" => {
+                let message = v
+                    .pointer("/error/message")
+                    .or_else(|| v.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("the turn failed");
+                items.push(TranscriptItem::Final {
+                    text: message.to_string(),
+                    success: false,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn flush_text(&mut self, items: &mut Vec<TranscriptItem>) {
+        let text = std::mem::take(&mut self.pending_text);
+        let text = text.trim();
+        if !text.is_empty() {
+            self.last_message = Some(text.to_string());
+            items.push(TranscriptItem::Message {
+                text: text.to_string(),
+            });
+        }
+    }
+
+    /// Gemini CLI: `init` carries the session id; assistant `message`s stream in deltas;
+    /// `tool_use` the calls; `result` the statistics.
+    fn gemini(&mut self, v: &Value, items: &mut Vec<TranscriptItem>) {
+        let kind = str_at(v, "type");
+        if kind == "message" && str_at(v, "role") == "assistant" {
+            if !v.get("delta").and_then(Value::as_bool).unwrap_or(false) {
+                self.flush_text(items);
+            }
+            self.pending_text.push_str(str_at(v, "content"));
+            return;
+        }
+        self.flush_text(items);
+        match kind {
+            "init" => {
+                if let Some(id) = v.get("session_id").and_then(Value::as_str) {
+                    items.push(TranscriptItem::Session { id: id.to_string() });
+                }
+            }
+            "tool_use" => self.tool_call(
+                str_at(v, "tool_name"),
+                v.get("parameters").unwrap_or(&Value::Null),
+                items,
+            ),
+            "result" => {
+                let stats = v.get("stats").unwrap_or(&Value::Null);
+                items.push(TranscriptItem::Usage {
+                    input_tokens: u64_at(stats, "input_tokens"),
+                    output_tokens: u64_at(stats, "output_tokens"),
+                    cost_usd: None,
+                });
+                let failed = str_at(v, "status") == "error" || v.get("error").is_some();
+                let text = if failed {
+                    v.pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the run failed")
+                        .to_string()
+                } else {
+                    self.last_message.take().unwrap_or_default()
+                };
+                items.push(TranscriptItem::Final {
+                    text,
+                    success: !failed,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn u64_at(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A tool input in one line: its command, file, pattern or URL when it has one, else its JSON.
+fn summarize(input: &Value) -> String {
+    let text = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+    ]
+    .iter()
+    .find_map(|k| input.get(*k).and_then(Value::as_str))
+    .map_or_else(|| input.to_string(), str::to_string);
+    cut(&text.replace('\n', " "), MAX_INPUT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(format: OutputFormat, text: &str) -> Vec<TranscriptItem> {
+        let mut p = TranscriptParser::new(format, Path::new("/w")).unwrap();
+        // Split across chunks on purpose: lines arrive in pieces from a terminal.
+        let (a, b) = text.split_at(text.len() / 2);
+        let mut items = p.feed(a);
+        items.extend(p.feed(b));
+        items.extend(p.finish());
+        items
+    }
+
+    #[test]
+    fn claude_stream_json() {
+        let text = concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s-1","tools":[]}"#,
+            "\r\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Porting."},{"type":"tool_use","name":"Write","input":{"file_path":"/w/train.py","content":"x"}}]}}"#,
+            "\r\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"python train.py"}}]}}"#,
+            "\r\n",
+            "not json\r\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Done: eval_mse 0.011","session_id":"s-1","total_cost_usd":0.25,"usage":{"input_tokens":100,"cache_read_input_tokens":20,"output_tokens":7}}"#,
+            "\r\n",
+        );
+        assert_eq!(
+            parse(OutputFormat::ClaudeStreamJson, text),
+            [
+                TranscriptItem::Session { id: "s-1".into() },
+                TranscriptItem::Message {
+                    text: "Porting.".into()
+                },
+                TranscriptItem::ToolCall {
+                    tool: "Write".into(),
+                    input: "/w/train.py".into()
+                },
+                TranscriptItem::FileEdit {
+                    path: "train.py".into()
+                },
+                TranscriptItem::ToolCall {
+                    tool: "Bash".into(),
+                    input: "python train.py".into()
+                },
+                TranscriptItem::Usage {
+                    input_tokens: 120,
+                    output_tokens: 7,
+                    cost_usd: Some(0.25)
+                },
+                TranscriptItem::Final {
+                    text: "Done: eval_mse 0.011".into(),
+                    success: true
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn codex_json() {
+        let text = concat!(
+            r#"{"type":"thread.started","thread_id":"t-9"}"#,
+            "\n",
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"i0","type":"reasoning","text":"thinking"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"bash -lc ls","aggregated_output":"","exit_code":0,"status":"completed"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"i2","type":"file_change","changes":[{"path":"/w/model.py","kind":"update"}],"status":"completed"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"i3","type":"agent_message","text":"Migrated to JAX."}}"#,
+            "\n",
+            r#"{"type":"turn.completed","usage":{"input_tokens":50,"cached_input_tokens":10,"output_tokens":5}}"#,
+            "\n",
+        );
+        assert_eq!(
+            parse(OutputFormat::CodexJson, text),
+            [
+                TranscriptItem::Session { id: "t-9".into() },
+                TranscriptItem::ToolCall {
+                    tool: "shell".into(),
+                    input: "bash -lc ls (exit 0)".into()
+                },
+                TranscriptItem::FileEdit {
+                    path: "model.py".into()
+                },
+                TranscriptItem::Message {
+                    text: "Migrated to JAX.".into()
+                },
+                TranscriptItem::Usage {
+                    input_tokens: 50,
+                    output_tokens: 5,
+                    cost_usd: None
+                },
+                TranscriptItem::Final {
+                    text: "Migrated to JAX.".into(),
+                    success: true
+                },
+            ]
+        );
+        let failed = parse(
+            OutputFormat::CodexJson,
+            "{\"type\":\"turn.failed\",\"error\":{\"message\":\"quota\"}}\n",
+        );
+        assert_eq!(
+            failed,
+            [TranscriptItem::Final {
+                text: "quota".into(),
+                success: false
+            }]
+        );
+    }
+
+    #[test]
+    fn gemini_stream_json_joins_deltas() {
+        let text = concat!(
+            r#"{"type":"init","session_id":"g-2","model":"m"}"#,
+            "\n",
+            r#"{"type":"message","role":"user","content":"port it"}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"Work","delta":true}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"ing.","delta":true}"#,
+            "\n",
+            r#"{"type":"tool_use","tool_name":"write_file","tool_id":"1","parameters":{"file_path":"/w/a.py"}}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"All done.","delta":true}"#,
+            "\n",
+            r#"{"type":"result","status":"success","stats":{"input_tokens":9,"output_tokens":3}}"#,
+            "\n",
+        );
+        assert_eq!(
+            parse(OutputFormat::GeminiStreamJson, text),
+            [
+                TranscriptItem::Session { id: "g-2".into() },
+                TranscriptItem::Message {
+                    text: "Working.".into()
+                },
+                TranscriptItem::ToolCall {
+                    tool: "write_file".into(),
+                    input: "/w/a.py".into()
+                },
+                TranscriptItem::FileEdit {
+                    path: "a.py".into()
+                },
+                TranscriptItem::Message {
+                    text: "All done.".into()
+                },
+                TranscriptItem::Usage {
+                    input_tokens: 9,
+                    output_tokens: 3,
+                    cost_usd: None
+                },
+                TranscriptItem::Final {
+                    text: "All done.".into(),
+                    success: true
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_text_has_no_parser() {
+        assert!(TranscriptParser::new(OutputFormat::Text, Path::new("/w")).is_none());
+    }
+}

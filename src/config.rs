@@ -1,0 +1,311 @@
+//! The user's configuration file: `$XSTACK_CONFIG`, else `$XDG_CONFIG_HOME/xstack/config.toml`,
+//! else `~/.config/xstack/config.toml`. It sets the default theme and runner and adds or
+//! adjusts agents (`[agents.NAME]`). Unknown keys and bad values are errors that name the
+//! file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::agent::preset::PRESET_NAMES;
+
+/// Why the config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: cannot read: {source}", file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file breaks a rule.
+    #[error("{}{}: {}{message}", file.display(), line.map_or_else(String::new, |l| format!(":{l}")), if key.is_empty() { String::new() } else { format!("key `{key}`: ") })]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// The 1-based line, when known.
+        line: Option<usize>,
+        /// The dotted key, e.g. `agents.claude.idle_s`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// `mode` of an agent in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigMode {
+    /// A new process each phase.
+    Oneshot,
+    /// One process; prompts are typed into its terminal.
+    Interactive,
+}
+
+/// `[agents.NAME]`: a new agent, or changes to a preset of the same name.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The command line template (SPEC §6 placeholders, run by bash).
+    pub command: Option<String>,
+    /// One-shot or interactive.
+    pub mode: Option<ConfigMode>,
+    /// The template that resumes the conversation in phase two (`{session}` is the id the
+    /// agent reported).
+    pub resume: Option<String>,
+    /// Idle limit of an interactive agent, in seconds.
+    pub idle_s: Option<u64>,
+    /// Variables set for the agent.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    theme: Option<String>,
+    runner: Option<String>,
+    #[serde(default)]
+    agents: BTreeMap<String, AgentConfig>,
+}
+
+/// The user's configuration (empty when there is no file).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// The file it came from, if any.
+    pub file: Option<PathBuf>,
+    /// Default `--theme`.
+    pub theme: Option<String>,
+    /// Default `--runner`.
+    pub runner: Option<String>,
+    /// Agents by name.
+    pub agents: BTreeMap<String, AgentConfig>,
+}
+
+/// Where the config file is looked for.
+pub fn config_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("XSTACK_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("xstack").join("config.toml"))
+}
+
+impl Config {
+    /// Loads the user's config: an absent default file is an empty config; a file named by
+    /// `$XSTACK_CONFIG` must exist.
+    pub fn load() -> Result<Config, ConfigError> {
+        let explicit = std::env::var_os("XSTACK_CONFIG").is_some_and(|p| !p.is_empty());
+        match config_path() {
+            Some(file) if explicit || file.exists() => Config::load_file(&file),
+            _ => Ok(Config::default()),
+        }
+    }
+
+    /// Loads and checks `file`.
+    pub fn load_file(file: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        Config::parse(file, &text)
+    }
+
+    /// Parses and checks the text of `file`.
+    pub fn parse(file: &Path, text: &str) -> Result<Config, ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            line: line_of_key(text, &key),
+            key,
+            message,
+        };
+        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
+            let key = e
+                .span()
+                .and_then(|s| key_at(text, s.start))
+                .unwrap_or_default();
+            ConfigError::Invalid {
+                file: file.to_path_buf(),
+                line: e.span().map(|s| line_at(text, s.start)),
+                key,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        for (name, agent) in &parsed.agents {
+            let key = |k: &str| format!("agents.{name}.{k}");
+            let name_ok = {
+                let mut chars = name.chars();
+                matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            };
+            if !name_ok || name == "shell" {
+                return Err(invalid(
+                    format!("agents.{name}"),
+                    "an agent name must match [a-z0-9][a-z0-9-]* and not be `shell`".to_string(),
+                ));
+            }
+            for (k, value) in [("command", &agent.command), ("resume", &agent.resume)] {
+                if let Some(v) = value
+                    && shell_words::split(v).map_or(true, |w| w.is_empty())
+                {
+                    return Err(invalid(
+                        key(k),
+                        "the template is empty or its quotes do not match".to_string(),
+                    ));
+                }
+            }
+            if agent.command.is_none() && !PRESET_NAMES.contains(&name.as_str()) {
+                return Err(invalid(
+                    format!("agents.{name}"),
+                    format!(
+                        "`{name}` is not a preset ({}), so it needs `command`",
+                        PRESET_NAMES.join(", ")
+                    ),
+                ));
+            }
+            if agent.idle_s == Some(0) {
+                return Err(invalid(key("idle_s"), "must be at least 1".to_string()));
+            }
+        }
+        Ok(Config {
+            file: Some(file.to_path_buf()),
+            theme: parsed.theme,
+            runner: parsed.runner,
+            agents: parsed.agents,
+        })
+    }
+}
+
+fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// A key of the document: its dotted path, where the key is written, and its value's span.
+struct KeyAt {
+    path: String,
+    at: usize,
+    value: Option<std::ops::Range<usize>>,
+}
+
+/// Every key of the document.
+fn keys(text: &str) -> Vec<KeyAt> {
+    fn walk(table: &dyn toml_edit::TableLike, prefix: &str, out: &mut Vec<KeyAt>) {
+        for (key, item) in table.iter() {
+            let path = if prefix.is_empty() {
+                key.to_string()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            let value = item.span();
+            let at = table
+                .key(key)
+                .and_then(toml_edit::Key::span)
+                .or_else(|| value.clone());
+            if let Some(span) = at {
+                out.push(KeyAt {
+                    path: path.clone(),
+                    at: span.start,
+                    value,
+                });
+            }
+            if let Some(inner) = item.as_table_like() {
+                walk(inner, &path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(doc) = toml_edit::Document::parse(text) {
+        walk(doc.as_table(), "", &mut out);
+    }
+    out
+}
+
+/// The dotted key written at `offset`, or the innermost key whose value holds it.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let keys = keys(text);
+    keys.iter()
+        .find(|k| k.at == offset)
+        .or_else(|| {
+            keys.iter()
+                .filter(|k| k.value.as_ref().is_some_and(|v| v.contains(&offset)))
+                .max_by_key(|k| k.at)
+        })
+        .map(|k| k.path.clone())
+}
+
+/// The line where `key` is written, if it is.
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    keys(text)
+        .into_iter()
+        .find(|k| k.path == key)
+        .map(|k| line_at(text, k.at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/c/config.toml"), text)
+    }
+
+    #[test]
+    fn agents_theme_and_runner() {
+        let config = parse(
+            "theme = \"light\"\nrunner = \"local\"\n\n[agents.claude]\nidle_s = 60\nenv = { A = \"1\" }\n\n[agents.mine]\ncommand = \"my-agent {prompt_file}\"\nmode = \"interactive\"\nresume = \"my-agent --again\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.theme.as_deref(), Some("light"));
+        assert_eq!(config.runner.as_deref(), Some("local"));
+        assert_eq!(config.agents["claude"].idle_s, Some(60));
+        assert_eq!(config.agents["mine"].mode, Some(ConfigMode::Interactive));
+    }
+
+    #[test]
+    fn unknown_keys_name_file_line_and_key() {
+        let err = parse("theme = \"dark\"\n\n[agents.claude]\nidle_s = 5\ncolour = \"red\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/c/config.toml:5: key `agents.claude.colour`: unknown field `colour`"),
+            "{err}"
+        );
+        let err = parse("themes = \"dark\"\n").unwrap_err().to_string();
+        assert!(err.starts_with("/c/config.toml:1: key `themes`:"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let err = parse("[agents.mine]\nmode = \"oneshot\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/c/config.toml:1: key `agents.mine`: `mine` is not a preset"),
+            "{err}"
+        );
+        let err = parse("[agents.claude]\n\nidle_s = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "/c/config.toml:3: key `agents.claude.idle_s`: must be at least 1"
+        );
+        let err = parse("[agents.claude]\nmode = \"sometimes\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/c/config.toml:2: key `agents.claude.mode`:"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,572 @@
+//! The agent presets end to end, headless: each CLI is replaced by a fake program of the same
+//! name first on PATH (tests/fake_agent.py) that records how it was started and prints what
+//! the real CLI documents. Also the config file, and the bubblewrap sandbox.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::*;
+use serde_json::Value;
+
+const TASK: &str = "tests/tasks/jsonl-protected";
+const FAKE: &str = include_str!("fake_agent.py");
+
+/// A temp folder holding the fake CLIs, a runs folder and a config file.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for name in ["claude", "codex", "aider", "gemini", "opencode"] {
+            let path = bin.join(name);
+            std::fs::write(&path, FAKE).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("runs")).unwrap();
+        Setup { dir }
+    }
+
+    fn runs(&self) -> PathBuf {
+        self.dir.path().join("runs")
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+
+    /// PATH with the fakes first.
+    fn path(&self) -> String {
+        format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap()
+        )
+    }
+
+    /// `xstack run TASK --agent AGENT --headless` with the fakes, porting with `files`.
+    fn run(&self, agent: &str, files: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = xstack();
+        cmd.args(["run", TASK, "--agent", agent, "--headless", "--runs-dir"])
+            .arg(self.runs())
+            .args(extra)
+            .env("PATH", self.path())
+            .env("XSTACK_CONFIG", self.config())
+            .env("FAKE_FILES", root().join(TASK).join(files));
+        if !self.config().exists() {
+            std::fs::write(self.config(), "").unwrap();
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("xstack runs")
+    }
+}
+
+/// The fake's records, one per start (or per typed prompt for an interactive one).
+fn agent_log(run_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("workspace/.xstack/agent-log.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The transcript items of the journal, as (phase, item).
+fn transcript(run_dir: &Path) -> Vec<(u64, Value)> {
+    std::fs::read_to_string(run_dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "transcript")
+        .map(|e| (e["phase"].as_u64().unwrap(), e["item"].clone()))
+        .collect()
+}
+
+fn argv(record: &Value) -> Vec<String> {
+    record["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The phase-one prompt states the task's metric, published value and tolerance.
+fn assert_phase_one_prompt(prompt: &str) {
+    for needle in [
+        "eval_mse",
+        "0.0112",
+        "0.0031",
+        "python train.py",
+        "torch",
+        "eval.py",
+    ] {
+        assert!(
+            prompt.contains(needle),
+            "prompt lacks `{needle}`:\n{prompt}"
+        );
+    }
+}
+
+/// The phase-two prompt names the failure and carries the task's details.
+fn assert_phase_two_prompt(prompt: &str) {
+    assert!(prompt.contains("fidelity_gap"), "{prompt}");
+    assert!(prompt.contains("learning rate 0.05"), "{prompt}");
+}
+
+/// A two-phase run of a one-shot preset: returns the run folder and the fake's two records,
+/// after checking what every preset shares (it ran in the workspace, with the task's
+/// variables, passed in phase 2).
+fn two_phase(setup: &Setup, agent: &str) -> (PathBuf, Vec<Value>, String) {
+    let out = setup.run(agent, "agents/files/gap_then_pass", &[], &[]);
+    let text = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let dir = only_run_dir(&setup.runs());
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 2, "{r}");
+    assert_eq!(r["phases"][0]["failure"], "fidelity_gap");
+    assert_eq!(r["agent"], agent);
+    let log = agent_log(&dir);
+    assert_eq!(log.len(), 2, "one start per phase: {log:?}");
+    let workspace = dir.join("workspace").canonicalize().unwrap();
+    for (i, record) in log.iter().enumerate() {
+        assert_eq!(record["agent"], agent);
+        assert_eq!(Path::new(record["cwd"].as_str().unwrap()), workspace);
+        assert_eq!(record["env"]["XSTACK_PHASE"], (i + 1).to_string());
+        assert_eq!(record["env"]["XSTACK_TASK"], "jsonl-protected");
+        assert_eq!(record["stdin_tty"], true);
+    }
+    assert_phase_one_prompt(log[0]["prompt"].as_str().unwrap());
+    assert_phase_two_prompt(log[1]["prompt"].as_str().unwrap());
+    (dir, log, text)
+}
+
+#[test]
+fn claude_streams_json_and_resumes_its_session_in_phase_two() {
+    let setup = Setup::new();
+    let (dir, log, out) = two_phase(&setup, "claude");
+    let p1 = log[0]["prompt"].as_str().unwrap();
+    assert_eq!(
+        argv(&log[0]),
+        [
+            "-p",
+            p1,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash"
+        ]
+    );
+    let p2 = log[1]["prompt"].as_str().unwrap();
+    assert_eq!(
+        argv(&log[1]),
+        [
+            "-p",
+            p2,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--resume",
+            "fake-claude-session",
+            "--allowedTools",
+            "Bash"
+        ]
+    );
+    let items = transcript(&dir);
+    let phase1: Vec<&Value> = items
+        .iter()
+        .filter(|(p, _)| *p == 1)
+        .map(|(_, i)| i)
+        .collect();
+    assert_eq!(phase1[0]["kind"], "session");
+    assert!(
+        phase1
+            .iter()
+            .any(|i| i["kind"] == "tool_call" && i["tool"] == "Write")
+    );
+    assert!(
+        phase1
+            .iter()
+            .any(|i| i["kind"] == "file_edit" && i["path"] == "train.py")
+    );
+    assert!(phase1.iter().any(|i| i["kind"] == "usage"
+        && i["input_tokens"] == 1000
+        && i["output_tokens"] == 200
+        && i["cost_usd"] == 0.0125));
+    assert!(items.iter().any(|(p, i)| *p == 2
+        && i["kind"] == "final"
+        && i["success"] == true
+        && i["text"] == "The JAX port is complete (phase 2)."));
+    assert!(
+        out.contains("agent usage: 1000 input tokens, 200 output tokens, cost $0.0125"),
+        "{out}"
+    );
+    // The replay rebuilds the transcript from the journal alone.
+    let replay = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+    assert!(
+        text(&replay)
+            .contains("agent's final message (success): The JAX port is complete (phase 1)."),
+        "{}",
+        text(&replay)
+    );
+}
+
+#[test]
+fn codex_exec_json_resumes_its_thread() {
+    let setup = Setup::new();
+    let (dir, log, _) = two_phase(&setup, "codex");
+    let prompt = |i: usize| log[i]["prompt"].as_str().unwrap().to_string();
+    let base = [
+        "exec",
+        "--json",
+        "--sandbox",
+        "workspace-write",
+        "--skip-git-repo-check",
+    ];
+    let mut first: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    first.push(prompt(0));
+    assert_eq!(argv(&log[0]), first);
+    let mut second: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    second.extend([
+        "resume".to_string(),
+        "fake-codex-thread".to_string(),
+        prompt(1),
+    ]);
+    assert_eq!(argv(&log[1]), second);
+    let items = transcript(&dir);
+    assert!(items.iter().any(|(p, i)| *p == 1
+        && i["kind"] == "tool_call"
+        && i["tool"] == "shell"
+        && i["input"] == "bash -lc 'python train.py' (exit 0)"));
+    assert!(
+        items
+            .iter()
+            .any(|(_, i)| i["kind"] == "file_edit" && i["path"] == "train.py")
+    );
+    assert!(items.iter().any(|(_, i)| i["kind"] == "usage"
+        && i["input_tokens"] == 500
+        && i["output_tokens"] == 50));
+    assert!(items.iter().any(|(p, i)| *p == 2
+        && i["kind"] == "final"
+        && i["text"] == "Migrated train.py to JAX (phase 2)."));
+}
+
+#[test]
+fn gemini_stream_json_resumes_its_session() {
+    let setup = Setup::new();
+    let (dir, log, _) = two_phase(&setup, "gemini");
+    let p1 = log[0]["prompt"].as_str().unwrap();
+    assert_eq!(
+        argv(&log[0]),
+        ["-p", p1, "--output-format", "stream-json", "--yolo"]
+    );
+    let p2 = log[1]["prompt"].as_str().unwrap();
+    assert_eq!(
+        argv(&log[1]),
+        [
+            "--resume",
+            "fake-gemini-session",
+            "-p",
+            p2,
+            "--output-format",
+            "stream-json",
+            "--yolo"
+        ]
+    );
+    let items = transcript(&dir);
+    assert!(
+        items
+            .iter()
+            .any(|(_, i)| i["kind"] == "message" && i["text"] == "Porting train.py.")
+    );
+    assert!(
+        items
+            .iter()
+            .any(|(_, i)| i["kind"] == "usage" && i["input_tokens"] == 60)
+    );
+}
+
+#[test]
+fn aider_restores_its_chat_history_in_phase_two() {
+    let setup = Setup::new();
+    let (dir, log, _) = two_phase(&setup, "aider");
+    let p1 = log[0]["prompt"].as_str().unwrap();
+    assert_eq!(argv(&log[0]), ["--message", p1, "--yes-always"]);
+    let p2 = log[1]["prompt"].as_str().unwrap();
+    assert_eq!(
+        argv(&log[1]),
+        ["--message", p2, "--yes-always", "--restore-chat-history"]
+    );
+    assert!(transcript(&dir).is_empty(), "aider prints text, not events");
+}
+
+#[test]
+fn opencode_continues_its_session_in_phase_two() {
+    let setup = Setup::new();
+    let (_, log, _) = two_phase(&setup, "opencode");
+    let p1 = log[0]["prompt"].as_str().unwrap();
+    assert_eq!(argv(&log[0]), ["run", p1]);
+    let p2 = log[1]["prompt"].as_str().unwrap();
+    assert_eq!(argv(&log[1]), ["run", "--continue", p2]);
+}
+
+#[test]
+fn an_interactive_agent_gets_its_prompts_typed_and_ends_its_phases_with_the_done_file() {
+    let setup = Setup::new();
+    std::fs::write(
+        setup.config(),
+        "[agents.claude]\nmode = \"interactive\"\nidle_s = 120\nenv = { FAKE_MODEL = \"from-config\" }\n",
+    )
+    .unwrap();
+    let out = setup.run("claude", "agents/files/gap_then_pass", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(&setup.runs());
+    assert_eq!(result(&dir)["passed_in_phase"], 2);
+    let log = agent_log(&dir);
+    assert_eq!(log.len(), 2, "one typed prompt per phase: {log:?}");
+    // One process for both phases, started with the interactive command line.
+    for record in &log {
+        assert_eq!(argv(record), ["--permission-mode", "acceptEdits"]);
+        assert_eq!(record["env"]["FAKE_MODEL"], "from-config");
+    }
+    let typed = |i: usize| {
+        log[i]["stdin"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_phase_one_prompt(&typed(0));
+    assert!(typed(0).contains(".xstack/done"));
+    assert_phase_two_prompt(&typed(1));
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
+    assert!(journal.contains("the agent wrote .xstack/done"));
+}
+
+#[test]
+fn a_missing_agent_program_is_exit_3_with_how_to_install_it() {
+    let setup = Setup::new();
+    let out = xstack()
+        .args(["run", TASK, "--agent", "codex", "--headless", "--runs-dir"])
+        .arg(setup.runs())
+        .env("PATH", "/usr/bin:/bin")
+        .env("XSTACK_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains("agent program `codex` not found on PATH: install it with `npm install -g @openai/codex`"),
+        "{}",
+        text(&out)
+    );
+    assert!(std::fs::read_dir(setup.runs()).unwrap().next().is_none());
+}
+
+#[test]
+fn config_errors_name_file_line_and_key() {
+    let setup = Setup::new();
+    std::fs::write(
+        setup.config(),
+        "theme = \"dark\"\n\n[agents.claude]\nidle_s = 30\ncolour = \"red\"\n",
+    )
+    .unwrap();
+    let out = setup.run("claude", "solution", &[], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let expected = format!(
+        "{}:5: key `agents.claude.colour`: unknown field `colour`",
+        setup.config().display()
+    );
+    assert!(text(&out).contains(&expected), "{}", text(&out));
+    std::fs::write(setup.config(), "[agents.mine]\nmode = \"interactive\"\n").unwrap();
+    let out = setup.run("claude", "solution", &[], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(":1: key `agents.mine`: `mine` is not a preset"),
+        "{}",
+        text(&out)
+    );
+    // A missing file named by XSTACK_CONFIG is an error too.
+    let out = xstack()
+        .args(["run", TASK, "--headless"])
+        .env("XSTACK_CONFIG", setup.dir.path().join("absent.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("absent.toml: cannot read"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_config_agent_runs_its_own_command_line() {
+    let setup = Setup::new();
+    std::fs::write(
+        setup.config(),
+        "[agents.my-port]\ncommand = \"aider --message {prompt} --no-git\"\nenv = { FAKE_MODEL = \"mine\" }\n",
+    )
+    .unwrap();
+    let out = setup.run("my-port", "solution", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(&setup.runs());
+    assert!(
+        dir.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .ends_with("-my-port")
+    );
+    let log = agent_log(&dir);
+    let prompt = log[0]["prompt"].as_str().unwrap();
+    assert_eq!(argv(&log[0]), ["--message", prompt, "--no-git"]);
+    assert_eq!(log[0]["env"]["FAKE_MODEL"], "mine");
+}
+
+/// Whether bubblewrap can confine processes here at all.
+fn bwrap_works() -> bool {
+    std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-net", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn the_sandbox_confines_writes_to_the_workspace_and_cuts_the_network() {
+    if !bwrap_works() {
+        eprintln!("skipped: bubblewrap cannot create namespaces on this machine");
+        return;
+    }
+    let setup = Setup::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let outside = setup.dir.path().join("escaped.txt");
+    let readonly = root().join(TASK).join("escaped.txt");
+    let probe = serde_json::json!({
+        "outside": outside,
+        "readonly": readonly,
+        "port": port,
+    })
+    .to_string();
+    let out = setup.run(
+        "claude",
+        "solution",
+        &["--sandbox", "--sandbox-net", "none"],
+        &[("FAKE_PROBE", &probe)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("agent started: "), "{}", text(&out));
+    assert!(
+        text(&out).contains("bwrap --die-with-parent"),
+        "{}",
+        text(&out)
+    );
+    let dir = only_run_dir(&setup.runs());
+    let result = &agent_log(&dir)[0]["probe"];
+    assert_eq!(result["inside"], "ok", "{result}");
+    assert!(dir.join("workspace/sandbox-inside.txt").is_file());
+    // /tmp is private: the write went to the sandbox's own /tmp, not here.
+    assert!(!outside.exists(), "{result}");
+    assert!(
+        result["readonly"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{result}"
+    );
+    assert!(!readonly.exists());
+    let _ = std::fs::remove_file(&readonly);
+    assert_ne!(result["connect"], "ok", "{result}");
+    drop(listener);
+}
+
+#[test]
+fn the_sandbox_refuses_to_start_without_bubblewrap_or_a_network_choice() {
+    let setup = Setup::new();
+    let bin = setup.dir.path().join("bin");
+    let out = xstack()
+        .args([
+            "run",
+            TASK,
+            "--agent",
+            "claude",
+            "--headless",
+            "--sandbox",
+            "--runs-dir",
+        ])
+        .arg(setup.runs())
+        .env("PATH", format!("{}:/nonexistent", bin.display()))
+        .env("XSTACK_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains("needs bubblewrap (`bwrap`)"),
+        "{}",
+        text(&out)
+    );
+    assert!(std::fs::read_dir(setup.runs()).unwrap().next().is_none());
+    if bwrap_works() {
+        let out = setup.run("claude", "solution", &["--sandbox"], &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains("--sandbox-net allow"), "{}", text(&out));
+    }
+}
+
+#[test]
+fn the_tui_shows_the_prompt_the_transcript_and_the_agents_claim() {
+    use common::tmux::Tmux;
+    use std::time::Duration;
+    let setup = Setup::new();
+    std::fs::write(setup.config(), "[agents.claude]\nmode = \"oneshot\"\n").unwrap();
+    let command = format!(
+        "PATH={} XSTACK_CONFIG={} FAKE_FILES={} {} run {TASK} --agent claude --runs-dir {}; echo EXIT=$?; sleep 600",
+        setup.path(),
+        setup.config().display(),
+        root().join(TASK).join("solution").display(),
+        env!("CARGO_BIN_EXE_xstack"),
+        setup.runs().display(),
+    );
+    let tmux = Tmux::start(&command, 200, 60);
+    let screen = tmux.wait_for("PASSED in phase 1", Duration::from_secs(240));
+    assert!(
+        screen.contains("agent's claim: \"The JAX port is complete"),
+        "{screen}"
+    );
+    tmux.keys(&["t"]);
+    let screen = tmux.wait_for(
+        "prompts and transcript (t: terminal)",
+        Duration::from_secs(10),
+    );
+    for needle in [
+        "▸ Write",
+        "✎ train.py",
+        "■ done: The JAX port is complete",
+        "$0.0125",
+    ] {
+        assert!(screen.contains(needle), "`{needle}` missing:\n{screen}");
+    }
+    // The prompt is above the transcript: `g` goes to the top of the view.
+    tmux.keys(&["g"]);
+    let screen = tmux.wait_for("phase 1: prompt", Duration::from_secs(10));
+    assert!(screen.contains("eval_mse (its last value"), "{screen}");
+    assert!(screen.contains("0.0112"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(30));
+}
