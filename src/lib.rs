@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod calibrate;
 pub mod demo;
 pub mod diff;
 pub mod env;
@@ -10,6 +11,7 @@ pub mod grade;
 pub mod journal;
 pub mod metrics;
 pub mod pty;
+pub mod seeds;
 pub mod session;
 pub mod task;
 pub mod ui;

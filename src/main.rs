@@ -83,6 +83,18 @@ enum Cmd {
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
     },
+    /// Run the PyTorch source once per seed; print each criterion's spread and a suggested
+    /// published value and tolerance.
+    Calibrate {
+        /// Task folder or task id.
+        task: String,
+        /// Number of runs (XSTACK_SEED = 0..N-1).
+        #[arg(long, default_value_t = xstack::calibrate::DEFAULT_SEEDS)]
+        seeds: u64,
+        /// Print a JSON object instead of TOML.
+        #[arg(long)]
+        json: bool,
+    },
     /// Side-by-side, syntax-highlighted diff of two files or folders.
     Diff {
         /// The old file or folder (e.g. the PyTorch source).
@@ -221,6 +233,9 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             headless: _,
             speed: _,
         }) => app::replay_headless(&run_dir, &mut std::io::stdout()),
+        Some(Cmd::Calibrate { task, seeds, json }) => {
+            app::calibrate(&task, seeds, json, &mut std::io::stdout())
+        }
         Some(Cmd::Diff {
             old,
             new,
