@@ -8,6 +8,7 @@ pub mod demo;
 pub mod diff;
 pub mod env;
 pub mod grade;
+pub mod init;
 pub mod journal;
 pub mod metrics;
 pub mod pty;
