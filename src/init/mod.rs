@@ -288,6 +288,15 @@ pub fn single_run_tolerance(value: f64) -> f64 {
     (SINGLE_RUN_RELATIVE * value.abs()).max(calibrate::FLOOR_ABSOLUTE)
 }
 
+/// A package list given on the command line: blanks dropped, `none` (or nothing) meaning an
+/// empty list, so no environment.
+fn package_flag(list: &[String]) -> Vec<String> {
+    list.iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty() && p != "none")
+        .collect()
+}
+
 /// Picks the experiment command: the flag, else a question proposing the candidates.
 fn choose_command(
     opts: &InitOptions,
@@ -393,14 +402,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     let command = choose_command(opts, &repo, console)?;
 
     let (reference_packages, packages_from) = match &opts.reference_packages {
-        Some(list) => {
-            let list: Vec<String> = list
-                .iter()
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty() && p != "none")
-                .collect();
-            (list, "--reference-packages".to_string())
-        }
+        Some(list) => (package_flag(list), "--reference-packages".to_string()),
         None => {
             let found = repo::reference_packages(&repo);
             for line in &found.skipped {
@@ -415,8 +417,8 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     };
     let packages = opts
         .packages
-        .clone()
-        .unwrap_or_else(|| repo::target_packages(&reference_packages));
+        .as_deref()
+        .map_or_else(|| repo::target_packages(&reference_packages), package_flag);
     if reference_packages.is_empty() {
         console.say("reference environment: none (the command runs with the Python on PATH)");
     } else {
@@ -579,6 +581,11 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             format!(
                 "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); cite the paper or README table when there is one"
             )
+        },
+        target_from: if opts.packages.is_some() {
+            "From --packages.".to_string()
+        } else {
+            "The JAX side: the reference packages without the PyTorch family, plus jax, flax, optax.".to_string()
         },
         packages,
         reference_packages,

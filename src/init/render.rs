@@ -38,6 +38,8 @@ pub struct Proposal {
     pub citation: String,
     /// `[env] packages`.
     pub packages: Vec<String>,
+    /// Where they came from, in words.
+    pub target_from: String,
     /// `[env] reference_packages`.
     pub reference_packages: Vec<String>,
     /// Where the reference packages came from.
@@ -156,8 +158,7 @@ pub fn task_toml(p: &Proposal) -> String {
         toml_string(&p.citation)
     ));
     out.push_str("[env]\n");
-    out.push_str("# The JAX side: the reference packages without the PyTorch family, plus jax, flax, optax\n");
-    out.push_str("# (or --packages).\n");
+    out.push_str(&format!("# {}\n", p.target_from));
     out.push_str(&format!("packages = {}\n", toml_list(&p.packages)));
     out.push_str(&format!("# From {}.\n", p.packages_from));
     out.push_str(&format!(
