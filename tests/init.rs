@@ -331,13 +331,19 @@ fn a_failing_command_is_shown_and_writes_nothing() {
 #[test]
 fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     let setup = Setup::new("digits-repo", "digits");
-    let out = setup.init(&["--yes", "--reference-packages", "none"]);
-    let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
-    assert!(
-        all.contains("pass --command CMD (candidates: python train.py)"),
-        "{all}"
-    );
+    // With or without --yes, a missing command is named first.
+    for args in [
+        &["--yes", "--reference-packages", "none"][..],
+        &["--reference-packages", "none"],
+    ] {
+        let out = setup.init(args);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(
+            all.contains("pass --command CMD (candidates: python train.py)"),
+            "{all}"
+        );
+    }
     let out = setup.init(&[
         "--command",
         "python3 train.py",

@@ -391,13 +391,16 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     if task_dir.exists() {
         return Err(InitError::Exists(opts.tasks_dir.join(&id)));
     }
-    if !opts.yes && !console.interactive() {
-        return Err(InitError::NeedsYes);
-    }
     if let Some(n) = opts.seeds
         && n < 2
     {
         return Err(InitError::TooFewSeeds(n));
+    }
+    if opts.command.is_none() && !console.interactive() {
+        return Err(InitError::NoCommand(repo::command_candidates(&repo)));
+    }
+    if !opts.yes && !console.interactive() {
+        return Err(InitError::NeedsYes);
     }
     let command = choose_command(opts, &repo, console)?;
 
