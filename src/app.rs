@@ -745,6 +745,16 @@ pub fn replay_tui(
     }
 }
 
+impl From<crate::calibrate::CalibrateError> for AppError {
+    fn from(e: crate::calibrate::CalibrateError) -> Self {
+        use crate::calibrate::CalibrateError as E;
+        match e {
+            E::TooFewSeeds(_) | E::MetricMissing { .. } => AppError::usage(e.to_string()),
+            E::Env(_) | E::Seed(_) | E::RunFailed { .. } => AppError::infra(e.to_string()),
+        }
+    }
+}
+
 /// `xstack export RUN_DIR --cast FILE --pane agent|run`: writes an asciicast v2 file.
 pub fn export_cast(
     run_dir: &Path,
@@ -815,5 +825,136 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
             };
             run_tui(prepare(&opts)?, theme)
         }
+    }
+}
+
+/// `xstack calibrate TASK [--seeds N] [--json]`: runs the task's PyTorch source once per seed
+/// and prints the spread of each criterion's metric with a suggested `published` and
+/// `tolerance` (TOML ready to paste, or JSON). Progress goes to stderr.
+pub fn calibrate(task: &str, seeds: u64, json: bool, out: &mut dyn Write) -> Result<i32, AppError> {
+    let task = Task::load(&task::resolve(task)?)?;
+    if seeds < 2 {
+        return Err(crate::calibrate::CalibrateError::TooFewSeeds(seeds).into());
+    }
+    let cache = crate::env::cache_dir();
+    let source = source_dir(&task, &cache)?;
+    let mut progress = |line: String| eprintln!("{line}");
+    let cal = crate::calibrate::calibrate(&task, &source, seeds, &cache, &mut progress)?;
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&crate::calibrate::to_json(&cal))
+            .map_err(|e| AppError::infra(e.to_string()))?;
+        s.push('\n');
+        s
+    } else {
+        crate::calibrate::render_toml(&cal)
+    };
+    out.write_all(text.as_bytes())
+        .map_err(|e| AppError::infra(format!("cannot write the result: {e}")))?;
+    Ok(EXIT_PASS)
+}
+
+impl From<crate::init::InitError> for AppError {
+    fn from(e: crate::init::InitError) -> Self {
+        if e.is_infra() {
+            AppError::infra(e.to_string())
+        } else {
+            AppError::usage(e.to_string())
+        }
+    }
+}
+
+/// `xstack init` on the user's terminal: messages and the live run on stdout, questions read
+/// from stdin when it is a terminal.
+struct TerminalConsole {
+    interactive: bool,
+}
+
+impl crate::init::Console for TerminalConsole {
+    fn say(&mut self, text: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}");
+        let _ = stdout.flush();
+    }
+
+    fn output(&mut self, text: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
+
+    fn ask(&mut self, question: &str) -> Option<String> {
+        if !self.interactive {
+            return None;
+        }
+        self.output(question);
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    }
+
+    fn interactive(&self) -> bool {
+        self.interactive
+    }
+}
+
+/// The options of `xstack init` as the command line gives them.
+#[derive(Debug, Clone)]
+pub struct InitArgs {
+    /// REPO.
+    pub repo: PathBuf,
+    /// `--command`.
+    pub command: Option<String>,
+    /// `--metric`.
+    pub metrics: Vec<String>,
+    /// `--direction`: higher, lower or within.
+    pub direction: Option<String>,
+    /// `--reference-packages`.
+    pub reference_packages: Option<Vec<String>>,
+    /// `--packages`.
+    pub packages: Option<Vec<String>>,
+    /// `--seeds`.
+    pub seeds: Option<u64>,
+    /// `--id`.
+    pub id: Option<String>,
+    /// `--yes`.
+    pub yes: bool,
+}
+
+/// `xstack init REPO ...`: makes `tasks/<id>/task.toml` from a repository; returns 0 when it
+/// was written, 1 when the user declined.
+pub fn init(args: InitArgs) -> Result<i32, AppError> {
+    use std::io::IsTerminal;
+    let direction = match args.direction.as_deref() {
+        None => None,
+        Some("higher") => Some(task::Direction::Higher),
+        Some("lower") => Some(task::Direction::Lower),
+        Some("within") => Some(task::Direction::Within),
+        Some(other) => {
+            return Err(AppError::usage(format!(
+                "--direction {other}: use higher, lower or within"
+            )));
+        }
+    };
+    let opts = crate::init::InitOptions {
+        repo: args.repo,
+        command: args.command,
+        metrics: args.metrics,
+        direction,
+        reference_packages: args.reference_packages,
+        packages: args.packages,
+        seeds: args.seeds,
+        id: args.id,
+        yes: args.yes,
+        tasks_dir: task::tasks_dir(),
+        cache_dir: crate::env::cache_dir(),
+    };
+    let mut console = TerminalConsole {
+        interactive: std::io::stdin().is_terminal(),
+    };
+    match crate::init::run(&opts, &mut console)? {
+        crate::init::Outcome::Written(_) => Ok(EXIT_PASS),
+        crate::init::Outcome::Declined => Ok(EXIT_FAIL),
     }
 }

@@ -3,17 +3,20 @@
 
 pub mod agent;
 pub mod app;
+pub mod calibrate;
 pub mod config;
 pub mod demo;
 pub mod diff;
 pub mod env;
 pub mod grade;
+pub mod init;
 pub mod journal;
 pub mod metrics;
 pub mod pty;
 pub mod reaper;
 pub mod replay;
 pub mod secrets;
+pub mod seeds;
 pub mod session;
 pub mod task;
 pub mod ui;

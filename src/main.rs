@@ -95,6 +95,50 @@ enum Cmd {
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
     },
+    /// Run the PyTorch source once per seed; print each criterion's spread and a suggested
+    /// published value and tolerance.
+    Calibrate {
+        /// Task folder or task id.
+        task: String,
+        /// Number of runs (XSTACK_SEED = 0..N-1).
+        #[arg(long, default_value_t = xstack::calibrate::DEFAULT_SEEDS)]
+        seeds: u64,
+        /// Print a JSON object instead of TOML.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a task from a PyTorch repository: run it once, find its metrics, write
+    /// tasks/<id>/task.toml after review.
+    Init {
+        /// The repository (only read).
+        repo: PathBuf,
+        /// The experiment command (else proposed from the README and entry files, and asked).
+        #[arg(long)]
+        command: Option<String>,
+        /// A metric to grade on (repeatable; default: those that look like evaluation results).
+        #[arg(long = "metric", value_name = "NAME")]
+        metrics: Vec<String>,
+        /// Direction of every criterion (default: from the metric's name).
+        #[arg(long, value_parser = ["higher", "lower", "within"])]
+        direction: Option<String>,
+        /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
+        /// `none` for no environment.
+        #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
+        reference_packages: Option<Vec<String>>,
+        /// The JAX side's packages (default: the reference packages without the PyTorch
+        /// family, plus jax, flax, optax).
+        #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
+        packages: Option<Vec<String>>,
+        /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// Task id (default: the folder's name, sanitized).
+        #[arg(long)]
+        id: Option<String>,
+        /// Accept the proposal without review.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Side-by-side, syntax-highlighted diff of two files or folders.
     Diff {
         /// The old file or folder (e.g. the PyTorch source).
@@ -224,7 +268,9 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             let theme = load_theme(theme.as_deref(), &config)?;
             let mode = if step { Mode::Step } else { Mode::Auto };
             let prepared = match resume {
-                Some(run_dir) => app::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?,
+                Some(run_dir) => {
+                    app::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?
+                }
                 None => app::prepare(&RunOptions {
                     task: task.unwrap_or_default(),
                     agent,
@@ -288,6 +334,30 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             pane,
         }) => app::export_cast(&run_dir, &cast, pane),
         Some(Cmd::Runs { dir }) => app::runs(dir.as_deref(), &mut std::io::stdout()),
+        Some(Cmd::Calibrate { task, seeds, json }) => {
+            app::calibrate(&task, seeds, json, &mut std::io::stdout())
+        }
+        Some(Cmd::Init {
+            repo,
+            command,
+            metrics,
+            direction,
+            reference_packages,
+            packages,
+            seeds,
+            id,
+            yes,
+        }) => app::init(app::InitArgs {
+            repo,
+            command,
+            metrics,
+            direction,
+            reference_packages,
+            packages,
+            seeds,
+            id,
+            yes,
+        }),
         Some(Cmd::Diff {
             old,
             new,

@@ -5,7 +5,7 @@
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::task::{Reduce, Task};
+use crate::task::{MetricSpec, Reduce, Task};
 
 /// One metric observation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -181,6 +181,23 @@ impl Extractor {
         Extractor { metrics }
     }
 
+    /// Extractors for metric definitions that are not (yet) part of a task, such as the
+    /// proposals of `xstack init`; a regex that does not compile is an error.
+    pub fn from_specs(specs: &[MetricSpec]) -> Result<Extractor, regex::Error> {
+        let mut metrics = Vec::with_capacity(specs.len());
+        for m in specs {
+            let matcher = match (&m.regex, &m.json_key) {
+                (Some(re), _) => Matcher::Regex(Regex::new(re)?),
+                (None, key) => Matcher::Json {
+                    key: key.clone().unwrap_or_default(),
+                    step_key: m.step_key.clone(),
+                },
+            };
+            metrics.push((m.name.clone(), matcher));
+        }
+        Ok(Extractor { metrics })
+    }
+
     /// The metric names, in task order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.metrics.iter().map(|(n, _)| n.as_str())
@@ -299,7 +316,13 @@ pub fn reduce(points: &[Point], how: Reduce) -> Option<f64> {
 /// Parses a whole recorded log (such as `reference.log`) into one series per metric, in task
 /// order.
 pub fn parse_log(task: &Task, text: &str) -> Vec<(String, Vec<Point>)> {
-    let mut stream = MetricStream::new(Extractor::for_task(task));
+    parse_text(Extractor::for_task(task), text)
+}
+
+/// Parses a whole captured output with the given extractors into one series per metric, in
+/// the extractors' order.
+pub fn parse_text(extractor: Extractor, text: &str) -> Vec<(String, Vec<Point>)> {
+    let mut stream = MetricStream::new(extractor);
     let names = stream.names();
     let mut series: Vec<(String, Vec<Point>)> =
         names.into_iter().map(|n| (n, Vec::new())).collect();

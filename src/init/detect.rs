@@ -1,0 +1,864 @@
+//! Metric candidates in a run's captured output, for `xstack init`: the plain lines (escapes
+//! removed, every `\r`-rewritten progress segment a line) are searched for values in the
+//! styles training scripts print them, and each metric found gets a proposed `[[metric]]`
+//! (a regex with a `value` group and, where the lines carry one, a `step` group; or a
+//! `json_key` with a `step_key`) that is then verified by re-extracting it with
+//! [`crate::metrics`] from the same output.
+//!
+//! Styles: JSON lines; Python dicts (Hugging Face Trainer's `{'eval_loss': 0.3, 'epoch': 1.0}`);
+//! `name=value` (also tqdm and PyTorch Lightning progress-bar postfixes and the Trainer's
+//! `log_metrics` tables); `name: value` (also `Accuracy: 9905/10000 (99%)`); `Name value`
+//! for names that contain a metric word; result-table rows (`│ test_acc │ 0.97 │`, Lightning).
+//! A value followed by `%` is a percentage and is kept as printed.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+use crate::metrics::{self, Extractor, Point};
+use crate::task::MetricSpec;
+
+/// A number as the proposed regexes match it.
+pub const NUM: &str = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?";
+/// A number as the short proposals match it (the form hand-written tasks use).
+const SHORT_NUM: &str = r"[-+0-9.eE]+";
+/// What must precede a metric name (so that `loss` does not match inside `val_loss`).
+const BEFORE: &str = r"(?:^|[^\w./-])";
+/// What must follow a value that is not a percentage: not `12s`, `9905/10000`, `12:30` or
+/// `71.2 %` (the regex crate has no look-ahead, so this consumes one character).
+const AFTER: &str = r"(?:[ \t]+[^%\s]|[ \t]*$|[^\w\s./:%])";
+/// JSON keys and step words that carry the step, in order of preference.
+const STEP_KEYS: &[&str] = &["step", "global_step", "epoch", "iter", "iteration"];
+/// Words that make a `Name value` pair a metric (a token equal to one, or one followed by
+/// digits such as `acc1`).
+const METRIC_WORDS: &[&str] = &[
+    "acc",
+    "accuracy",
+    "loss",
+    "f1",
+    "bleu",
+    "auc",
+    "mse",
+    "mae",
+    "rmse",
+    "error",
+    "err",
+    "perplexity",
+    "ppl",
+    "fid",
+    "precision",
+    "recall",
+    "score",
+    "iou",
+    "miou",
+    "map",
+    "psnr",
+    "ssim",
+    "wer",
+    "cer",
+    "rouge",
+    "nll",
+    "elbo",
+    "kl",
+    "bpd",
+    "reward",
+    "top1",
+    "top5",
+];
+/// Words that may stand before a metric word in a multi-word name (`Test accuracy`).
+const QUALIFIERS: &[&str] = &[
+    "test",
+    "train",
+    "training",
+    "val",
+    "valid",
+    "validation",
+    "eval",
+    "evaluation",
+    "dev",
+    "final",
+    "best",
+    "average",
+    "avg",
+    "mean",
+    "macro",
+    "micro",
+    "weighted",
+    "top",
+    "top-1",
+    "top-5",
+];
+/// Names that are counters, timings or hyper-parameters, never metrics.
+const NOT_METRICS: &[&str] = &[
+    "epoch",
+    "epochs",
+    "step",
+    "steps",
+    "iter",
+    "iters",
+    "iteration",
+    "global_step",
+    "v_num",
+    "lr",
+    "learning_rate",
+    "grad_norm",
+    "total_flos",
+    "seed",
+    "batch",
+    "batch_idx",
+    "time",
+    "eta",
+    "elapsed",
+    "momentum",
+    "weight_decay",
+    "wd",
+    "dropout",
+    "gamma",
+    "eps",
+    "epsilon",
+    "beta1",
+    "beta2",
+    "workers",
+    "warmup",
+    "patience",
+    "hidden",
+    "layers",
+    "heads",
+    "it",
+    "s",
+];
+/// Name endings of counters and timings.
+const NOT_METRIC_SUFFIXES: &[&str] = &[
+    "_runtime",
+    "_per_second",
+    "_time",
+    "_seconds",
+    "_secs",
+    "_lr",
+    "_size",
+    "_steps",
+    "_epochs",
+    "_s",
+    "_sec",
+    "_per_sec",
+    "_ms",
+];
+/// Name beginnings of counters.
+const NOT_METRIC_PREFIXES: &[&str] = &["num_", "n_", "max_"];
+
+/// How a metric was printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Style {
+    /// One JSON object per line.
+    JsonLines,
+    /// A Python dict per line (Hugging Face Trainer).
+    PythonDict,
+    /// `name=value`.
+    KeyEquals,
+    /// `name: value`.
+    KeyColon,
+    /// `Name value`.
+    NameValue,
+    /// A result-table row, `│ name │ value │`.
+    TableRow,
+}
+
+impl Style {
+    /// Words for the user.
+    pub fn label(self) -> &'static str {
+        match self {
+            Style::JsonLines => "JSON lines",
+            Style::PythonDict => "Python dict (Hugging Face Trainer)",
+            Style::KeyEquals => "name=value",
+            Style::KeyColon => "name: value",
+            Style::NameValue => "Name value",
+            Style::TableRow => "results table row",
+        }
+    }
+}
+
+/// One value seen in one line.
+#[derive(Debug, Clone)]
+struct Observation {
+    line: usize,
+    key: String,
+    value: f64,
+    step: Option<f64>,
+    style: Style,
+    percent: bool,
+    /// The regex core (or JSON key) matching this value; observations of one metric share it.
+    core: String,
+    /// A shorter, more readable core, used when it finds exactly the same values.
+    short: Option<String>,
+    /// Regex capturing the line's step, and whether it stands before the value.
+    step_pattern: Option<(String, bool)>,
+    /// JSON key of the line's step.
+    step_key: Option<String>,
+}
+
+/// A proposed metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The metric name proposed (lowercase, `[a-z0-9_]`).
+    pub name: String,
+    /// The name as the log prints it.
+    pub key: String,
+    /// How it was printed.
+    pub style: Style,
+    /// Whether the values are percentages (kept as printed).
+    pub percent: bool,
+    /// The proposed `[[metric]]` (after [`verify`], the one that reproduces the values).
+    pub spec: MetricSpec,
+    /// A stricter definition to fall back to when `spec` does not reproduce the values.
+    pub fallback: Option<MetricSpec>,
+    /// The values found, in order.
+    pub points: Vec<Point>,
+    /// The first line it was seen in.
+    pub example: String,
+    /// The last line it was seen in.
+    pub last_example: String,
+}
+
+/// A candidate whose proposal did not reproduce its values, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The metric name.
+    pub name: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+struct Patterns {
+    step: Regex,
+    key_equals: Regex,
+    key_colon: Regex,
+    name_value: Regex,
+    dict_pair: Regex,
+}
+
+/// The detection patterns, compiled once.
+static PATTERNS: std::sync::LazyLock<Patterns> = std::sync::LazyLock::new(Patterns::new);
+
+impl Patterns {
+    fn new() -> Patterns {
+        let name = r"[A-Za-z][\w./-]*";
+        let words = format!(r"{name}(?:[ \t]+{name}){{0,2}}");
+        // Invariant: these patterns are built from constants only, and the unit tests compile
+        // every one of them.
+        let re = |s: &str| Regex::new(s).expect("constant detection pattern compiles");
+        Patterns {
+            step: re(
+                r"(?i)\b(epoch|step|iter|iteration|global_step)\b([ \t]*[:=]?[ \t]*\[?[ \t]*)(\d+)",
+            ),
+            key_equals: re(&format!(
+                r"{BEFORE}({name})([ \t]*=[ \t]*)({NUM})([ \t]*%)?"
+            )),
+            key_colon: re(&format!(
+                r"{BEFORE}({words})[ \t]*:[ \t]*(\d+[ \t]*/[ \t]*\d+[ \t]*\([ \t]*)?({NUM})([ \t]*%)?"
+            )),
+            name_value: re(&format!(
+                r"{BEFORE}({words})([ \t]*[│┃|][ \t]*|[ \t]+)({NUM})([ \t]*%)?"
+            )),
+            dict_pair: re(&format!(r"'([^']+)':[ \t]*({NUM})")),
+        }
+    }
+}
+
+/// Lowercase `[a-z0-9_]` form of a printed name.
+pub fn sanitize(key: &str) -> String {
+    let mut out = String::new();
+    for ch in key.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+/// The tokens of a sanitized name.
+fn tokens(name: &str) -> impl Iterator<Item = &str> {
+    name.split('_').filter(|t| !t.is_empty())
+}
+
+/// Whether a token is `word` or `word` followed by digits (`acc1`).
+fn token_is(token: &str, word: &str) -> bool {
+    token
+        .strip_prefix(word)
+        .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn has_metric_word(name: &str) -> bool {
+    tokens(name).any(|t| METRIC_WORDS.iter().any(|w| token_is(t, w)))
+}
+
+/// Whether a name is a counter, timing or hyper-parameter rather than a metric.
+pub fn is_noise(name: &str) -> bool {
+    name.is_empty()
+        || NOT_METRICS.contains(&name)
+        || NOT_METRIC_SUFFIXES.iter().any(|s| name.ends_with(s))
+        || NOT_METRIC_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Whether a metric looks like an evaluation result: its name has a test/eval/validation
+/// token, or it is a quality metric (accuracy, F1, …) that is not a training one, or it was
+/// printed on a line that starts with a test/eval/validation word.
+pub fn looks_like_evaluation(name: &str, example: &str) -> bool {
+    const EVAL: &[&str] = &[
+        "test",
+        "eval",
+        "evaluation",
+        "val",
+        "valid",
+        "validation",
+        "dev",
+    ];
+    if tokens(name).any(|t| EVAL.contains(&t)) {
+        return true;
+    }
+    let training = tokens(name).any(|t| t == "train" || t == "training");
+    if !training && crate::init::direction_for(name) == crate::task::Direction::Higher {
+        return true;
+    }
+    let first = sanitize(example.split_whitespace().next().unwrap_or(""));
+    !training && tokens(&first).next().is_some_and(|t| EVAL.contains(&t))
+}
+
+/// Keeps the trailing words of a multi-word name that form the metric's name: from the first
+/// qualifier or metric word on (`model reached accuracy` → `accuracy`). Names without a
+/// metric word are kept whole when `keep_plain`, else dropped. Returns the byte offset of the
+/// kept part in `words` and the kept text as printed.
+fn trim_name(words: &str, keep_plain: bool) -> Option<(usize, &str)> {
+    let parts: Vec<(usize, &str)> = words
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - words.as_ptr() as usize, w))
+        .collect();
+    let metricish = |w: &str| {
+        let s = sanitize(w);
+        has_metric_word(&s) || QUALIFIERS.contains(&s.as_str())
+    };
+    if !parts.iter().any(|(_, w)| has_metric_word(&sanitize(w))) {
+        return keep_plain.then_some((0, words));
+    }
+    let mut start = parts.len();
+    while start > 0 && metricish(parts[start - 1].1) {
+        start -= 1;
+    }
+    let offset = parts.get(start)?.0;
+    Some((offset, &words[offset..]))
+}
+
+/// What a multi-word name's regex requires before it: the punctuation that precedes it in
+/// the line (`|`, `│`, `,`, `:`) or the line's start, so that `accuracy` does not also match
+/// inside `Final test accuracy`; when a word precedes it, only a word boundary.
+fn lead(line: &str, name_start: usize) -> String {
+    match line[..name_start].trim_end().chars().last() {
+        None => r"^\s*".to_string(),
+        Some(c) if !(c.is_alphanumeric() || c == '_') => {
+            format!(r"{}\s*", regex::escape(&c.to_string()))
+        }
+        Some(_) => BEFORE.to_string(),
+    }
+}
+
+/// Escapes printed text for a regex, any run of blanks matching any run of blanks.
+fn literal(text: &str) -> String {
+    text.split_whitespace()
+        .map(regex::escape)
+        .collect::<Vec<_>>()
+        .join(r"\s+")
+}
+
+fn parse_number(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Whether the text right after a value ends it, the same rule as [`AFTER`].
+fn value_ends(rest: &str) -> bool {
+    match rest.chars().next() {
+        None => true,
+        Some(' ' | '\t') => !rest.trim_start_matches([' ', '\t']).starts_with('%'),
+        Some(c) => !(c.is_alphanumeric() || c.is_whitespace() || "_./:%".contains(c)),
+    }
+}
+
+/// Whether the text right after a percentage is a progress bar (tqdm's `45%|███`).
+fn is_progress_bar(rest: &str) -> bool {
+    rest.chars()
+        .next()
+        .is_some_and(|c| c == '|' || ('\u{2580}'..='\u{259F}').contains(&c))
+}
+
+/// One value a line pattern found, before the checks every value gets.
+struct Found<'a> {
+    key: String,
+    value_text: &'a str,
+    value_range: std::ops::Range<usize>,
+    percent: bool,
+    style: Style,
+    core: String,
+    short: String,
+}
+
+struct LineScan<'a> {
+    p: &'a Patterns,
+    line: &'a str,
+    index: usize,
+    step: Option<(f64, String, usize)>,
+    taken: Vec<std::ops::Range<usize>>,
+    out: Vec<Observation>,
+}
+
+impl LineScan<'_> {
+    fn free(&self, r: &std::ops::Range<usize>) -> bool {
+        !self
+            .taken
+            .iter()
+            .any(|t| t.start < r.end && r.start < t.end)
+    }
+
+    fn push(&mut self, f: Found<'_>) {
+        let Found {
+            key,
+            value_text,
+            value_range,
+            percent,
+            style,
+            core,
+            short,
+        } = f;
+        let name = sanitize(&key);
+        if is_noise(&name) || !self.free(&value_range) {
+            return;
+        }
+        let Some(value) = parse_number(value_text) else {
+            return;
+        };
+        // A step word right before the value is the step, not part of a metric.
+        let (step, step_pattern) = match &self.step {
+            Some((step, pattern, at)) if *at != value_range.start => (
+                Some(*step),
+                Some((pattern.clone(), *at < value_range.start)),
+            ),
+            _ => (None, None),
+        };
+        self.taken.push(value_range);
+        self.out.push(Observation {
+            line: self.index,
+            key,
+            value,
+            step,
+            style,
+            percent,
+            core,
+            short: Some(short),
+            step_pattern,
+            step_key: None,
+        });
+    }
+
+    fn scan(&mut self) {
+        let p = self.p;
+        let line = self.line;
+        if line.contains("Namespace(") {
+            return; // argparse settings, not results
+        }
+        if let Some(c) = p.step.captures(line) {
+            let (Some(word), Some(sep), Some(num)) = (c.get(1), c.get(2), c.get(3)) else {
+                return;
+            };
+            if let Some(step) = parse_number(num.as_str()) {
+                let pattern = format!(
+                    r"\b{}{}(?P<step>\d+)",
+                    regex::escape(word.as_str()),
+                    regex::escape(sep.as_str())
+                );
+                self.step = Some((step, pattern, num.start()));
+                self.taken.push(num.range());
+            }
+        }
+        for c in p.key_equals.captures_iter(line) {
+            let (Some(key), Some(num)) = (c.get(1), c.get(3)) else {
+                continue;
+            };
+            let percent = c.get(4).is_some();
+            let end = c.get(0).map_or(num.end(), |m| m.end());
+            if !percent && !value_ends(&line[num.end()..]) {
+                continue;
+            }
+            if percent && is_progress_bar(&line[end..]) {
+                continue;
+            }
+            let core = format!(
+                r"{BEFORE}{}\s*=\s*(?P<value>{NUM}){}",
+                regex::escape(key.as_str()),
+                if percent { r"\s*%" } else { AFTER }
+            );
+            let short = format!(
+                r"\b{}\s*=\s*(?P<value>{SHORT_NUM}){}",
+                regex::escape(key.as_str()),
+                if percent { r"\s*%" } else { "" }
+            );
+            self.push(Found {
+                key: key.as_str().to_string(),
+                value_text: num.as_str(),
+                value_range: num.range(),
+                percent,
+                style: Style::KeyEquals,
+                core,
+                short,
+            });
+        }
+        for c in p.key_colon.captures_iter(line) {
+            let (Some(words), Some(num)) = (c.get(1), c.get(3)) else {
+                continue;
+            };
+            let fraction = c.get(2).is_some();
+            let percent = c.get(4).is_some();
+            let end = c.get(0).map_or(num.end(), |m| m.end());
+            if !percent && !value_ends(&line[num.end()..]) {
+                continue;
+            }
+            if percent && is_progress_bar(&line[end..]) {
+                continue;
+            }
+            let Some((offset, name)) = trim_name(words.as_str(), true) else {
+                continue;
+            };
+            let core = format!(
+                r"{}{}\s*:\s*{}(?P<value>{NUM}){}",
+                lead(line, words.start() + offset),
+                literal(name),
+                if fraction {
+                    r"\d+\s*/\s*\d+\s*\(\s*"
+                } else {
+                    ""
+                },
+                if percent { r"\s*%" } else { AFTER }
+            );
+            let short = format!(
+                r"\b{}\s*:\s*{}(?P<value>{SHORT_NUM}){}",
+                literal(name),
+                if fraction {
+                    r"\d+\s*/\s*\d+\s*\(\s*"
+                } else {
+                    ""
+                },
+                if percent { r"\s*%" } else { "" }
+            );
+            self.push(Found {
+                key: name.to_string(),
+                value_text: num.as_str(),
+                value_range: num.range(),
+                percent,
+                style: Style::KeyColon,
+                core,
+                short,
+            });
+        }
+        for c in p.name_value.captures_iter(line) {
+            let (Some(words), Some(sep), Some(num)) = (c.get(1), c.get(2), c.get(3)) else {
+                continue;
+            };
+            let table = !sep.as_str().trim().is_empty();
+            let percent = c.get(4).is_some();
+            let end = c.get(0).map_or(num.end(), |m| m.end());
+            if !percent && !value_ends(&line[num.end()..]) {
+                continue;
+            }
+            if percent && is_progress_bar(&line[end..]) {
+                continue;
+            }
+            let Some((offset, name)) = trim_name(words.as_str(), table) else {
+                continue;
+            };
+            let core = format!(
+                r"{}{}{}(?P<value>{NUM}){}",
+                lead(line, words.start() + offset),
+                literal(name),
+                if table { r"\s*[│┃|]\s*" } else { r"\s+" },
+                if percent { r"\s*%" } else { AFTER }
+            );
+            let short = format!(
+                r"\b{}{}(?P<value>{SHORT_NUM}){}",
+                literal(name),
+                if table { r"\s*[│┃|]\s*" } else { r"\s+" },
+                if percent { r"\s*%" } else { "" }
+            );
+            let style = if table {
+                Style::TableRow
+            } else {
+                Style::NameValue
+            };
+            self.push(Found {
+                key: name.to_string(),
+                value_text: num.as_str(),
+                value_range: num.range(),
+                percent,
+                style,
+                core,
+                short,
+            });
+        }
+    }
+}
+
+fn json_number(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => parse_number(s.trim()),
+        _ => None,
+    }
+}
+
+fn scan_json(index: usize, obj: &serde_json::Map<String, serde_json::Value>) -> Vec<Observation> {
+    let step_key = STEP_KEYS
+        .iter()
+        .find(|k| obj.get(**k).and_then(json_number).is_some())
+        .map(|k| (*k).to_string());
+    let step = step_key
+        .as_ref()
+        .and_then(|k| obj.get(k))
+        .and_then(json_number);
+    obj.iter()
+        .filter(|(k, _)| !is_noise(&sanitize(k)))
+        .filter_map(|(k, v)| {
+            Some(Observation {
+                line: index,
+                key: k.clone(),
+                value: json_number(v)?,
+                step,
+                style: Style::JsonLines,
+                percent: false,
+                core: k.clone(),
+                short: None,
+                step_pattern: None,
+                step_key: step_key.clone(),
+            })
+        })
+        .collect()
+}
+
+fn scan_dict(p: &Patterns, index: usize, line: &str) -> Vec<Observation> {
+    let pairs: Vec<(String, f64, usize)> = p
+        .dict_pair
+        .captures_iter(line)
+        .filter_map(|c| {
+            let key = c.get(1)?;
+            let num = c.get(2)?;
+            if !value_ends(&line[num.end()..]) {
+                return None;
+            }
+            Some((
+                key.as_str().to_string(),
+                parse_number(num.as_str())?,
+                key.start(),
+            ))
+        })
+        .collect();
+    let step = STEP_KEYS
+        .iter()
+        .find_map(|k| pairs.iter().find(|(key, _, _)| key == k));
+    pairs
+        .iter()
+        .filter(|(k, _, _)| !is_noise(&sanitize(k)))
+        .map(|(k, v, at)| Observation {
+            line: index,
+            key: k.clone(),
+            value: *v,
+            step: step.map(|s| s.1),
+            style: Style::PythonDict,
+            percent: false,
+            core: format!(r"'{}':\s*(?P<value>{NUM}){AFTER}", regex::escape(k)),
+            short: Some(format!(r"'{}':\s*(?P<value>{SHORT_NUM})", regex::escape(k))),
+            step_pattern: step.map(|(sk, _, sat)| {
+                (
+                    format!(r"'{}':\s*(?P<step>{NUM})", regex::escape(sk)),
+                    sat < at,
+                )
+            }),
+            step_key: None,
+        })
+        .collect()
+}
+
+/// Every metric value in the plain lines of a captured output.
+fn observe(lines: &[String]) -> Vec<Observation> {
+    let p: &Patterns = &PATTERNS;
+    let mut out = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('{') && trimmed.ends_with('}') {
+            if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(trimmed) {
+                out.extend(scan_json(index, &obj));
+                continue;
+            }
+            if trimmed.starts_with("{'") {
+                out.extend(scan_dict(p, index, line));
+                continue;
+            }
+        }
+        let mut scan = LineScan {
+            p,
+            line,
+            index,
+            step: None,
+            taken: Vec::new(),
+            out: Vec::new(),
+        };
+        scan.scan();
+        out.extend(scan.out);
+    }
+    out
+}
+
+/// The most common element.
+fn most_common<T: Eq + std::hash::Hash + Clone>(items: impl Iterator<Item = T>) -> Option<T> {
+    let mut counts: Vec<(T, usize)> = Vec::new();
+    for item in items {
+        match counts.iter_mut().find(|(i, _)| *i == item) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((item, 1)),
+        }
+    }
+    counts
+        .into_iter()
+        .fold(None, |best: Option<(T, usize)>, (i, n)| match best {
+            Some((_, bn)) if bn >= n => best,
+            _ => Some((i, n)),
+        })
+        .map(|(i, _)| i)
+}
+
+/// Metric candidates in the plain lines of a captured output, in order of first appearance,
+/// not yet verified.
+pub fn detect(lines: &[String]) -> Vec<Candidate> {
+    let observations = observe(lines);
+    let mut groups: Vec<(String, Vec<Observation>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for o in observations {
+        match index.get(&o.core) {
+            Some(&i) => groups[i].1.push(o),
+            None => {
+                index.insert(o.core.clone(), groups.len());
+                groups.push((o.core.clone(), vec![o]));
+            }
+        }
+    }
+    let mut used: Vec<String> = Vec::new();
+    let mut candidates = Vec::new();
+    for (core, obs) in groups {
+        let first = &obs[0];
+        let base = sanitize(&first.key);
+        let mut name = base.clone();
+        let mut n = 2;
+        while used.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        used.push(name.clone());
+        let (spec, fallback) = if first.style == Style::JsonLines {
+            let spec = MetricSpec {
+                name: name.clone(),
+                regex: None,
+                json_key: Some(core),
+                step_key: most_common(obs.iter().filter_map(|o| o.step_key.clone())),
+            };
+            (spec, None)
+        } else {
+            let all_stepped = obs.iter().all(|o| o.step_pattern.is_some());
+            let with_step =
+                |core: &str| match most_common(obs.iter().filter_map(|o| o.step_pattern.clone())) {
+                    None => core.to_string(),
+                    Some((step, true)) if all_stepped => format!("{step}.*?{core}"),
+                    Some((step, true)) => format!("(?:{step}.*?)?{core}"),
+                    Some((step, false)) => format!("{core}(?:.*?{step})?"),
+                };
+            let regex_spec = |re: String| MetricSpec {
+                name: name.clone(),
+                regex: Some(re),
+                json_key: None,
+                step_key: None,
+            };
+            let strict = regex_spec(with_step(&core));
+            match &first.short {
+                Some(short) => (regex_spec(with_step(short)), Some(strict)),
+                None => (strict, None),
+            }
+        };
+        candidates.push(Candidate {
+            name,
+            key: first.key.clone(),
+            style: first.style,
+            percent: first.percent,
+            example: lines.get(first.line).cloned().unwrap_or_default(),
+            last_example: obs
+                .last()
+                .and_then(|o| lines.get(o.line))
+                .cloned()
+                .unwrap_or_default(),
+            points: obs
+                .iter()
+                .map(|o| Point {
+                    step: o.step,
+                    value: o.value,
+                })
+                .collect(),
+            spec,
+            fallback,
+        });
+    }
+    candidates
+}
+
+/// The values a metric definition extracts from a captured output; Err when its regex does
+/// not compile.
+fn extract(spec: &MetricSpec, output: &str) -> Result<Vec<Point>, regex::Error> {
+    let extractor = Extractor::from_specs(std::slice::from_ref(spec))?;
+    let series = metrics::parse_text(extractor, output);
+    Ok(series
+        .into_iter()
+        .next()
+        .map(|(_, p)| p)
+        .unwrap_or_default())
+}
+
+/// Keeps the candidates whose proposed `[[metric]]`, run through the metric extractors over
+/// the same captured output, finds exactly the values (and steps) detected — the short
+/// definition when it does, else the strict one; the others are returned with the reason.
+pub fn verify(candidates: Vec<Candidate>, output: &str) -> (Vec<Candidate>, Vec<Rejected>) {
+    let mut kept = Vec::new();
+    let mut rejected = Vec::new();
+    for mut c in candidates {
+        let mut outcome = extract(&c.spec, output);
+        if outcome.as_ref().is_ok_and(|found| *found != c.points)
+            && let Some(strict) = c.fallback.take()
+        {
+            outcome = extract(&strict, output);
+            c.spec = strict;
+        }
+        match outcome {
+            Ok(found) if found == c.points => {
+                c.fallback = None;
+                kept.push(c);
+            }
+            Ok(found) => rejected.push(Rejected {
+                reason: format!(
+                    "its proposed definition extracts {} value(s) where the log shows {}",
+                    found.len(),
+                    c.points.len()
+                ),
+                name: c.name,
+            }),
+            Err(e) => rejected.push(Rejected {
+                name: c.name,
+                reason: format!("its regex does not compile: {e}"),
+            }),
+        }
+    }
+    (kept, rejected)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,232 @@
+//! The `task.toml` text `xstack init` proposes: every section of SPEC §2 it can fill, with
+//! comments saying where each value came from.
+
+use crate::calibrate::{Suggestion, toml_string};
+use crate::task::{Direction, MetricSpec};
+
+use super::repo::Settings;
+
+/// One criterion of the proposal.
+#[derive(Debug, Clone)]
+pub struct ProposedCriterion {
+    /// The metric name.
+    pub metric: String,
+    /// The direction.
+    pub direction: Direction,
+    /// Why that direction (`--direction`, or the name).
+    pub direction_reason: String,
+    /// The published value and tolerance.
+    pub suggestion: Suggestion,
+    /// The numbers behind them, as comment lines without `# `.
+    pub evidence: Vec<String>,
+    /// A line of the log that prints the metric.
+    pub example: String,
+}
+
+/// Everything the task file says.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// Task id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// `[source] path`, relative to the task folder or absolute.
+    pub source_path: String,
+    /// The repository as the user named it.
+    pub repo_display: String,
+    /// `[published] citation`.
+    pub citation: String,
+    /// `[env] packages`.
+    pub packages: Vec<String>,
+    /// Where they came from, in words.
+    pub target_from: String,
+    /// `[env] reference_packages`.
+    pub reference_packages: Vec<String>,
+    /// Where the reference packages came from.
+    pub packages_from: String,
+    /// `[run] command`.
+    pub command: String,
+    /// `[run] timeout_s`.
+    pub timeout_s: u64,
+    /// The `[[metric]]`s, with the style each was found in.
+    pub metrics: Vec<(MetricSpec, String)>,
+    /// The `[[criterion]]`s.
+    pub criteria: Vec<ProposedCriterion>,
+    /// Hyper-parameters for the `[phase2]` skeleton.
+    pub settings: Vec<Settings>,
+}
+
+/// A TOML string for a regex: a literal string when it can be one, else a basic string.
+fn toml_regex(re: &str) -> String {
+    if re.contains('\'') || re.contains('\n') {
+        toml_string(re)
+    } else {
+        format!("'{re}'")
+    }
+}
+
+/// A TOML multi-line basic string.
+fn toml_multiline(text: &str) -> String {
+    let mut out = String::from("\"\"\"");
+    let mut quotes = 0;
+    for ch in text.chars() {
+        if ch == '"' {
+            quotes += 1;
+            if quotes == 3 {
+                out.push_str("\\\"");
+                quotes = 0;
+                continue;
+            }
+        } else {
+            quotes = 0;
+        }
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '\n' | '\t' => out.push(ch),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    if out.ends_with('"') {
+        out.push_str("\\\n");
+    }
+    out.push_str("\"\"\"");
+    out
+}
+
+fn toml_list(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| toml_string(s)).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+/// The `[phase2] details` skeleton: what init found, for the task author to complete.
+pub fn phase2_details(p: &Proposal) -> String {
+    let mut text = format!(
+        "The experiment, as `{}` runs it. Found by xstack init; keep what the published \
+         result depends on and add what it missed (data and split, preprocessing, model and \
+         initialisation, optimizer and schedule, evaluation protocol):\n",
+        p.command
+    );
+    for s in &p.settings {
+        let items: Vec<String> = s
+            .items
+            .iter()
+            .map(|(k, v)| {
+                if k.starts_with('-') {
+                    format!("{k} {v}")
+                } else {
+                    format!("{k} = {v}")
+                }
+            })
+            .collect();
+        text.push_str(&format!("- {}: {}\n", s.source, items.join(", ")));
+    }
+    text.push_str("- seed: XSTACK_SEED (0 unless calibrate varies it).\n");
+    for c in &p.criteria {
+        text.push_str(&format!(
+            "- output: `{}` is read from lines like `{}`; the published value is {} ({}, \
+             tolerance {}).\n",
+            c.metric,
+            c.example.trim(),
+            c.suggestion.published_toml(),
+            match c.direction {
+                Direction::Higher => "higher is better",
+                Direction::Lower => "lower is better",
+                Direction::Within => "to be matched",
+            },
+            c.suggestion.tolerance_toml()
+        ));
+    }
+    text.trim_end().to_string()
+}
+
+/// The whole `task.toml`.
+pub fn task_toml(p: &Proposal) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Made by `xstack init {}`. Review it: the metrics, criteria and [phase2] are proposals.\n",
+        p.repo_display
+    ));
+    out.push_str(&format!("id = {}\n", toml_string(&p.id)));
+    out.push_str(&format!("title = {}\n\n", toml_string(&p.title)));
+    out.push_str(&format!(
+        "[source]\npath = {}\n\n",
+        toml_string(&p.source_path)
+    ));
+    out.push_str(&format!(
+        "[published]\ncitation = {}\n\n",
+        toml_string(&p.citation)
+    ));
+    out.push_str("[env]\n");
+    out.push_str(&format!("# {}\n", p.target_from));
+    out.push_str(&format!("packages = {}\n", toml_list(&p.packages)));
+    out.push_str(&format!("# From {}.\n", p.packages_from));
+    out.push_str(&format!(
+        "reference_packages = {}\n\n",
+        toml_list(&p.reference_packages)
+    ));
+    out.push_str(&format!(
+        "[run]\ncommand = {}\ntimeout_s = {}\n",
+        toml_string(&p.command),
+        p.timeout_s
+    ));
+    for (m, style) in &p.metrics {
+        out.push_str(&format!(
+            "\n# Found as {style}.\n[[metric]]\nname = {}\n",
+            toml_string(&m.name)
+        ));
+        if let Some(re) = &m.regex {
+            out.push_str(&format!("regex = {}\n", toml_regex(re)));
+        }
+        if let Some(key) = &m.json_key {
+            out.push_str(&format!("json_key = {}\n", toml_string(key)));
+        }
+        if let Some(key) = &m.step_key {
+            out.push_str(&format!("step_key = {}\n", toml_string(key)));
+        }
+    }
+    for c in &p.criteria {
+        out.push('\n');
+        for line in &c.evidence {
+            out.push_str(&format!("# {line}\n"));
+        }
+        out.push_str(&format!("# Direction {}.\n", c.direction_reason));
+        out.push_str(&crate::calibrate::criterion_block(
+            &c.metric,
+            crate::task::Reduce::Last,
+            c.direction,
+            &c.suggestion,
+        ));
+    }
+    out.push_str(&format!(
+        "\n[phase2]\ndetails = {}\n\n[reference]\nlog = \"reference.log\"\n",
+        toml_multiline(&phase2_details(p))
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_survive_toml() {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            a: String,
+            b: String,
+            c: String,
+        }
+        let tricky = "say \"\"\"hi\"\"\" \\ back\\slash\tand \u{7} end\"";
+        let text = format!(
+            "a = {}\nb = {}\nc = {}\n",
+            toml_multiline(tricky),
+            toml_regex(r"it's (?P<value>\d+)"),
+            toml_regex(r"a\s+(?P<value>\d+)")
+        );
+        let doc: Doc = toml::from_str(&text).unwrap();
+        assert_eq!(doc.a, tricky);
+        assert_eq!(doc.b, r"it's (?P<value>\d+)");
+        assert_eq!(doc.c, r"a\s+(?P<value>\d+)");
+    }
+}

@@ -1,0 +1,691 @@
+//! What `xstack init` reads from the source repository (never writing it): the reference
+//! packages (`requirements.txt`, else `pyproject.toml`'s `[project] dependencies`), candidate
+//! experiment commands (README code blocks, entry-point files), a title, and the
+//! hyper-parameters for the `[phase2]` skeleton (the command line, config files named by it or
+//! kept in config folders, argparse defaults and upper-case constants of the entry file).
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+/// Files that are entry points when they sit at the repository's top level, in order.
+const ENTRY_FILES: &[&str] = &["train.py", "main.py", "run.py", "finetune.py", "eval.py"];
+/// Packages of the PyTorch side that the JAX side does not get by default.
+const TORCH_FAMILY: &[&str] = &[
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "torchtext",
+    "torchmetrics",
+    "pytorch-lightning",
+    "lightning",
+    "triton",
+];
+/// Packages the JAX side gets by default.
+pub const JAX_PACKAGES: &[&str] = &["jax", "flax", "optax"];
+/// Largest file read for hyper-parameters.
+const MAX_READ: u64 = 256 * 1024;
+/// Settings listed per source.
+const MAX_SETTINGS: usize = 40;
+
+/// Where the reference packages came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packages {
+    /// The packages, as written (version specifiers kept).
+    pub list: Vec<String>,
+    /// The file they came from, None when none was found.
+    pub from: Option<String>,
+    /// Lines that were left out (pip options, includes).
+    pub skipped: Vec<String>,
+}
+
+/// The reference packages of the repository: `requirements.txt`, else `pyproject.toml`'s
+/// `[project] dependencies`, else none.
+pub fn reference_packages(repo: &Path) -> Packages {
+    if let Ok(text) = std::fs::read_to_string(repo.join("requirements.txt")) {
+        let (list, skipped) = parse_requirements(&text);
+        return Packages {
+            list,
+            from: Some("requirements.txt".to_string()),
+            skipped,
+        };
+    }
+    if let Ok(text) = std::fs::read_to_string(repo.join("pyproject.toml"))
+        && let Ok(doc) = toml::from_str::<toml::Table>(&text)
+        && let Some(deps) = doc
+            .get("project")
+            .and_then(|p| p.get("dependencies"))
+            .and_then(|d| d.as_array())
+    {
+        return Packages {
+            list: deps
+                .iter()
+                .filter_map(|d| d.as_str())
+                .map(|d| strip_marker(d).to_string())
+                .filter(|d| !d.is_empty())
+                .collect(),
+            from: Some("pyproject.toml [project] dependencies".to_string()),
+            skipped: Vec::new(),
+        };
+    }
+    Packages {
+        list: Vec::new(),
+        from: None,
+        skipped: Vec::new(),
+    }
+}
+
+fn strip_marker(req: &str) -> &str {
+    req.split(';').next().unwrap_or("").trim()
+}
+
+/// The requirements of a `requirements.txt`, and the lines left out (pip options such as
+/// `-r`, `-e`, `--index-url`).
+pub fn parse_requirements(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut list = Vec::new();
+    let mut skipped = Vec::new();
+    for line in text.lines() {
+        let line = match line.find(" #") {
+            Some(i) => &line[..i],
+            None => line,
+        }
+        .trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with('-') {
+            skipped.push(line.to_string());
+            continue;
+        }
+        let req = strip_marker(line);
+        if !req.is_empty() {
+            list.push(req.to_string());
+        }
+    }
+    (list, skipped)
+}
+
+/// The distribution name of a requirement (`torch>=2.1` → `torch`), lowercase.
+pub fn package_name(req: &str) -> String {
+    req.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+        .collect::<String>()
+        .to_ascii_lowercase()
+        .replace('_', "-")
+}
+
+/// The default JAX-side packages: the reference packages without the PyTorch family, plus
+/// jax, flax and optax.
+pub fn target_packages(reference: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = reference
+        .iter()
+        .filter(|r| {
+            let name = package_name(r);
+            !TORCH_FAMILY.contains(&name.as_str()) && !name.starts_with("nvidia-")
+        })
+        .cloned()
+        .collect();
+    for p in JAX_PACKAGES {
+        if !out.iter().any(|r| package_name(r) == *p) {
+            out.push((*p).to_string());
+        }
+    }
+    out
+}
+
+/// Candidate experiment commands: commands in the README's code blocks that run Python or a
+/// launcher, then `python FILE` for the entry-point files at the top level.
+pub fn command_candidates(repo: &Path) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if let Some(readme) = readme(repo) {
+        let mut in_block = false;
+        for line in readme.lines() {
+            let t = line.trim();
+            if t.starts_with("```") {
+                in_block = !in_block;
+                continue;
+            }
+            if !in_block {
+                continue;
+            }
+            if let Some(cmd) = readme_command(t)
+                && !out.contains(&cmd)
+            {
+                out.push(cmd);
+            }
+        }
+    }
+    for file in ENTRY_FILES {
+        if repo.join(file).is_file() {
+            let cmd = format!("python {file}");
+            if !out
+                .iter()
+                .any(|c| c == &cmd || c == &format!("python3 {file}"))
+            {
+                out.push(cmd);
+            }
+        }
+    }
+    out
+}
+
+/// A command line from a README code block, without its prompt, leading variable
+/// assignments and trailing comment; None when it does not run an experiment.
+fn readme_command(line: &str) -> Option<String> {
+    let line = line.strip_prefix("$ ").unwrap_or(line);
+    let line = match line.find(" #") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+    .trim();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let start = words
+        .iter()
+        .position(|w| !w.contains('=') || w.starts_with('-'))?;
+    let words = &words[start..];
+    let program = *words.first()?;
+    let runs_experiment = matches!(
+        program,
+        "python" | "python3" | "torchrun" | "accelerate" | "deepspeed" | "bash" | "sh"
+    ) || program.starts_with("./");
+    let installs =
+        words.get(1).is_some_and(|w| *w == "-m") && words.get(2).is_some_and(|w| *w == "pip");
+    (runs_experiment && !installs && words.len() > 1).then(|| words.join(" "))
+}
+
+fn readme(repo: &Path) -> Option<String> {
+    [
+        "README.md",
+        "README.rst",
+        "README.txt",
+        "README",
+        "readme.md",
+    ]
+    .iter()
+    .find_map(|f| std::fs::read_to_string(repo.join(f)).ok())
+}
+
+/// A title: the README's first heading, else the folder's name.
+pub fn title(repo: &Path) -> String {
+    let heading = readme(repo).and_then(|r| {
+        r.lines()
+            .find_map(|l| l.strip_prefix("# ").map(|h| h.trim().to_string()))
+            .filter(|h| !h.is_empty())
+    });
+    heading.unwrap_or_else(|| {
+        repo.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "PyTorch repository".to_string())
+    })
+}
+
+/// Settings found in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Where: `command line`, `train.py argparse defaults`, `configs/base.yaml`, …
+    pub source: String,
+    /// `name = value` pairs, as written.
+    pub items: Vec<(String, String)>,
+}
+
+/// The hyper-parameters of the experiment: its command line, the config files it names (else
+/// those in config folders or named like `*config*`, `*hparams*`), and the entry file's
+/// argparse defaults and upper-case constants.
+pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
+    let words = shell_words::split(command).unwrap_or_default();
+    let mut out = Vec::new();
+    let flags = command_flags(&words);
+    if !flags.is_empty() {
+        out.push(Settings {
+            source: "command line".to_string(),
+            items: flags,
+        });
+    }
+    if let Some(entry) = entry_file(repo, &words) {
+        let rel = entry
+            .strip_prefix(repo)
+            .unwrap_or(&entry)
+            .display()
+            .to_string();
+        if let Some(text) = read_small(&entry) {
+            let defaults = argparse_defaults(&text);
+            if !defaults.is_empty() {
+                out.push(Settings {
+                    source: format!("{rel} argparse defaults"),
+                    items: defaults,
+                });
+            }
+            let constants = constants(&text);
+            if !constants.is_empty() {
+                out.push(Settings {
+                    source: format!("{rel} constants"),
+                    items: constants,
+                });
+            }
+        }
+    }
+    for file in config_files(repo, &words) {
+        let Some(text) = read_small(&file) else {
+            continue;
+        };
+        let items = flatten_config(&file, &text);
+        if !items.is_empty() {
+            out.push(Settings {
+                source: file
+                    .strip_prefix(repo)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string(),
+                items,
+            });
+        }
+    }
+    out
+}
+
+fn read_small(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.len() <= MAX_READ)
+        .then(|| std::fs::read_to_string(path).ok())
+        .flatten()
+}
+
+/// `--name value` and `--name=value` pairs of a command line.
+pub fn command_flags(words: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let is_value = |w: &str| !w.starts_with('-') || w.parse::<f64>().is_ok();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        if let Some(flag) = w.strip_prefix("--").filter(|f| !f.is_empty()) {
+            if let Some((name, value)) = flag.split_once('=') {
+                out.push((format!("--{name}"), value.to_string()));
+            } else if let Some(next) = words.get(i + 1).filter(|n| is_value(n)) {
+                out.push((format!("--{flag}"), next.clone()));
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The Python file the command runs: the first `*.py` word, or `-m pkg.module`.
+fn entry_file(repo: &Path, words: &[String]) -> Option<PathBuf> {
+    if let Some(py) = words.iter().find(|w| w.ends_with(".py")) {
+        let p = repo.join(py);
+        return p.is_file().then_some(p);
+    }
+    let module = words
+        .iter()
+        .position(|w| w == "-m")
+        .and_then(|i| words.get(i + 1))?;
+    let base = repo.join(module.replace('.', "/"));
+    [base.with_extension("py"), base.join("__main__.py")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// `--flag` and `default=` of every `add_argument(...)` call that has a default.
+pub fn argparse_defaults(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("add_argument(") {
+        let call = &rest[at + "add_argument(".len()..];
+        let body = balanced(call);
+        rest = &call[body.len()..];
+        let Some(flag) = first_string(body) else {
+            continue;
+        };
+        let Some(default) = keyword_value(body, "default") else {
+            continue;
+        };
+        out.push((flag, default));
+        if out.len() >= MAX_SETTINGS {
+            break;
+        }
+    }
+    out
+}
+
+/// The text up to the parenthesis that closes an open call (strings respected).
+fn balanced(text: &str) -> &str {
+    let mut depth = 1;
+    let mut quote: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return &text[..i];
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    text
+}
+
+fn first_string(body: &str) -> Option<String> {
+    let start = body.find(['\'', '"'])?;
+    let q = body[start..].chars().next()?;
+    let end = body[start + 1..].find(q)?;
+    Some(body[start + 1..start + 1 + end].to_string())
+}
+
+/// The value of `key=` at the top level of a call's arguments.
+fn keyword_value(body: &str, key: &str) -> Option<String> {
+    static KEY: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        // Invariant: a constant pattern.
+        Regex::new(r"(?:^|[,(\s])(\w+)\s*=").expect("constant pattern compiles")
+    });
+    for c in KEY.captures_iter(body) {
+        let (Some(name), Some(all)) = (c.get(1), c.get(0)) else {
+            continue;
+        };
+        if name.as_str() != key {
+            continue;
+        }
+        let value = &body[all.end()..];
+        let mut end = value.len();
+        let mut depth = 0;
+        let mut quote: Option<char> = None;
+        for (i, ch) in value.char_indices() {
+            match quote {
+                Some(q) if ch == q => quote = None,
+                Some(_) => {}
+                None => match ch {
+                    '\'' | '"' => quote = Some(ch),
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    _ => {}
+                },
+            }
+        }
+        let v = value[..end].trim();
+        return (!v.is_empty() && v.len() <= 80).then(|| v.to_string());
+    }
+    None
+}
+
+/// Top-level `UPPER_CASE = literal` assignments.
+pub fn constants(text: &str) -> Vec<(String, String)> {
+    static CONST: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        // Invariant: a constant pattern.
+        Regex::new(
+            r#"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*|True|False|'[^']{0,40}'|"[^"]{0,40}"|\([-+0-9., eE]{1,40}\)|\[[-+0-9., eE]{1,40}\])\s*(?:#.*)?$"#,
+        )
+        .expect("constant pattern compiles")
+    });
+    text.lines()
+        .filter_map(|l| CONST.captures(l))
+        .filter_map(|c| {
+            Some((
+                c.get(1)?.as_str().to_string(),
+                c.get(2)?.as_str().to_string(),
+            ))
+        })
+        .take(MAX_SETTINGS)
+        .collect()
+}
+
+/// Config files: those the command names, else YAML/JSON/TOML files (two levels deep at
+/// most) in folders named like `conf*` or named like `*config*`, `*hparams*`, `*params*`.
+fn config_files(repo: &Path, words: &[String]) -> Vec<PathBuf> {
+    let is_config = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json" | "toml"))
+    };
+    let named: Vec<PathBuf> = words
+        .iter()
+        .flat_map(|w| w.split('='))
+        .map(|w| repo.join(w))
+        .filter(|p| is_config(p) && p.is_file())
+        .collect();
+    if !named.is_empty() {
+        return named;
+    }
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(repo)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+    {
+        let p = entry.path();
+        if !entry.file_type().is_file() || !is_config(p) {
+            continue;
+        }
+        let rel = p
+            .strip_prefix(repo)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .to_lowercase();
+        if rel == "pyproject.toml" || rel.ends_with("package.json") {
+            continue;
+        }
+        let named_like = ["conf", "hparam", "param", "args", "settings"]
+            .iter()
+            .any(|k| rel.contains(k));
+        if named_like {
+            found.push(p.to_path_buf());
+        }
+        if found.len() >= 3 {
+            break;
+        }
+    }
+    found
+}
+
+/// The scalar settings of a config file as dotted names.
+pub fn flatten_config(path: &Path, text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+                flatten_json("", &v, &mut out);
+            }
+        }
+        Some("toml") => {
+            if let Ok(v) = toml::from_str::<toml::Value>(text) {
+                flatten_toml("", &v, &mut out);
+            }
+        }
+        _ => flatten_yaml(text, &mut out),
+    }
+    out.truncate(MAX_SETTINGS);
+    out
+}
+
+fn join_key(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                flatten_json(&join_key(prefix, k), v, out);
+            }
+        }
+        serde_json::Value::Array(_) | serde_json::Value::Null => {}
+        scalar if !prefix.is_empty() => out.push((prefix.to_string(), scalar.to_string())),
+        _ => {}
+    }
+}
+
+fn flatten_toml(prefix: &str, v: &toml::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        toml::Value::Table(map) => {
+            for (k, v) in map {
+                flatten_toml(&join_key(prefix, k), v, out);
+            }
+        }
+        toml::Value::Array(_) => {}
+        scalar if !prefix.is_empty() => out.push((prefix.to_string(), scalar.to_string())),
+        _ => {}
+    }
+}
+
+/// Block-style YAML mappings with scalar values (enough for experiment configs).
+fn flatten_yaml(text: &str, out: &mut Vec<(String, String)>) {
+    static LINE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        // Invariant: a constant pattern.
+        Regex::new(r"^( *)([A-Za-z_][\w.-]*)\s*:\s*(.*?)\s*(?:\s#.*)?$")
+            .expect("constant pattern compiles")
+    });
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for line in text.lines() {
+        let Some(c) = LINE.captures(line) else {
+            continue;
+        };
+        let (Some(indent), Some(key), Some(value)) = (c.get(1), c.get(2), c.get(3)) else {
+            continue;
+        };
+        let indent = indent.as_str().len();
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        let prefix = stack.last().map(|(_, p)| p.clone()).unwrap_or_default();
+        let name = join_key(&prefix, key.as_str());
+        let value = value.as_str();
+        if value.is_empty() {
+            stack.push((indent, name));
+        } else if !value.starts_with(['|', '>', '&', '*']) {
+            out.push((name, value.to_string()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_keep_torch_and_skip_pip_options() {
+        let (list, skipped) = parse_requirements(
+            "# deps\ntorch>=2.1  # cpu is fine\nnumpy\n-r extra.txt\n--index-url https://x\nscikit-learn; python_version > '3.8'\n",
+        );
+        assert_eq!(list, ["torch>=2.1", "numpy", "scikit-learn"]);
+        assert_eq!(skipped, ["-r extra.txt", "--index-url https://x"]);
+        assert_eq!(
+            target_packages(&list),
+            ["numpy", "scikit-learn", "jax", "flax", "optax"]
+        );
+    }
+
+    #[test]
+    fn pyproject_dependencies_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[project]\nname = \"x\"\ndependencies = [\"torch==2.3.0\", \"einops; sys_platform != 'win32'\"]\n",
+        )
+        .unwrap();
+        let p = reference_packages(dir.path());
+        assert_eq!(p.list, ["torch==2.3.0", "einops"]);
+        assert!(p.from.unwrap().contains("pyproject.toml"));
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(reference_packages(empty.path()).from, None);
+    }
+
+    #[test]
+    fn commands_come_from_readme_blocks_then_entry_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# Tiny MLP\n\n```sh\npip install -r requirements.txt\n$ python train.py --lr 0.1  # seed 0\nXSTACK_SEED=2 python train.py --lr 0.1\npython -m pip install x\n```\n\nRun `python nope.py` inline.\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("train.py"), "").unwrap();
+        std::fs::write(dir.path().join("main.py"), "").unwrap();
+        assert_eq!(
+            command_candidates(dir.path()),
+            [
+                "python train.py --lr 0.1",
+                "python train.py",
+                "python main.py"
+            ]
+        );
+        assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    #[test]
+    fn hyper_parameters_from_command_entry_file_and_configs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("train.py"),
+            "import argparse\nEPOCHS = 30\nLR = 1e-3  # Adam\nSEED = int(os.environ.get('S', 0))\n\
+             p = argparse.ArgumentParser()\n\
+             p.add_argument('--batch-size', type=int, default=64, help='batch (default: 64)')\n\
+             p.add_argument(\n    \"--betas\",\n    default=(0.9, 0.999),\n)\np.add_argument('--data')\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("configs")).unwrap();
+        std::fs::write(
+            dir.path().join("configs/base.yaml"),
+            "optimizer:\n  name: adamw\n  lr: 0.001   # peak\n  betas: [0.9, 0.95]\nschedule:\n  warmup: 100\ndata: digits\n",
+        )
+        .unwrap();
+        let found = hyper_parameters(dir.path(), "python train.py --lr 0.1 --epochs=5 --fast");
+        let by = |s: &str| {
+            found
+                .iter()
+                .find(|x| x.source == s)
+                .unwrap_or_else(|| panic!("no {s} in {found:?}"))
+                .items
+                .clone()
+        };
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            by("command line"),
+            pairs(&[("--lr", "0.1"), ("--epochs", "5")])
+        );
+        assert_eq!(
+            by("train.py argparse defaults"),
+            pairs(&[("--batch-size", "64"), ("--betas", "(0.9, 0.999)")])
+        );
+        assert_eq!(
+            by("train.py constants"),
+            pairs(&[("EPOCHS", "30"), ("LR", "1e-3")])
+        );
+        assert_eq!(
+            by("configs/base.yaml"),
+            pairs(&[
+                ("optimizer.name", "adamw"),
+                ("optimizer.lr", "0.001"),
+                ("optimizer.betas", "[0.9, 0.95]"),
+                ("schedule.warmup", "100"),
+                ("data", "digits"),
+            ])
+        );
+        let json = flatten_config(
+            Path::new("a.json"),
+            r#"{"model": {"depth": 4, "act": "relu"}, "tags": [1]}"#,
+        );
+        assert_eq!(
+            json,
+            pairs(&[("model.act", "\"relu\""), ("model.depth", "4")])
+        );
+    }
+}
