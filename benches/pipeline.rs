@@ -4,9 +4,9 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ratatui::backend::TestBackend;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 
 use xstack::journal::{Entry, Header, Journal, JournalWriter};
 use xstack::metrics::{Extractor, MetricStream, Point};
@@ -21,18 +21,52 @@ use xstack::ui::theme::Theme;
 
 fn progress_lines(n: usize) -> String {
     (0..n)
-        .map(|i| format!("\x1b[32m{:>3}%\x1b[0m|\x1b[36m{}\x1b[0m| step {i} loss=0.{i:04} acc=0.{:04}\r\n", i % 100, "█".repeat(i % 30), (i * 7) % 10000))
+        .map(|i| {
+            format!(
+                "\x1b[32m{:>3}%\x1b[0m|\x1b[36m{}\x1b[0m| step {i} loss=0.{i:04} acc=0.{:04}\r\n",
+                i % 100,
+                "█".repeat(i % 30),
+                (i * 7) % 10000
+            )
+        })
         .collect()
 }
 
 fn logs() -> Vec<(&'static str, String)> {
-    let plain: String = (0..20_000).map(|i| format!("epoch {i} train_loss=0.1234 test_acc=0.9567\n")).collect();
-    let coloured = progress_lines(20_000);
-    let cr: String = (0..20_000).map(|i| format!("\r{:>3}%|{}| {i}/20000 [00:01<00:00, 9000it/s]", i % 100, "#".repeat(i % 40))).collect();
-    let sgr: String = (0..20_000)
-        .map(|i| (0..20).map(|j| format!("\x1b[38;5;{}m\x1b[48;5;{}m{}", (i + j) % 256, (i * j) % 256, j % 10)).collect::<String>() + "\x1b[0m\n")
+    let plain: String = (0..20_000)
+        .map(|i| format!("epoch {i} train_loss=0.1234 test_acc=0.9567\n"))
         .collect();
-    vec![("plain", plain), ("coloured", coloured), ("cr_progress", cr), ("dense_sgr", sgr)]
+    let coloured = progress_lines(20_000);
+    let cr: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "\r{:>3}%|{}| {i}/20000 [00:01<00:00, 9000it/s]",
+                i % 100,
+                "#".repeat(i % 40)
+            )
+        })
+        .collect();
+    let sgr: String = (0..20_000)
+        .map(|i| {
+            (0..20)
+                .map(|j| {
+                    format!(
+                        "\x1b[38;5;{}m\x1b[48;5;{}m{}",
+                        (i + j) % 256,
+                        (i * j) % 256,
+                        j % 10
+                    )
+                })
+                .collect::<String>()
+                + "\x1b[0m\n"
+        })
+        .collect();
+    vec![
+        ("plain", plain),
+        ("coloured", coloured),
+        ("cr_progress", cr),
+        ("dense_sgr", sgr),
+    ]
 }
 
 fn ingest(c: &mut Criterion) {
@@ -59,7 +93,9 @@ fn task() -> xstack::task::Task {
 
 fn extraction(c: &mut Criterion) {
     let task = task();
-    let log: String = (0..50_000).map(|i| format!("epoch {i}/30 train_loss=0.1234 test_acc=0.9567\n")).collect();
+    let log: String = (0..50_000)
+        .map(|i| format!("epoch {i}/30 train_loss=0.1234 test_acc=0.9567\n"))
+        .collect();
     let mut group = c.benchmark_group("metric_extraction");
     group.throughput(Throughput::Elements(50_000));
     group.bench_function("regex_lines", |b| {
@@ -73,13 +109,42 @@ fn extraction(c: &mut Criterion) {
 
 fn events(n: usize) -> Vec<Entry> {
     let mut entries = vec![
-        Entry { t: 0.0, event: Event::Stage { phase: 1, stage: Stage::Verify } },
-        Entry { t: 0.0, event: Event::RunStarted { phase: 1, command: "python train.py".into(), cols: 120, rows: 40 } },
+        Entry {
+            t: 0.0,
+            event: Event::Stage {
+                phase: 1,
+                stage: Stage::Verify,
+            },
+        },
+        Entry {
+            t: 0.0,
+            event: Event::RunStarted {
+                phase: 1,
+                command: "python train.py".into(),
+                cols: 120,
+                rows: 40,
+            },
+        },
     ];
     for i in 0..n {
         let t = i as f64 * 0.01;
-        entries.push(Entry { t, event: Event::RunOutput { text: format!("epoch {i} train_loss=0.1234 test_acc=0.95\r\n") } });
-        entries.push(Entry { t, event: Event::Metric { phase: 1, metric: "test_acc".into(), point: Point { step: Some(i as f64), value: 0.95 } } });
+        entries.push(Entry {
+            t,
+            event: Event::RunOutput {
+                text: format!("epoch {i} train_loss=0.1234 test_acc=0.95\r\n"),
+            },
+        });
+        entries.push(Entry {
+            t,
+            event: Event::Metric {
+                phase: 1,
+                metric: "test_acc".into(),
+                point: Point {
+                    step: Some(i as f64),
+                    value: 0.95,
+                },
+            },
+        });
     }
     entries
 }
@@ -108,7 +173,8 @@ fn journal(c: &mut Criterion) {
     group.bench_function("append", |b| {
         b.iter(|| {
             let path = dir.path().join("journal.jsonl");
-            let mut writer = JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).expect("journal");
+            let mut writer =
+                JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).expect("journal");
             for e in &entries {
                 writer.append(e.t, &e.event).expect("append");
             }
@@ -118,14 +184,27 @@ fn journal(c: &mut Criterion) {
     group.finish();
 
     // A one-hour session: 360,000 output events (100 a second) with metrics.
-    let hour = Journal { header: Header::new("t", "a", "r", "s"), entries: events(180_000).into_iter().map(|mut e| { e.t *= 2.0; e }).collect(), torn: false, bad_lines: Vec::new() };
+    let hour = Journal {
+        header: Header::new("t", "a", "r", "s"),
+        entries: events(180_000)
+            .into_iter()
+            .map(|mut e| {
+                e.t *= 2.0;
+                e
+            })
+            .collect(),
+        torn: false,
+        bad_lines: Vec::new(),
+    };
     let end = hour.entries.last().map_or(0.0, |e| e.t);
     let mut player = Player::new(hour);
     let mut group = c.benchmark_group("replay_seek_one_hour");
     let mut k = 0u64;
     group.bench_function("seek_anywhere", |b| {
         b.iter(|| {
-            k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let target = (k >> 11) as f64 / (1u64 << 53) as f64 * end;
             player.seek(target);
             black_box(player.state().version)
@@ -136,14 +215,69 @@ fn journal(c: &mut Criterion) {
 
 fn filled_state() -> SessionState {
     let mut state = SessionState::new();
-    let py_old: String = (0..300).map(|i| format!("x{i} = torch.tensor([{i}])  # line {i}\n")).collect();
-    let py_new: String = (0..300).map(|i| if i % 7 == 0 { format!("x{i} = jnp.array([{i}])  # line {i}\n") } else { format!("x{i} = torch.tensor([{i}])  # line {i}\n") }).collect();
-    state.apply(0.0, &Event::Baseline { files: vec![FileContent { path: "model.py".into(), text: Some(py_old), size: 1 }] });
-    state.apply(0.1, &Event::FileChanged { file: FileContent { path: "model.py".into(), text: Some(py_new), size: 1 }, deleted: false });
-    state.apply(0.2, &Event::AgentStarted { phase: 1, command: "a".into(), cols: 200, rows: 50 });
-    state.apply(0.3, &Event::AgentOutput { text: progress_lines(200) });
-    state.apply(0.4, &Event::RunStarted { phase: 1, command: "r".into(), cols: 200, rows: 50 });
-    state.apply(0.5, &Event::RunOutput { text: progress_lines(200) });
+    let py_old: String = (0..300)
+        .map(|i| format!("x{i} = torch.tensor([{i}])  # line {i}\n"))
+        .collect();
+    let py_new: String = (0..300)
+        .map(|i| {
+            if i % 7 == 0 {
+                format!("x{i} = jnp.array([{i}])  # line {i}\n")
+            } else {
+                format!("x{i} = torch.tensor([{i}])  # line {i}\n")
+            }
+        })
+        .collect();
+    state.apply(
+        0.0,
+        &Event::Baseline {
+            files: vec![FileContent {
+                path: "model.py".into(),
+                text: Some(py_old),
+                size: 1,
+            }],
+        },
+    );
+    state.apply(
+        0.1,
+        &Event::FileChanged {
+            file: FileContent {
+                path: "model.py".into(),
+                text: Some(py_new),
+                size: 1,
+            },
+            deleted: false,
+        },
+    );
+    state.apply(
+        0.2,
+        &Event::AgentStarted {
+            phase: 1,
+            command: "a".into(),
+            cols: 200,
+            rows: 50,
+        },
+    );
+    state.apply(
+        0.3,
+        &Event::AgentOutput {
+            text: progress_lines(200),
+        },
+    );
+    state.apply(
+        0.4,
+        &Event::RunStarted {
+            phase: 1,
+            command: "r".into(),
+            cols: 200,
+            rows: 50,
+        },
+    );
+    state.apply(
+        0.5,
+        &Event::RunOutput {
+            text: progress_lines(200),
+        },
+    );
     for e in events(30).into_iter().skip(2) {
         state.apply(e.t, &e.event);
     }
@@ -165,7 +299,16 @@ fn frames(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(format!("{w}x{h}")), |b| {
             b.iter(|| {
                 terminal
-                    .draw(|f| draw::draw(f, &mut state, &mut app, &diff, &theme, &Extras { timeline: None }))
+                    .draw(|f| {
+                        draw::draw(
+                            f,
+                            &mut state,
+                            &mut app,
+                            &diff,
+                            &theme,
+                            &Extras { timeline: None },
+                        )
+                    })
                     .expect("draw");
             })
         });
@@ -174,9 +317,22 @@ fn frames(c: &mut Criterion) {
 }
 
 fn diff_pair(c: &mut Criterion) {
-    use xstack::diff::{build_views, compare_snapshots, render_text, CompareOptions, DiffOptions, HighlightRequest, HighlightScope, Highlighter, Snapshot, DEFAULT_THEME};
-    let old: String = (0..6000).map(|i| format!("    value_{i} = torch.relu(layer_{i}(inputs))  # step {i}\n")).collect();
-    let new: String = (0..6000).map(|i| if i % 50 == 0 { format!("    value_{i} = jax.nn.relu(layer_{i}(inputs))  # step {i}\n") } else { format!("    value_{i} = torch.relu(layer_{i}(inputs))  # step {i}\n") }).collect();
+    use xstack::diff::{
+        CompareOptions, DEFAULT_THEME, DiffOptions, HighlightRequest, HighlightScope, Highlighter,
+        Snapshot, build_views, compare_snapshots, render_text,
+    };
+    let old: String = (0..6000)
+        .map(|i| format!("    value_{i} = torch.relu(layer_{i}(inputs))  # step {i}\n"))
+        .collect();
+    let new: String = (0..6000)
+        .map(|i| {
+            if i % 50 == 0 {
+                format!("    value_{i} = jax.nn.relu(layer_{i}(inputs))  # step {i}\n")
+            } else {
+                format!("    value_{i} = torch.relu(layer_{i}(inputs))  # step {i}\n")
+            }
+        })
+        .collect();
     let mut a = Snapshot::new();
     a.insert("model.py".into(), old.into_bytes());
     let mut b = Snapshot::new();
@@ -185,8 +341,13 @@ fn diff_pair(c: &mut Criterion) {
     c.bench_function("diff_highlight_6000_lines", |bench| {
         bench.iter(|| {
             let highlighter = Highlighter::default();
-            let request = HighlightRequest { highlighter: &highlighter, theme: DEFAULT_THEME, scope: HighlightScope::ShownLines };
-            let views = build_views(&entries, &a, &b, &DiffOptions::default(), Some(&request)).expect("views");
+            let request = HighlightRequest {
+                highlighter: &highlighter,
+                theme: DEFAULT_THEME,
+                scope: HighlightScope::ShownLines,
+            };
+            let views = build_views(&entries, &a, &b, &DiffOptions::default(), Some(&request))
+                .expect("views");
             black_box(render_text(&views, 200, true).len())
         })
     });

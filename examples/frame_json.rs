@@ -24,7 +24,10 @@ fn hex(color: Color, default: &str) -> String {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    anyhow::ensure!(args.len() == 5, "usage: frame_json RUN_DIR SECONDS WIDTH HEIGHT");
+    anyhow::ensure!(
+        args.len() == 5,
+        "usage: frame_json RUN_DIR SECONDS WIDTH HEIGHT"
+    );
     let journal = xstack::journal::read(&std::path::Path::new(&args[1]).join("journal.jsonl"))?;
     let at: f64 = args[2].parse()?;
     let (width, height): (u16, u16) = (args[3].parse()?, args[4].parse()?);
@@ -38,7 +41,16 @@ fn main() -> anyhow::Result<()> {
         diff.accept(b);
     }
     let mut terminal = Terminal::new(TestBackend::new(width, height))?;
-    terminal.draw(|f| draw::draw(f, player.state_mut(), &mut app, &diff, &theme, &Extras { timeline: None }))?;
+    terminal.draw(|f| {
+        draw::draw(
+            f,
+            player.state_mut(),
+            &mut app,
+            &diff,
+            &theme,
+            &Extras { timeline: None },
+        )
+    })?;
     let buffer = terminal.backend().buffer();
     let mut rows = Vec::new();
     for y in 0..height {
@@ -54,6 +66,9 @@ fn main() -> anyhow::Result<()> {
         }
         rows.push(row);
     }
-    println!("{}", json!({ "width": width, "height": height, "rows": rows }));
+    println!(
+        "{}",
+        json!({ "width": width, "height": height, "rows": rows })
+    );
     Ok(())
 }
