@@ -17,6 +17,48 @@ use crate::task::CriterionSpec;
 
 use super::theme::Theme;
 
+/// A screen seen from row `offset` down: when a recorded terminal is taller than its pane,
+/// the pane shows the rows that hold the latest output rather than the top ones.
+struct ShiftedScreen<'a> {
+    screen: &'a vt100::Screen,
+    offset: u16,
+}
+
+impl tui_term::widget::Screen for ShiftedScreen<'_> {
+    type C = vt100::Cell;
+
+    fn cell(&self, row: u16, col: u16) -> Option<&vt100::Cell> {
+        self.screen.cell(row.saturating_add(self.offset), col)
+    }
+
+    fn hide_cursor(&self) -> bool {
+        self.screen.hide_cursor()
+    }
+
+    fn cursor_position(&self) -> (u16, u16) {
+        let (row, col) = <vt100::Screen as tui_term::widget::Screen>::cursor_position(self.screen);
+        (row.saturating_sub(self.offset), col)
+    }
+}
+
+/// The rows to skip so the last used row (the cursor's, or the last with text) is visible
+/// in `height` rows; 0 when everything fits or the view is scrolled back.
+fn rows_to_skip(screen: &vt100::Screen, height: u16, scrolled: bool) -> u16 {
+    let (rows, cols) = screen.size();
+    if scrolled || rows <= height {
+        return 0;
+    }
+    let last_text = screen
+        .rows(0, cols)
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, _)| i as u16)
+        .last()
+        .unwrap_or(0);
+    let last_used = last_text.max(screen.cursor_position().0);
+    (last_used + 1).saturating_sub(height)
+}
+
 /// A terminal pane: the vt100 screen, scrolled back `scroll` lines.
 pub fn terminal(
     frame: &mut Frame<'_>,
@@ -31,9 +73,12 @@ pub fn terminal(
     if hide_cursor || scroll > 0 {
         cursor.hide();
     }
-    let widget = PseudoTerminal::new(screen.screen())
-        .block(block)
-        .cursor(cursor);
+    let height = block.inner(rect).height;
+    let shifted = ShiftedScreen {
+        screen: screen.screen(),
+        offset: rows_to_skip(screen.screen(), height, scroll > 0),
+    };
+    let widget = PseudoTerminal::new(&shifted).block(block).cursor(cursor);
     frame.render_widget(widget, rect);
     screen.set_scrollback(0);
 }
@@ -518,4 +563,41 @@ pub fn transcript(
             .scroll((top as u16, 0)),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::widgets::Borders;
+
+    #[test]
+    fn a_terminal_taller_than_its_pane_shows_its_latest_rows() {
+        let mut screen = Screen::new(40, 36);
+        let text: String = (0..30).map(|i| format!("line {i}\r\n")).collect();
+        screen.process(&text);
+        let mut terminal = Terminal::new(TestBackend::new(40, 12)).unwrap();
+        terminal.draw(|f| terminal_pane(f, &mut screen)).unwrap();
+        let shown = format!("{}", terminal.backend());
+        assert!(shown.contains("line 29"), "{shown}");
+        assert!(!shown.contains("line 0 "), "{shown}");
+        // A pane tall enough shows the screen from its top.
+        let mut terminal = Terminal::new(TestBackend::new(40, 40)).unwrap();
+        terminal.draw(|f| terminal_pane(f, &mut screen)).unwrap();
+        let shown = format!("{}", terminal.backend());
+        assert!(shown.contains("line 0 "), "{shown}");
+    }
+
+    fn terminal_pane(f: &mut Frame<'_>, screen: &mut Screen) {
+        let area = f.area();
+        terminal(
+            f,
+            area,
+            Block::default().borders(Borders::ALL),
+            screen,
+            0,
+            true,
+        );
+    }
 }
