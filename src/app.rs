@@ -811,6 +811,17 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
     match choice {
         Choice::Quit => Ok(EXIT_PASS),
         Choice::Replay(dir) => replay_tui(&dir, 1.0, theme),
+        Choice::NewTask(repo) => init(InitArgs {
+            repo,
+            command: None,
+            metrics: Vec::new(),
+            direction: None,
+            reference_packages: None,
+            packages: None,
+            seeds: None,
+            id: None,
+            yes: false,
+        }),
         Choice::Run { task, agent, mode } => {
             let opts = RunOptions {
                 task: task.display().to_string(),

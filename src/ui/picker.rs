@@ -30,6 +30,8 @@ pub enum Choice {
     },
     /// Replay a recorded run.
     Replay(PathBuf),
+    /// Make a new task from a repository folder (`xstack init`, interactively).
+    NewTask(PathBuf),
     /// Leave.
     Quit,
 }
@@ -51,15 +53,15 @@ pub struct Picker {
     agent: ListState,
     run: ListState,
     mode: Mode,
+    /// The folder being typed for "new task from a folder…", while the prompt is open.
+    new_task: Option<String>,
 }
 
 impl Picker {
     /// A picker over the given tasks and recorded runs.
     pub fn new(tasks: Vec<Task>, runs: Vec<RunSummary>) -> Picker {
         let mut task = ListState::default();
-        if !tasks.is_empty() {
-            task.select(Some(0));
-        }
+        task.select(Some(0));
         let mut run = ListState::default();
         if !runs.is_empty() {
             run.select(Some(0));
@@ -74,7 +76,13 @@ impl Picker {
             agent,
             run,
             mode: Mode::Auto,
+            new_task: None,
         }
+    }
+
+    /// The task list's length: the tasks, then "new task from a folder…".
+    fn task_rows(&self) -> usize {
+        self.tasks.len() + 1
     }
 
     /// The agent choices for the selected task: its demo trajectory, then a shell.
@@ -97,8 +105,23 @@ impl Picker {
 
     /// Handles a key; Some when the user chose.
     pub fn on_key(&mut self, code: KeyCode) -> Option<Choice> {
+        if let Some(folder) = self.new_task.as_mut() {
+            match code {
+                KeyCode::Esc => self.new_task = None,
+                KeyCode::Enter if !folder.trim().is_empty() => {
+                    return Some(Choice::NewTask(PathBuf::from(folder.trim())));
+                }
+                KeyCode::Backspace => {
+                    folder.pop();
+                }
+                KeyCode::Char(c) => folder.push(c),
+                _ => {}
+            }
+            return None;
+        }
+        let task_rows = self.task_rows();
         let list = match self.focus {
-            Focus::Tasks => (&mut self.task, self.tasks.len()),
+            Focus::Tasks => (&mut self.task, task_rows),
             Focus::Agents => (&mut self.agent, 2),
             Focus::Runs => (&mut self.run, self.runs.len()),
         };
@@ -128,6 +151,9 @@ impl Picker {
                 Focus::Runs => {
                     let run = self.run.selected().and_then(|i| self.runs.get(i))?;
                     return Some(Choice::Replay(run.dir.clone()));
+                }
+                Focus::Tasks if self.task.selected() == Some(self.tasks.len()) => {
+                    self.new_task = Some(String::new());
                 }
                 Focus::Tasks | Focus::Agents => {
                     let task = self.task.selected().and_then(|i| self.tasks.get(i))?;
@@ -176,7 +202,7 @@ impl Picker {
             .direction(Direction::Horizontal)
             .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
             .split(rows[0]);
-        let tasks: Vec<ListItem> = self
+        let mut tasks: Vec<ListItem> = self
             .tasks
             .iter()
             .map(|t| {
@@ -287,10 +313,21 @@ impl Picker {
             rows[2],
             &mut self.run,
         );
+        let hint = match &self.new_task {
+            Some(folder) => format!(
+                "repository folder: {folder}▏ (Enter runs `xstack init` on it, Esc cancels)"
+            ),
+            None => "↑/↓ choose · Tab next list · s step/auto · Enter start (or replay) · q quit"
+                .to_string(),
+        };
         frame.render_widget(
             Paragraph::new(Span::styled(
-                "↑/↓ choose · Tab next list · s step/auto · Enter start (or replay) · q quit",
-                Style::default().fg(c.dim),
+                hint,
+                Style::default().fg(if self.new_task.is_some() {
+                    c.waiting
+                } else {
+                    c.dim
+                }),
             )),
             rows[3],
         );
@@ -335,5 +372,20 @@ mod tests {
         };
         assert_eq!(agent, "shell");
         assert_eq!(picker.on_key(KeyCode::Char('q')), Some(Choice::Quit));
+    }
+
+    #[test]
+    fn new_task_from_a_folder_asks_for_the_folder() {
+        let mut picker = Picker::new(Vec::new(), Vec::new());
+        assert_eq!(picker.on_key(KeyCode::Enter), None);
+        for c in "../my-repo".chars() {
+            picker.on_key(KeyCode::Char(c));
+        }
+        picker.on_key(KeyCode::Backspace);
+        picker.on_key(KeyCode::Char('o'));
+        assert_eq!(
+            picker.on_key(KeyCode::Enter),
+            Some(Choice::NewTask(PathBuf::from("../my-repo")))
+        );
     }
 }
