@@ -233,6 +233,10 @@ impl Picker {
                 ]))
             })
             .collect();
+        tasks.push(ListItem::new(Span::styled(
+            "new task from a folder…",
+            Style::default().fg(c.focus),
+        )));
         frame.render_stateful_widget(
             List::new(tasks)
                 .block(block("Tasks", self.focus == Focus::Tasks))
