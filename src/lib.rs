@@ -10,6 +10,7 @@ pub mod grade;
 pub mod journal;
 pub mod metrics;
 pub mod pty;
+pub mod runner;
 pub mod session;
 pub mod task;
 pub mod ui;
