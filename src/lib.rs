@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod bench;
 pub mod demo;
 pub mod diff;
 pub mod env;

@@ -45,9 +45,9 @@ pub enum RunnerError {
         /// The last lines of the build's output.
         message: String,
     },
-    /// No runner of the pool can be reached (exit 3).
-    #[error("no runner is reachable:\n{0}")]
-    NoneReachable(String),
+    /// No runner of the pool can be reached (exit 3): why, for each runner.
+    #[error("no runner is reachable: {}", .0.join("; "))]
+    NoneReachable(Vec<String>),
     /// The session was aborted while it waited for a runner.
     #[error("cancelled while waiting for a runner")]
     Cancelled,

@@ -213,11 +213,7 @@ impl RunnerPool {
 
     fn none_reachable(&self) -> RunnerError {
         let state = lock(&self.state);
-        let reasons: Vec<String> = state.down.iter().flatten().cloned().collect();
-        match reasons.as_slice() {
-            [one] => RunnerError::NoneReachable(one.clone()),
-            _ => RunnerError::NoneReachable(reasons.join("\n")),
-        }
+        RunnerError::NoneReachable(state.down.iter().flatten().cloned().collect())
     }
 
     fn release(&self, i: usize) {
