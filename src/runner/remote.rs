@@ -82,12 +82,16 @@ impl RemoteRunner {
         match &self.remote {
             Remote::Ssh(t) => {
                 let ssh = shell_words::join(ssh_base(t));
+                // One connection: the remote side makes the runner folder, then receives.
+                let rsync_path =
+                    format!("mkdir -p {} && rsync", shell_words::quote(t.dir.as_str()));
                 vec![
                     "rsync".into(),
                     "-a".into(),
                     "--delete".into(),
                     "-e".into(),
                     ssh,
+                    format!("--rsync-path={rsync_path}"),
                     format!("{}/", local.trim_end_matches('/')),
                     format!("{}:{remote}/", ssh_destination(t)),
                 ]
@@ -190,10 +194,14 @@ impl Runner for RemoteRunner {
 
     fn stage(&self, job: &Job, verify_dir: &Path) -> Result<Launch, RunnerError> {
         let dir = self.dir();
-        self.run(
-            &self.exec_argv(&stage_script(dir, &job.run_id)),
-            &mut |_| {},
-        )?;
+        // rsync --delete makes the folder an exact copy by itself; the other copies need an
+        // empty place.
+        if !matches!(self.remote, Remote::Ssh(_)) {
+            self.run(
+                &self.exec_argv(&stage_script(dir, &job.run_id)),
+                &mut |_| {},
+            )?;
+        }
         self.run(
             &self.copy_argv(verify_dir, &dir.join(&job.run_id)),
             &mut |_| {},
@@ -380,7 +388,7 @@ echo "environment ready: $E"
     s
 }
 
-/// Makes room for the run's verify folder.
+/// Makes room for the run's verify folder (before `gcloud scp` and `kubectl cp`).
 pub(crate) fn stage_script(dir: &RemoteDir, run_id: &str) -> String {
     format!(
         "set -e\n{}\nrm -rf \"$B\"/{r} \"$B\"/{r}.logs \"$B\"/{r}.pgid\n",
