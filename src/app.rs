@@ -12,6 +12,7 @@ use crate::agent::script::{self, Trajectory};
 use crate::agent::{AgentError, AgentSpec};
 use crate::config::Config;
 use crate::journal::{self, Header, JournalWriter};
+use crate::runner::{RunnerPool, RunnerSpec};
 use crate::session::driver::{Command, Driver, SessionConfig, new_run_dir};
 use crate::session::event::{Event, Mode};
 use crate::session::recorder::{Recorder, SharedState};
@@ -199,6 +200,29 @@ pub fn agent_for(
     }
 }
 
+/// The agent of a run, checked before anything starts: a trajectory must parse (exit 2) and
+/// the agent's program must be installed (exit 3).
+pub fn checked_agent(
+    task: &Task,
+    flag: Option<&str>,
+    cache: &Path,
+    config: &Config,
+    headless: bool,
+) -> Result<AgentSpec, AppError> {
+    let agent = agent_for(task, flag, config, headless)?;
+    if let AgentSpec::Script(path) = &agent {
+        Trajectory::load(path)?;
+    }
+    let env_bin = crate::env::env_dir(cache, &task.spec.env.packages).join("bin");
+    let path = format!(
+        "{}:{}",
+        env_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    agent.check_program(&path)?;
+    Ok(agent)
+}
+
 /// Makes the source folder available: a local path as is, a git source cloned into the cache
 /// at its pinned commit (reused afterwards).
 pub fn source_dir(task: &Task, cache: &Path) -> Result<PathBuf, AppError> {
@@ -247,21 +271,19 @@ pub fn source_dir(task: &Task, cache: &Path) -> Result<PathBuf, AppError> {
 
 /// Validates everything about a run and creates its run folder and journal.
 pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
-    if let Some(runner) = &opts.runner
-        && runner != "local"
-    {
-        return Err(AppError::usage(format!(
-            "runner `{runner}` is not available in this build: use `local`"
-        )));
-    }
+    let runner = match &opts.runner {
+        Some(spec) => vec![RunnerSpec::parse(spec).map_err(|e| AppError::usage(e.to_string()))?],
+        None => Vec::new(),
+    };
     let task = Task::load(&task::resolve(&opts.task)?)?;
     let seed = seed()?;
     let cache = crate::env::cache_dir();
     let agent = match &opts.repo {
         Some(_) => None,
-        None => Some(agent_for(
+        None => Some(checked_agent(
             &task,
             opts.agent.as_deref(),
+            &cache,
             &opts.config,
             opts.headless,
         )?),
@@ -273,18 +295,6 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
             "--repo {}: no such folder",
             repo.display()
         )));
-    }
-    if let Some(AgentSpec::Script(path)) = &agent {
-        Trajectory::load(path)?;
-    }
-    if let Some(agent) = &agent {
-        let env_bin = crate::env::env_dir(&cache, &task.spec.env.packages).join("bin");
-        let path = format!(
-            "{}:{}",
-            env_bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        agent.check_program(&path)?;
     }
     let sandbox = match (&opts.sandbox, &agent) {
         (Some(net), Some(agent)) => {
@@ -340,6 +350,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
         sandbox,
         resume: false,
         linger: false,
+        runner: std::sync::Arc::new(RunnerPool::from_specs(&runner)),
     };
     Ok(Prepared {
         config,
@@ -430,6 +441,7 @@ pub fn prepare_resume(
         sandbox: None,
         resume: true,
         linger: false,
+        runner: std::sync::Arc::new(RunnerPool::from_specs(&[])),
     };
     Ok(Prepared {
         config,

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod bench;
 pub mod calibrate;
 pub mod config;
 pub mod demo;
@@ -15,6 +16,7 @@ pub mod metrics;
 pub mod pty;
 pub mod reaper;
 pub mod replay;
+pub mod runner;
 pub mod secrets;
 pub mod seeds;
 pub mod session;

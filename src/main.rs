@@ -79,6 +79,33 @@ enum Cmd {
         #[arg(long)]
         runs_dir: Option<PathBuf>,
     },
+    /// Headless batch: tasks × agents × repeats over a pool of runners; resumable.
+    Bench {
+        /// Task folders or ids.
+        #[arg(long = "task", required = true, num_args = 1..)]
+        tasks: Vec<String>,
+        /// Agent specs.
+        #[arg(long = "agent", required = true, num_args = 1..)]
+        agents: Vec<String>,
+        /// Trials per task and agent.
+        #[arg(long, default_value_t = 1)]
+        repeats: u32,
+        /// Trials at once (default: the number of runners).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Where verify runs; several form a pool (default: local).
+        #[arg(long = "runner", num_args = 1..)]
+        runners: Vec<String>,
+        /// The bench folder: one run folder per trial, report.md and report.json.
+        #[arg(long)]
+        out: PathBuf,
+        /// Run trials that had an infrastructure failure again.
+        #[arg(long)]
+        retry_failed: bool,
+        /// Stop a trial after this many seconds and count it as `timeout`.
+        #[arg(long, value_name = "S")]
+        trial_timeout: Option<u64>,
+    },
     /// Validate task folders (all under the tasks folder when none is named).
     Check {
         /// Task folders or ids.
@@ -316,6 +343,28 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
                 app::run_tui(prepared, theme)
             }
         }
+        Some(Cmd::Bench {
+            tasks,
+            agents,
+            repeats,
+            jobs,
+            runners,
+            out,
+            retry_failed,
+            trial_timeout,
+        }) => xstack::bench::run(
+            &xstack::bench::BenchOptions {
+                tasks,
+                agents,
+                repeats,
+                jobs,
+                runners,
+                out,
+                retry_failed,
+                trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
+            },
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {
             run_dir,

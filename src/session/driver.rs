@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
@@ -17,6 +19,7 @@ use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
 use crate::metrics::{Extractor, MetricStream, Point};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
+use crate::runner::{Job, Lease, RunnerPool};
 use crate::task::Task;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
@@ -104,6 +107,8 @@ pub struct SessionConfig {
     pub resume: bool,
     /// After the end, keep serving re-runs and a debug shell until the human quits (TUI).
     pub linger: bool,
+    /// Where verify runs happen.
+    pub runner: Arc<RunnerPool>,
 }
 
 /// Why a session stopped before its end.
@@ -580,47 +585,125 @@ impl Driver {
         let packages = self.task().spec.env.packages.clone();
         if !packages.is_empty() {
             let cache = self.cfg.cache_dir.clone();
-            let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-            let build = tokio::task::spawn_blocking(move || {
-                crate::env::ensure(&cache, &packages, &mut |line| {
-                    let _ = tx.send(line);
+            self.env = self
+                .blocking(move |progress, _cancel| {
+                    crate::env::ensure(&cache, &packages, progress).map_err(|e| e.to_string())
                 })
+                .await?;
+        }
+        let pool = self.cfg.runner.clone();
+        if !pool.is_local() {
+            self.rec.emit(Event::Note {
+                text: format!("verify runs on {}", pool.describe()),
             });
-            tokio::pin!(build);
-            loop {
-                tokio::select! {
-                    result = &mut build => {
-                        while let Ok(line) = rx.try_recv() {
-                            self.rec.emit(Event::Note { text: line });
-                        }
-                        match result {
-                            Ok(Ok(env)) => { self.env = env; break; }
-                            Ok(Err(e)) => return Err(Stop::Infra(e.to_string())),
-                            Err(e) => return Err(Stop::Infra(format!("environment build crashed: {e}"))),
-                        }
+            let job = self.verify_job(0);
+            self.blocking(move |progress, cancel| {
+                pool.prepare(&job, cancel, progress)
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Runs blocking `work` on a blocking thread, recording the lines it reports as notes and
+    /// handling commands meanwhile. An abort sets the flag `work` is given and returns at
+    /// once; whatever `work` returns afterwards is dropped. Its error is an infrastructure
+    /// failure.
+    async fn blocking<T, F>(&mut self, work: F) -> Result<T, Stop>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn FnMut(String), &AtomicBool) -> Result<T, String> + Send + 'static,
+    {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let flag = cancel.clone();
+        let handle = tokio::task::spawn_blocking(move || {
+            work(
+                &mut |line| {
+                    let _ = tx.send(line);
+                },
+                &flag,
+            )
+        });
+        tokio::pin!(handle);
+        loop {
+            tokio::select! {
+                result = &mut handle => {
+                    while let Ok(line) = rx.try_recv() {
+                        self.rec.emit(Event::Note { text: line });
                     }
-                    Some(line) = rx.recv() => self.rec.emit(Event::Note { text: line }),
-                    cmd = recv_opt(self.commands.as_mut()) => {
-                        match cmd {
-                            Some(Command::Abort) => return Err(Stop::Aborted),
-                            Some(other) => self.handle_common(other),
-                            None => self.commands = None,
+                    return match result {
+                        Ok(Ok(value)) => Ok(value),
+                        Ok(Err(e)) => Err(Stop::Infra(e)),
+                        Err(e) => Err(Stop::Infra(format!("a set-up step crashed: {e}"))),
+                    };
+                }
+                Some(line) = rx.recv() => self.rec.emit(Event::Note { text: line }),
+                cmd = recv_opt(self.commands.as_mut()) => {
+                    match cmd {
+                        Some(Command::Abort) => {
+                            cancel.store(true, Ordering::Relaxed);
+                            return Err(Stop::Aborted);
                         }
+                        Some(other) => self.handle_common(other),
+                        None => self.commands = None,
                     }
                 }
             }
         }
-        Ok(())
+    }
+
+    /// The verify run of `phase` as a runner sees it.
+    fn verify_job(&self, phase: u8) -> Job {
+        let spec = &self.task().spec;
+        let mut script = String::from("set -e\n");
+        if let Some(setup) = &spec.env.setup {
+            script.push_str(setup);
+            script.push('\n');
+        }
+        script.push_str(&spec.run.command);
+        script.push('\n');
+        Job {
+            run_id: self.run_id.clone(),
+            packages: spec.env.packages.clone(),
+            script,
+            vars: self.xstack_vars(phase),
+            local_env: self.env.clone(),
+        }
+    }
+
+    /// Ends the verify run on its runner (remote processes), then the local command.
+    async fn cancel_run(&mut self, lease: &Arc<Lease>) {
+        if !lease.runner().is_local() {
+            let remote = lease.clone();
+            let cancelled = tokio::task::spawn_blocking(move || remote.cancel()).await;
+            if let Ok(Err(e)) = cancelled {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot end the run on the runner: {e}"),
+                });
+            }
+        }
+        if let Some(live) = self.run.as_mut() {
+            live.process.terminate(TERMINATE_GRACE).await;
+        }
     }
 
     /// Variables every child gets: the environment's PATH, the seed, the task and phase.
     fn child_env(&self, phase: u8) -> Vec<(String, String)> {
         let mut vars = self.env.as_ref().map(PythonEnv::vars).unwrap_or_default();
-        vars.push(("XSTACK_SEED".to_string(), self.cfg.seed.to_string()));
-        vars.push(("XSTACK_TASK".to_string(), self.task().spec.id.clone()));
-        vars.push(("XSTACK_PHASE".to_string(), phase.to_string()));
-        vars.push(("PYTHONUNBUFFERED".to_string(), "1".to_string()));
+        vars.extend(self.xstack_vars(phase));
         vars
+    }
+
+    /// The seed, the task and the phase: the variables that travel to every machine.
+    fn xstack_vars(&self, phase: u8) -> Vec<(String, String)> {
+        vec![
+            ("XSTACK_SEED".to_string(), self.cfg.seed.to_string()),
+            ("XSTACK_TASK".to_string(), self.task().spec.id.clone()),
+            ("XSTACK_PHASE".to_string(), phase.to_string()),
+            ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
+        ]
     }
 
     /// Waits for the next input, handling terminal output, file changes and the common
@@ -1142,20 +1225,28 @@ impl Driver {
             &self.task().spec.env.packages,
         ));
 
-        let spec_run = &self.task().spec.run;
-        let mut script = String::from("set -e\n");
-        if let Some(setup) = &self.task().spec.env.setup {
-            script.push_str(setup);
-            script.push('\n');
+        let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
+        let command = self.task().spec.run.command.clone();
+        let job = self.verify_job(phase);
+        let pool = self.cfg.runner.clone();
+        let staged_dir = verify_dir.clone();
+        let lease = Arc::new(
+            self.blocking(move |progress, cancel| {
+                pool.launch(&job, &staged_dir, cancel, progress)
+                    .map_err(|e| e.to_string())
+            })
+            .await?,
+        );
+        if !lease.runner().is_local() {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify runs on {}", lease.runner()),
+            });
         }
-        script.push_str(&spec_run.command);
-        script.push('\n');
-        let timeout = Duration::from_secs(spec_run.timeout_s);
-        let command = spec_run.command.clone();
+        let launch = lease.launch().clone();
         let pty = PtySpec {
-            argv: vec!["bash".to_string(), "-c".to_string(), script],
-            cwd: verify_dir.clone(),
-            env: self.child_env(phase),
+            argv: launch.argv,
+            cwd: launch.cwd,
+            env: launch.env,
             env_remove: Vec::new(),
             cols: self.cfg.run_size.0,
             rows: self.cfg.run_size.1,
@@ -1179,18 +1270,14 @@ impl Driver {
                 input = self.next_input() => input,
                 _ = tokio::time::sleep_until(deadline), if !timed_out && exited_at.is_none() => {
                     timed_out = true;
-                    if let Some(live) = self.run.as_mut() {
-                        live.process.terminate(TERMINATE_GRACE).await;
-                    }
+                    self.cancel_run(&lease).await;
                     continue;
                 }
             };
             match input {
                 Input::RunExited => break,
                 Input::Command(Command::Abort) => {
-                    if let Some(live) = self.run.as_mut() {
-                        live.process.terminate(TERMINATE_GRACE).await;
-                    }
+                    self.cancel_run(&lease).await;
                     self.run = None;
                     return Err(Stop::Aborted);
                 }
@@ -1219,6 +1306,17 @@ impl Driver {
             .and_then(|l| l.exit_info)
             .unwrap_or(ExitInfo { code: None });
         self.metric_stream = None;
+        if !lease.runner().is_local() {
+            let run_dir = self.cfg.run_dir.clone();
+            let remote = lease.clone();
+            let collected = tokio::task::spawn_blocking(move || remote.collect(&run_dir)).await;
+            if let Ok(Err(e)) = collected {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot fetch the runner's logs: {e}"),
+                });
+            }
+        }
+        drop(lease);
         self.rec.emit(Event::RunExited {
             code: exit_info.code,
             timed_out,

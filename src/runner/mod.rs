@@ -1,0 +1,113 @@
+//! Runners (SPEC §1 `--runner`): where a verify run happens. `local` runs it on this machine;
+//! `ssh://`, `tpu://` and `k8s://` copy the verify folder to another machine, build or reuse
+//! the task's Python environment there, and run the experiment in a remote terminal whose
+//! output streams back through the local PTY. A [`RunnerPool`] holds one or more runners and
+//! lends a free one to each verify run.
+
+mod local;
+mod pool;
+mod remote;
+mod spec;
+
+use std::path::{Path, PathBuf};
+
+pub use local::LocalRunner;
+pub use pool::{Lease, RunnerPool};
+pub use remote::RemoteRunner;
+pub use spec::{K8sTarget, RemoteDir, RunnerSpec, SshTarget, TpuTarget};
+
+use crate::env::PythonEnv;
+
+/// Runner errors.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// A `--runner` spec that does not parse (usage error, exit 2).
+    #[error("runner `{spec}`: {reason}")]
+    Parse {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The machine could not be reached or a transfer to it failed (exit 3).
+    #[error("runner {runner} is unreachable: {message}")]
+    Unreachable {
+        /// The runner.
+        runner: String,
+        /// The underlying error (the tool's own output).
+        message: String,
+    },
+    /// The Python environment could not be built on the machine (exit 3).
+    #[error("building the Python environment on {runner} failed:\n{message}")]
+    Environment {
+        /// The runner.
+        runner: String,
+        /// The last lines of the build's output.
+        message: String,
+    },
+    /// No runner of the pool can be reached (exit 3): why, for each runner.
+    #[error("no runner is reachable: {}", .0.join("; "))]
+    NoneReachable(Vec<String>),
+    /// The session was aborted while it waited for a runner.
+    #[error("cancelled while waiting for a runner")]
+    Cancelled,
+}
+
+/// One verify run, as a runner needs it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The run id: names the run's folder on a remote machine.
+    pub run_id: String,
+    /// The task's `[env].packages` (the environment built on the machine).
+    pub packages: Vec<String>,
+    /// The shell script to run in the verify folder: `set -e`, `[env].setup`, `[run].command`.
+    pub script: String,
+    /// Variables of the run (`XSTACK_SEED`, `XSTACK_TASK`, …), without the environment's PATH.
+    pub vars: Vec<(String, String)>,
+    /// The environment built on this machine (used by the local runner).
+    pub local_env: Option<PythonEnv>,
+}
+
+/// The local command that runs a staged job: started in the verify run's PTY.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    /// argv.
+    pub argv: Vec<String>,
+    /// Working folder.
+    pub cwd: PathBuf,
+    /// Variables set on top of xstack's own environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// A machine that verify runs can happen on. Every method blocks; the driver calls them from
+/// a blocking thread.
+pub trait Runner: Send + Sync + std::fmt::Debug {
+    /// The spec this runner was made from.
+    fn spec(&self) -> &RunnerSpec;
+
+    /// Reaches the machine and builds (or reuses) the job's environment there; `progress`
+    /// receives one line per step.
+    fn prepare(&self, job: &Job, progress: &mut dyn FnMut(String)) -> Result<(), RunnerError>;
+
+    /// Copies the verify folder to the machine and returns the local command that runs the
+    /// job there.
+    fn stage(&self, job: &Job, verify_dir: &Path) -> Result<Launch, RunnerError>;
+
+    /// Ends the job's processes on the machine (the local command is ended by the caller).
+    fn cancel(&self, job: &Job) -> Result<(), RunnerError>;
+
+    /// After the run: copies what the machine keeps of it (per-worker logs) into the run
+    /// folder.
+    fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError>;
+}
+
+/// The runner of a spec.
+pub fn make(spec: &RunnerSpec) -> std::sync::Arc<dyn Runner> {
+    match RemoteRunner::from_spec(spec) {
+        Some(remote) => std::sync::Arc::new(remote),
+        None => std::sync::Arc::new(LocalRunner),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,429 @@
+//! `xstack bench` end to end: the report of the test task × three scripted agents × 2
+//! repeats over two runners, resuming (a second invocation runs nothing, an interrupted one
+//! finishes the rest), `--retry-failed`, an unreachable runner in the pool, trial timeouts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+const TASK: &str = "tests/tasks/jsonl-protected";
+
+fn bench(args: &[&str], out: &Path) -> Output {
+    xstack()
+        .arg("bench")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn report(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// The trial run folders under `out`.
+fn trial_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("bench-trial.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn statuses(out: &Path) -> Vec<String> {
+    trial_dirs(out)
+        .iter()
+        .map(|d| {
+            let record: Value =
+                serde_json::from_str(&std::fs::read_to_string(d.join("bench-trial.json")).unwrap())
+                    .unwrap();
+            record["status"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let agents: Vec<String> = ["pass", "gap_then_pass", "crash"]
+        .iter()
+        .map(|a| format!("script:{TASK}/agents/{a}.jsonl"))
+        .collect();
+    let mut args = vec!["--task", TASK, "--agent"];
+    args.extend(agents.iter().map(String::as_str));
+    args.extend(["--repeats", "2", "--runner", "local", "--runner", "local"]);
+    let first = bench(&args, out);
+    let text1 = text(&first);
+    assert_eq!(first.status.code(), Some(0), "{text1}");
+    assert!(
+        text1.contains("6 to run, 2 at a time; runners: local, local"),
+        "{text1}"
+    );
+    // Without a terminal: one line per finished trial.
+    assert_eq!(
+        text1
+            .lines()
+            .filter(|l| l.contains("/6 jsonl-protected × "))
+            .count(),
+        6,
+        "{text1}"
+    );
+
+    let r = report(out);
+    let trials = r["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 6);
+    let expected = [
+        (0, true, json!(1), Value::Null),
+        (1, true, json!(2), Value::Null),
+        (2, false, Value::Null, json!("crash")),
+    ];
+    for (i, trial) in trials.iter().enumerate() {
+        let (agent, passed, phase, failure) = &expected[i / 2];
+        assert_eq!(trial["task"], "jsonl-protected");
+        assert_eq!(trial["agent"], agents[*agent]);
+        assert_eq!(trial["repeat"], json!(i % 2 + 1));
+        assert_eq!(trial["passed"], json!(passed), "{trial}");
+        assert_eq!(trial["passed_in_phase"], *phase, "{trial}");
+        assert_eq!(trial["failure"], *failure, "{trial}");
+        assert!(trial["duration_s"].as_f64().unwrap() > 0.0);
+        // Each trial is a normal run folder: it replays, with the run's exit status.
+        let dir = PathBuf::from(trial["run_dir"].as_str().unwrap());
+        assert!(dir.starts_with(out), "{}", dir.display());
+        assert_eq!(result(&dir)["passed"], json!(passed));
+    }
+    let replay = run(&[
+        "replay",
+        trials[4]["run_dir"].as_str().unwrap(),
+        "--headless",
+    ]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
+    let zero = json!({"bypass": 0, "crash": 0, "missed_eval": 0, "fidelity_gap": 0});
+    assert_eq!(
+        r["summary"],
+        json!([
+            {"agent": agents[0], "trials": 2, "passed": 2, "pass_rate": 1.0,
+             "passed_phase1": 2, "passed_phase2": 0, "failures": zero},
+            {"agent": agents[1], "trials": 2, "passed": 2, "pass_rate": 1.0,
+             "passed_phase1": 0, "passed_phase2": 2, "failures": zero},
+            {"agent": agents[2], "trials": 2, "passed": 0, "pass_rate": 0.0,
+             "passed_phase1": 0, "passed_phase2": 0,
+             "failures": {"bypass": 0, "crash": 2, "missed_eval": 0, "fidelity_gap": 0}},
+        ])
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| `script:gap_then_pass.jsonl` | 2 | 2 | 100% | 0 | 2 |"),
+        "{md}"
+    );
+    assert!(md.contains("| jsonl-protected | 2/2 · "), "{md}");
+
+    // Everything is settled: a second invocation runs no trial and reports the same.
+    let before = trial_dirs(out);
+    let second = bench(&args, out);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    assert!(text(&second).contains("6 settled"), "{}", text(&second));
+    assert!(text(&second).contains("0 to run"), "{}", text(&second));
+    assert_eq!(trial_dirs(out), before);
+    assert_eq!(report(out), r);
+}
+
+/// A task that needs no Python environment and runs in an instant: its run prints the
+/// `acc=` line of `score.txt`, which must reach 1.0. Trajectories in `agents/`.
+fn quick_task() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let task = root.path().join("quick");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("repo/train.py"), "import jax\n").unwrap();
+    std::fs::write(task.join("repo/score.txt"), "acc=0.5\n").unwrap();
+    std::fs::write(
+        task.join("task.toml"),
+        r#"id = "quick"
+title = "Prints a score"
+
+[source]
+path = "repo"
+
+[published]
+citation = "none"
+
+[env]
+packages = []
+
+[run]
+command = "cat score.txt"
+timeout_s = 60
+
+[[metric]]
+name = "acc"
+regex = 'acc=(?P<value>[0-9.]+)'
+
+[[criterion]]
+metric = "acc"
+reduce = "last"
+published = 1.0
+tolerance = 0.1
+direction = "higher"
+
+[phase2]
+details = "Print acc=1.0."
+"#,
+    )
+    .unwrap();
+    let agents = root.path().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let fix = r#"{"write": "score.txt", "text": "acc=1.0\n"}"#;
+    for (name, steps) in [
+        (
+            "noop",
+            r#"{"phase": 1}
+{"say": "Looking."}
+{"phase": 2}
+{"say": "Still looking."}"#
+                .to_string(),
+        ),
+        ("fix", format!("{{\"phase\": 1}}\n{fix}")),
+        (
+            "steady",
+            format!("{{\"phase\": 1}}\n{{\"sleep_ms\": 1500}}\n{fix}"),
+        ),
+        ("stuck", "{\"phase\": 1}\n{\"sleep_ms\": 60000}".to_string()),
+    ] {
+        std::fs::write(agents.join(format!("{name}.jsonl")), format!("{steps}\n")).unwrap();
+    }
+    root
+}
+
+fn quick_args(root: &Path, agents: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--task".to_string(),
+        root.join("quick").display().to_string(),
+        "--agent".to_string(),
+    ];
+    for a in agents {
+        args.push(format!(
+            "script:{}",
+            root.join("agents").join(format!("{a}.jsonl")).display()
+        ));
+    }
+    args
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn closed_port_runner() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("ssh://127.0.0.1:{port}/tmp/xstack-nowhere")
+}
+
+#[test]
+fn an_interrupted_bench_resumes_and_finishes_the_rest() {
+    let root = quick_task();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let mut args = quick_args(root.path(), &["steady"]);
+    args.extend(["--repeats", "4", "--jobs", "1"].map(String::from));
+    let mut child = xstack()
+        .arg("bench")
+        .args(&args)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(60), || statuses(out)
+            .contains(&"finished".to_string())),
+        "no trial finished"
+    );
+    let first = trial_dirs(out)[0].clone();
+    let first_result = std::fs::read_to_string(first.join("result.json")).unwrap();
+    // SAFETY: kill with a pid this test spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let mut status = None;
+    assert!(wait_until(Duration::from_secs(30), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert_eq!(status.unwrap().code(), Some(3));
+    let after_stop = statuses(out);
+    let finished = after_stop.iter().filter(|s| *s == "finished").count();
+    assert!(finished < 4, "{after_stop:?}");
+    assert!(
+        after_stop
+            .iter()
+            .all(|s| s == "finished" || s == "interrupted"),
+        "{after_stop:?}"
+    );
+
+    let resumed = bench(&refs(&args), out);
+    let text = text(&resumed);
+    assert_eq!(resumed.status.code(), Some(0), "{text}");
+    assert!(text.contains(&format!("{finished} settled")), "{text}");
+    assert!(text.contains(&format!("{} to run", 4 - finished)), "{text}");
+    assert_eq!(statuses(out), vec!["finished"; 4]);
+    // The trial finished before the interruption was kept as it was.
+    assert_eq!(
+        std::fs::read_to_string(first.join("result.json")).unwrap(),
+        first_result
+    );
+    let r = report(out);
+    assert_eq!(r["summary"][0]["trials"], 4);
+    assert_eq!(r["summary"][0]["passed"], 4);
+}
+
+#[test]
+fn retry_failed_reruns_infrastructure_failures_and_never_graded_ones() {
+    let root = quick_task();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let base = quick_args(root.path(), &["noop", "fix"]);
+    let unreachable = closed_port_runner();
+
+    let mut args = base.clone();
+    args.extend(["--runner".to_string(), unreachable.clone()]);
+    let first = bench(&refs(&args), out);
+    assert_eq!(first.status.code(), Some(3), "{}", text(&first));
+    assert!(
+        text(&first).contains("Connection refused"),
+        "{}",
+        text(&first)
+    );
+    let r = report(out);
+    assert_eq!(r["summary"][0]["failures"]["infra"], 1);
+    assert_eq!(r["trials"][1]["failure"], "infra");
+
+    // Without --retry-failed an infrastructure failure is settled: nothing runs.
+    let again = bench(&refs(&args), out);
+    assert_eq!(again.status.code(), Some(3));
+    assert!(text(&again).contains("0 to run"), "{}", text(&again));
+
+    let mut retry = base.clone();
+    retry.extend(["--runner", "local", "--retry-failed"].map(String::from));
+    let retried = bench(&refs(&retry), out);
+    assert_eq!(retried.status.code(), Some(0), "{}", text(&retried));
+    assert!(text(&retried).contains("2 to run"), "{}", text(&retried));
+    let r = report(out);
+    assert_eq!(r["trials"][0]["failure"], "fidelity_gap");
+    assert_eq!(r["trials"][1]["passed"], true);
+    assert_eq!(
+        trial_dirs(out).len(),
+        2,
+        "the failed attempts were replaced"
+    );
+
+    // A graded failure is a result: --retry-failed does not run it again.
+    let settled = bench(&refs(&retry), out);
+    assert_eq!(settled.status.code(), Some(0));
+    assert!(text(&settled).contains("0 to run"), "{}", text(&settled));
+}
+
+#[test]
+fn an_unreachable_runner_in_the_pool_sends_trials_to_another() {
+    let root = quick_task();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let mut args = quick_args(root.path(), &["fix"]);
+    args.extend([
+        "--repeats".to_string(),
+        "2".to_string(),
+        "--runner".to_string(),
+        closed_port_runner(),
+        "--runner".to_string(),
+        "local".to_string(),
+    ]);
+    let done = bench(&refs(&args), out);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    let r = report(out);
+    assert_eq!(r["summary"][0]["passed"], 2);
+    let journals: String = trial_dirs(out)
+        .iter()
+        .map(|d| std::fs::read_to_string(d.join("journal.jsonl")).unwrap())
+        .collect();
+    assert!(journals.contains("is unreachable"), "{journals}");
+    assert!(journals.contains("trying another runner"), "{journals}");
+}
+
+#[test]
+fn a_trial_past_its_time_limit_is_a_timeout_not_an_infrastructure_failure() {
+    let root = quick_task();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let mut args = quick_args(root.path(), &["stuck"]);
+    args.extend(["--trial-timeout", "1"].map(String::from));
+    let done = bench(&refs(&args), out);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    assert!(text(&done).contains("TIMEOUT"), "{}", text(&done));
+    let r = report(out);
+    assert_eq!(r["trials"][0]["failure"], "timeout");
+    assert_eq!(r["summary"][0]["failures"]["timeout"], 1);
+    let again = bench(&refs(&args), out);
+    assert!(text(&again).contains("0 to run"), "{}", text(&again));
+}
+
+#[test]
+fn bad_bench_usage_is_exit_2_and_runs_nothing() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    let agent = format!("script:{TASK}/agents/pass.jsonl");
+    for (args, words) in [
+        (
+            vec!["--task", TASK, "--agent", &agent, "--repeats", "0"],
+            "--repeats",
+        ),
+        (
+            vec!["--task", TASK, "--agent", &agent, "--jobs", "0"],
+            "--jobs",
+        ),
+        (
+            vec!["--task", TASK, "--agent", &agent, "--runner", "ftp://x"],
+            "runner `ftp://x`",
+        ),
+        (vec!["--task", TASK, "--agent", "shell"], "shell"),
+        (
+            vec!["--task", "no-such-task", "--agent", &agent],
+            "no-such-task",
+        ),
+        (
+            vec!["--task", TASK, "--agent", &agent, &agent],
+            "given twice",
+        ),
+    ] {
+        let done = bench(&args, &out);
+        assert_eq!(done.status.code(), Some(2), "{args:?}: {}", text(&done));
+        assert!(text(&done).contains(words), "{args:?}: {}", text(&done));
+        assert!(!out.exists(), "{args:?} created the bench folder");
+    }
+}
