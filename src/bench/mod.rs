@@ -102,7 +102,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         .map(|r| RunnerSpec::parse(r).map_err(|e| AppError::usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let pool = Arc::new(RunnerPool::from_specs(&specs));
-    let jobs = opts.jobs.unwrap_or(pool.len());
+    let jobs = opts.jobs.unwrap_or(pool.size());
     let trials = plan_trials(opts)?;
 
     std::fs::create_dir_all(&opts.out)
@@ -138,11 +138,11 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         .collect();
     let _ = writeln!(
         out,
-        "bench: {} trials ({} tasks × {} agents × {} repeats): {} settled in {}, {} to run, {} at a time; runners: {}",
-        trials.len(),
-        opts.tasks.len(),
-        opts.agents.len(),
-        opts.repeats,
+        "bench: {} ({} × {} × {}): {} settled in {}, {} to run, {} at a time; runners: {}",
+        count(trials.len(), "trial"),
+        count(opts.tasks.len(), "task"),
+        count(opts.agents.len(), "agent"),
+        count(opts.repeats as usize, "repeat"),
         earlier.len(),
         opts.out.display(),
         queue.len(),
@@ -225,6 +225,15 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         Ok(EXIT_INFRA)
     } else {
         Ok(EXIT_PASS)
+    }
+}
+
+/// `1 task`, `3 tasks`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 

@@ -70,14 +70,9 @@ impl RunnerPool {
         RunnerPool::new(specs.iter().map(super::make).collect())
     }
 
-    /// The number of runners.
-    pub fn len(&self) -> usize {
+    /// The number of runners (at least one).
+    pub fn size(&self) -> usize {
         self.slots.len()
-    }
-
-    /// Whether the pool has no runner (never: an empty list makes a local pool).
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
     }
 
     /// Whether every runner is the local one.
@@ -104,10 +99,10 @@ impl RunnerPool {
     ) -> Result<(), RunnerError> {
         let key = crate::env::env_key(&job.packages);
         let up = |i: usize| lock(&self.state).down[i].is_none();
-        if (0..self.len()).any(|i| up(i) && lock(&self.slots[i].prepared).contains(&key)) {
+        if (0..self.size()).any(|i| up(i) && lock(&self.slots[i].prepared).contains(&key)) {
             return Ok(());
         }
-        for i in 0..self.len() {
+        for i in 0..self.size() {
             if cancel.load(Ordering::Relaxed) {
                 return Err(RunnerError::Cancelled);
             }
@@ -179,7 +174,7 @@ impl RunnerPool {
             if cancel.load(Ordering::Relaxed) {
                 return Err(RunnerError::Cancelled);
             }
-            let free = (0..self.len()).find(|&i| !state.busy[i] && state.down[i].is_none());
+            let free = (0..self.size()).find(|&i| !state.busy[i] && state.down[i].is_none());
             if let Some(index) = free {
                 state.busy[index] = true;
                 return Ok(Held {
@@ -202,7 +197,7 @@ impl RunnerPool {
     fn mark_down(&self, i: usize, error: &RunnerError, progress: &mut dyn FnMut(String)) {
         let reason = error.to_string();
         tracing::warn!("{reason}");
-        if self.len() > 1 {
+        if self.size() > 1 {
             progress(format!(
                 "{reason}\n(left out of the pool; trying another runner)"
             ));

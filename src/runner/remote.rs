@@ -130,13 +130,16 @@ impl RemoteRunner {
             message,
         };
         tracing::debug!("runner {runner}: {}", shell_words::join(argv));
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
+        let Some((program, args)) = argv.split_first() else {
+            return Err(unreachable("no command to run".to_string()));
+        };
+        let mut child = Command::new(program)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| unreachable(format!("cannot run `{}`: {e}", argv[0])))?;
+            .map_err(|e| unreachable(format!("cannot run `{program}`: {e}")))?;
         let stderr = child.stderr.take().map(|mut err| {
             std::thread::spawn(move || {
                 let mut text = String::new();
@@ -153,7 +156,7 @@ impl RemoteRunner {
         }
         let status = child
             .wait()
-            .map_err(|e| unreachable(format!("`{}` failed: {e}", argv[0])))?;
+            .map_err(|e| unreachable(format!("`{program}` failed: {e}")))?;
         let stderr = stderr
             .and_then(|h| h.join().ok())
             .unwrap_or_default()
@@ -167,7 +170,7 @@ impl RemoteRunner {
         all.extend(stderr);
         let tail = all[all.len().saturating_sub(TAIL_LINES)..].join("\n");
         let tail = if tail.trim().is_empty() {
-            format!("`{}` exited with {status}", argv[0])
+            format!("`{program}` exited with {status}")
         } else {
             tail
         };
