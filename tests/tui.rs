@@ -133,3 +133,36 @@ fn the_terminal_is_restored_after_each_signal_and_a_panic() {
         assert!(after.contains(expected), "{how}: {after}");
     }
 }
+
+#[test]
+fn keys_are_answered_during_a_burst_of_agent_output() {
+    let runs = tempfile::tempdir().unwrap();
+    let task = root().join("tests/tasks/jsonl-protected");
+    let agent = "cmd:bash -c 'yes \"a burst of agent output, line after line\" | head -c 300000000; sleep 120'";
+    let command = format!(
+        "{} run {} --agent '{}' --runs-dir {}; echo EXIT=$?; sleep 600",
+        bin(),
+        task.display(),
+        agent.replace('\'', "'\\''"),
+        runs.path().display()
+    );
+    let tmux = Tmux::start(&command, 120, 36);
+    tmux.wait_for("a burst of agent output", LONG);
+    // While the output pours in, the help overlay opens and closes on a key.
+    tmux.keys(&["?"]);
+    tmux.wait_for("Keys (any key closes)", Duration::from_secs(20));
+    tmux.keys(&["Space"]);
+    tmux.wait_until("the help to close", Duration::from_secs(20), |s| {
+        !s.contains("Keys (any key closes)")
+    });
+    tmux.keys(&["z"]);
+    tmux.wait_until("the Agent pane zoomed", Duration::from_secs(20), |s| {
+        s.contains("1 Agent") && !s.contains("2 Diff")
+    });
+    tmux.keys(&["x"]);
+    tmux.wait_for("Abort the run?", Duration::from_secs(20));
+    tmux.keys(&["y"]);
+    tmux.wait_for("aborted", Duration::from_secs(60));
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=3", Duration::from_secs(30));
+}

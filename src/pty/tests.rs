@@ -73,14 +73,21 @@ async fn pause_stops_output_until_resume() {
     let mut p = p;
     // A stopped group cannot read its input; the text waits in the terminal.
     p.write(b"go\r").unwrap();
-    let ps = std::process::Command::new("ps")
-        .args(["-o", "stat=", "-p", &p.pgid().unwrap().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).starts_with('T'),
-        "process is not stopped"
-    );
+    // SIGSTOP takes effect asynchronously: wait for the stopped state with a deadline.
+    let stat = format!("/proc/{}/stat", p.pgid().unwrap());
+    let state = || {
+        let s = std::fs::read_to_string(&stat).unwrap_or_default();
+        s.rfind(')').and_then(|i| s[i + 2..].chars().next())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state() != Some('T') && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(state(), Some('T'), "process is not stopped");
+    // While stopped, nothing is echoed back even though input is waiting.
+    assert!(streams.output.try_recv().map_or(true, |c| {
+        !String::from_utf8_lossy(&c).contains("after-resume")
+    }));
     p.resume();
     let out = collect(&mut streams).await;
     assert!(out.contains("after-resume"), "{out}");

@@ -61,14 +61,21 @@ impl Tmux {
 
     /// Waits until the screen contains `text`; panics with the screen after `timeout`.
     pub fn wait_for(&self, text: &str, timeout: Duration) -> String {
+        self.wait_until(&format!("`{text}`"), timeout, |screen| {
+            screen.contains(text)
+        })
+    }
+
+    /// Waits until `done(screen)` holds; panics naming `what` with the screen after `timeout`.
+    pub fn wait_until(&self, what: &str, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + timeout;
         loop {
             let screen = self.capture();
-            if screen.contains(text) {
+            if done(&screen) {
                 return screen;
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting for `{text}`; screen:\n{screen}");
+                panic!("timed out waiting for {what}; screen:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
