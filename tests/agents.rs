@@ -50,15 +50,27 @@ impl Setup {
         )
     }
 
-    /// `xstack run TASK --agent AGENT --headless` with the fakes, porting with `files`.
+    /// `xstack run TASK --agent AGENT --headless` with the fakes, porting with `files`
+    /// (copied next to the fakes, so a sandboxed agent, whose /tmp is private, sees them
+    /// wherever the repository is checked out).
     fn run(&self, agent: &str, files: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        let copied = self.dir.path().join("bin").join(format!("files-{files}"));
+        if !copied.exists() {
+            std::fs::create_dir_all(&copied).unwrap();
+            for entry in std::fs::read_dir(root().join(TASK).join(files)).unwrap() {
+                let entry = entry.unwrap();
+                if entry.file_type().unwrap().is_file() {
+                    std::fs::copy(entry.path(), copied.join(entry.file_name())).unwrap();
+                }
+            }
+        }
         let mut cmd = xstack();
         cmd.args(["run", TASK, "--agent", agent, "--headless", "--runs-dir"])
             .arg(self.runs())
             .args(extra)
             .env("PATH", self.path())
             .env("XSTACK_CONFIG", self.config())
-            .env("FAKE_FILES", root().join(TASK).join(files));
+            .env("FAKE_FILES", &copied);
         if !self.config().exists() {
             std::fs::write(self.config(), "").unwrap();
         }
@@ -457,7 +469,9 @@ fn the_sandbox_confines_writes_to_the_workspace_and_cuts_the_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let outside = setup.dir.path().join("escaped.txt");
-    let readonly = root().join(TASK).join("escaped.txt");
+    // Outside /tmp (private in the sandbox) and outside the workspace: read-only there.
+    let readonly = std::path::PathBuf::from("/var/tmp/xstack-sandbox-escape-test.txt");
+    let _ = std::fs::remove_file(&readonly);
     let probe = serde_json::json!({
         "outside": outside,
         "readonly": readonly,
