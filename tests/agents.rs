@@ -54,13 +54,22 @@ impl Setup {
     /// (copied next to the fakes, so a sandboxed agent, whose /tmp is private, sees them
     /// wherever the repository is checked out).
     fn run(&self, agent: &str, files: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        let copied = self.dir.path().join("bin").join(format!("files-{files}"));
+        let copied = self
+            .dir
+            .path()
+            .join("bin")
+            .join(format!("files-{}", files.replace('/', "-")));
         if !copied.exists() {
-            std::fs::create_dir_all(&copied).unwrap();
-            for entry in std::fs::read_dir(root().join(TASK).join(files)).unwrap() {
-                let entry = entry.unwrap();
-                if entry.file_type().unwrap().is_file() {
-                    std::fs::copy(entry.path(), copied.join(entry.file_name())).unwrap();
+            let from = root().join(TASK).join(files);
+            for entry in walkdir::WalkDir::new(&from)
+                .into_iter()
+                .filter_map(Result::ok)
+            {
+                let target = copied.join(entry.path().strip_prefix(&from).unwrap());
+                if entry.file_type().is_dir() {
+                    std::fs::create_dir_all(&target).unwrap();
+                } else {
+                    std::fs::copy(entry.path(), &target).unwrap();
                 }
             }
         }
