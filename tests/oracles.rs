@@ -148,8 +148,3 @@ fn oracle_digits_cnn_bn() {
 fn oracle_digits_mlp() {
     check_task("digits-mlp");
 }
-
-#[test]
-fn oracle_label_smoothing_init() {
-    check_task("label-smoothing-init");
-}
