@@ -134,33 +134,60 @@ fn the_terminal_is_restored_after_each_signal_and_a_panic() {
     }
 }
 
+/// Peak resident memory (KiB) of a process.
+fn peak_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
-fn keys_are_answered_during_a_burst_of_agent_output() {
+fn keys_are_answered_and_memory_bounded_during_a_flood_and_a_resize_storm() {
     let runs = tempfile::tempdir().unwrap();
+    let marker = runs.path().display().to_string();
     let task = root().join("tests/tasks/jsonl-protected");
-    let agent = "cmd:bash -c 'yes \"a burst of agent output, line after line\" | head -c 300000000; sleep 120'";
+    // 1 GB as fast as the agent can write it.
+    let agent = "cmd:bash -c 'yes \"a burst of agent output, line after line\" | head -c 1000000000; sleep 120'";
     let command = format!(
-        "{} run {} --agent '{}' --runs-dir {}; echo EXIT=$?; sleep 600",
+        "{} run {} --agent '{}' --runs-dir {marker}; echo EXIT=$?; sleep 600",
         bin(),
         task.display(),
         agent.replace('\'', "'\\''"),
-        runs.path().display()
     );
     let tmux = Tmux::start(&command, 120, 36);
     tmux.wait_for("a burst of agent output", LONG);
-    // While the output pours in, the help overlay opens and closes on a key.
+    let pid = xstack_pid(&marker).expect("xstack runs");
+    // A storm of resizes while the output pours in.
+    for i in 0..400 {
+        let (w, h) = if i % 2 == 0 {
+            ("100", "30")
+        } else {
+            ("140", "40")
+        };
+        tmux.resize(w, h);
+    }
+    tmux.resize("120", "36");
+    // Keys are still answered: the help overlay opens and closes.
     tmux.keys(&["?"]);
-    tmux.wait_for("Keys (any key closes)", Duration::from_secs(20));
+    tmux.wait_for("Keys (any key closes)", Duration::from_secs(30));
     tmux.keys(&["Space"]);
-    tmux.wait_until("the help to close", Duration::from_secs(20), |s| {
+    tmux.wait_until("the help to close", Duration::from_secs(30), |s| {
         !s.contains("Keys (any key closes)")
     });
     tmux.keys(&["z"]);
-    tmux.wait_until("the Agent pane zoomed", Duration::from_secs(20), |s| {
+    tmux.wait_until("the Agent pane zoomed", Duration::from_secs(30), |s| {
         s.contains("1 Agent") && !s.contains("2 Diff")
     });
+    let peak = peak_kib(pid);
+    assert!(
+        peak > 0 && peak < 150 * 1024,
+        "peak resident memory {peak} KiB"
+    );
     tmux.keys(&["x"]);
-    tmux.wait_for("Abort the run?", Duration::from_secs(20));
+    tmux.wait_for("Abort the run?", Duration::from_secs(30));
     tmux.keys(&["y"]);
     tmux.wait_for("aborted", Duration::from_secs(60));
     tmux.keys(&["q"]);

@@ -59,6 +59,23 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Resizes the session's window.
+    pub fn resize(&self, width: &str, height: &str) {
+        let _ = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "resize-window",
+                "-t",
+                "t",
+                "-x",
+                width,
+                "-y",
+                height,
+            ])
+            .status();
+    }
+
     /// Waits until the screen contains `text`; panics with the screen after `timeout`.
     pub fn wait_for(&self, text: &str, timeout: Duration) -> String {
         self.wait_until(&format!("`{text}`"), timeout, |screen| {
