@@ -18,7 +18,6 @@ const BUNDLED: &[&str] = &[
     "char-transformer",
     "digits-cnn-bn",
     "digits-mlp",
-    "label-smoothing-init",
 ];
 
 fn overlay(from: &Path, to: &Path) {
