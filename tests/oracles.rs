@@ -18,6 +18,7 @@ const BUNDLED: &[&str] = &[
     "char-transformer",
     "digits-cnn-bn",
     "digits-mlp",
+    "label-smoothing-init",
 ];
 
 fn overlay(from: &Path, to: &Path) {
@@ -146,4 +147,9 @@ fn oracle_digits_cnn_bn() {
 #[test]
 fn oracle_digits_mlp() {
     check_task("digits-mlp");
+}
+
+#[test]
+fn oracle_label_smoothing_init() {
+    check_task("label-smoothing-init");
 }
