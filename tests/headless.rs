@@ -164,22 +164,6 @@ fn digits_mlp_demo_passes_in_phase_two_and_leaves_the_task_untouched() {
     assert_replay_matches(&dir, 0);
 }
 
-/// Copies `from` into `to` (files only), overlaying what is there.
-fn overlay(from: &std::path::Path, to: &std::path::Path) {
-    for entry in walkdir::WalkDir::new(from)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let rel = entry.path().strip_prefix(from).unwrap();
-        let target = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn grade_an_existing_repository() {
     // The oracle: the source with the solution's files laid over it.

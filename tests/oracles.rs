@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use xstack::metrics::{parse_log, reduce};
 use xstack::seeds::{RunPlan, run_seed};
@@ -20,21 +18,6 @@ const BUNDLED: &[&str] = &[
     "digits-mlp",
     "label-smoothing-init",
 ];
-
-fn overlay(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let rel = entry.path().strip_prefix(from).unwrap();
-        let target = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 fn check_task(id: &str) {
     let dir = root().join("tasks").join(id);

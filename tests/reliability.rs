@@ -295,7 +295,7 @@ fn a_journal_killed_at_random_moments_replays_consistently() {
 fn the_source_is_not_written_through_workspace_links_or_parent_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let task = tmp.path().join("jsonl-protected");
-    copy_dir(&root().join(TASK), &task);
+    overlay(&root().join(TASK), &task);
     // The source holds a symlink to one of its own files.
     std::os::unix::fs::symlink("train.py", task.join("repo/alias.py")).unwrap();
     let before = tree_hash(&task);
@@ -356,19 +356,4 @@ fn shadowing_packages_and_start_up_hooks_are_a_bypass() {
         "{findings}"
     );
     assert!(findings.contains("evil.pth"), "{findings}");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let rel = entry.path().strip_prefix(from).unwrap();
-        let target = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

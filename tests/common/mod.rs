@@ -68,6 +68,21 @@ pub fn tree_hash(dir: &Path) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Copies the tree at `from` into `to` (created), laying its files over what is there.
+pub fn overlay(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 pub mod tmux;
 
 /// Kills every process whose command line or working folder mentions `needle` (what a
