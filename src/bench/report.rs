@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::transcript::TranscriptItem;
 use crate::grade::FailureClass;
 use crate::journal;
 use crate::session::event::Event;
@@ -56,6 +57,8 @@ pub struct Timing {
     pub agent_s: f64,
     /// Verify runs, all phases.
     pub verify_s: f64,
+    /// What the agent reported spending, in US dollars (None: it reported nothing).
+    pub cost_usd: Option<f64>,
 }
 
 /// One agent's line of the summary.
@@ -148,6 +151,14 @@ fn timing(run_dir: &Path, wall_s: f64) -> Option<Timing> {
                 }
             }
             Event::RunExited { duration_s, .. } => timing.verify_s += duration_s,
+            Event::Transcript {
+                item:
+                    TranscriptItem::Usage {
+                        cost_usd: Some(cost),
+                        ..
+                    },
+                ..
+            } => *timing.cost_usd.get_or_insert(0.0) += cost,
             _ => {}
         }
     }
@@ -266,6 +277,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     header.extend(CLASSES.iter().map(|c| c.as_str()));
     header.extend(extra.iter().map(String::as_str));
     header.push("median duration (s)");
+    header.push("cost (USD)");
     table_header(&mut md, &header);
     for a in &agents {
         let mut cells = vec![
@@ -291,6 +303,17 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
                 .map(|t| t.duration_s)
                 .collect(),
         )));
+        let costs: Vec<f64> = report
+            .trials
+            .iter()
+            .filter(|t| t.agent == a.agent)
+            .filter_map(|t| t.timing.and_then(|timing| timing.cost_usd))
+            .collect();
+        cells.push(if costs.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.4}", costs.iter().sum::<f64>())
+        });
         table_row(&mut md, &cells);
     }
 
@@ -436,6 +459,7 @@ mod tests {
                 wall_s: 10.0,
                 agent_s: 3.0,
                 verify_s: 5.0,
+                cost_usd: agent.starts_with("claude").then_some(0.25),
             }),
         }
     }
@@ -494,7 +518,9 @@ mod tests {
             },
         );
         assert!(
-            md.contains("| `script:pass.jsonl` | 3 | 2 | 67% | 1 | 1 | 0 | 0 | 0 | 1 | 0 | 10.0 |"),
+            md.contains(
+                "| `script:pass.jsonl` | 3 | 2 | 67% | 1 | 1 | 0 | 0 | 0 | 1 | 0 | 10.0 | - |"
+            ),
             "{md}"
         );
         assert!(md.contains("| t | 2/3 · 10.0 | 0/1 · 10.0 |"), "{md}");
@@ -502,6 +528,25 @@ mod tests {
             md.contains("| `script:pass.jsonl` | 10.00 | 3.00 | 5.00 | 2.00 |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn reported_costs_are_summed_per_agent() {
+        let rows = vec![
+            trial("claude", Some(1), None),
+            trial("claude", None, Some("crash")),
+        ];
+        let report = build(rows, &["claude".to_string()]);
+        let md = markdown(
+            &report,
+            &MarkdownContext {
+                tasks: &["t".to_string()],
+                planned: 2,
+                runners: "local",
+            },
+        );
+        assert!(md.contains("| 10.0 | 0.5000 |"), "{md}");
+        assert!(md.contains("cost (USD)"), "{md}");
     }
 
     #[test]
