@@ -123,6 +123,20 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A braille line series of the chart (unnamed when `name` is empty: left out of the legend).
+fn line_dataset<'a>(name: String, style: Style, data: &'a [(f64, f64)]) -> Dataset<'a> {
+    let dataset = Dataset::default()
+        .marker(Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(style)
+        .data(data);
+    if name.is_empty() {
+        dataset
+    } else {
+        dataset.name(name)
+    }
+}
+
 /// The Metrics pane: one chart per criterion metric.
 pub fn metrics(
     frame: &mut Frame<'_>,
@@ -225,63 +239,41 @@ fn chart(
         .and_then(|s| divergence(s, reference_points, tol));
     let diverged_point = diverged.map(|p| [p]);
 
-    let mut datasets = Vec::new();
-    datasets.push(
-        Dataset::default()
-            .name(format!("±{} band", fmt_num(tol)))
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(Style::default().fg(c.band))
-            .data(&band_lo),
-    );
-    datasets.push(
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(Style::default().fg(c.band))
-            .data(&band_hi),
-    );
-    datasets.push(
-        Dataset::default()
-            .name(format!("published {}", fmt_num(published)))
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(Style::default().fg(c.published))
-            .data(&published_line),
-    );
-    if !reference.is_empty() {
-        datasets.push(
-            Dataset::default()
-                .name("reference")
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(Style::default().fg(c.series_reference))
-                .data(&reference),
-        );
-    }
-    if !previous.is_empty() {
-        datasets.push(
-            Dataset::default()
-                .name("phase 1")
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(Style::default().fg(c.series_previous))
-                .data(&previous),
-        );
-    }
-    if !current.is_empty() {
-        datasets.push(
-            Dataset::default()
-                .name(format!("phase {}", latest_phase.unwrap_or(1)))
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(
-                    Style::default()
-                        .fg(c.series_current)
-                        .add_modifier(Modifier::BOLD),
-                )
-                .data(&current),
-        );
+    let bold = |color| Style::default().fg(color).add_modifier(Modifier::BOLD);
+    let mut datasets = vec![
+        line_dataset(
+            format!("±{} band", fmt_num(tol)),
+            Style::default().fg(c.band),
+            &band_lo,
+        ),
+        line_dataset(String::new(), Style::default().fg(c.band), &band_hi),
+        line_dataset(
+            format!("published {}", fmt_num(published)),
+            Style::default().fg(c.published),
+            &published_line,
+        ),
+    ];
+    let series = [
+        (
+            "reference".to_string(),
+            Style::default().fg(c.series_reference),
+            &reference,
+        ),
+        (
+            "phase 1".to_string(),
+            Style::default().fg(c.series_previous),
+            &previous,
+        ),
+        (
+            format!("phase {}", latest_phase.unwrap_or(1)),
+            bold(c.series_current),
+            &current,
+        ),
+    ];
+    for (name, style, data) in series {
+        if !data.is_empty() {
+            datasets.push(line_dataset(name, style, data));
+        }
     }
     if let Some(point) = &diverged_point {
         datasets.push(
@@ -289,7 +281,7 @@ fn chart(
                 .name(format!("leaves reference @ {}", fmt_num(point[0].0)))
                 .marker(Marker::Dot)
                 .graph_type(GraphType::Scatter)
-                .style(Style::default().fg(c.fail).add_modifier(Modifier::BOLD))
+                .style(bold(c.fail))
                 .data(point),
         );
     }
