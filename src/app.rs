@@ -15,6 +15,7 @@ use crate::journal::{self, Header, JournalWriter};
 use crate::runner::{RunnerPool, RunnerSpec};
 use crate::session::driver::{Command, Driver, SessionConfig, new_run_dir};
 use crate::session::event::{Event, Mode};
+use crate::session::progress::ProgressLines;
 use crate::session::recorder::{Recorder, SharedState};
 use crate::session::state::SessionState;
 use crate::task::{self, Source, Task};
@@ -453,20 +454,6 @@ pub fn prepare_resume(
     })
 }
 
-/// Formats an event as progress lines: `[  12.3s] text`, continuation lines indented.
-pub fn progress_line(t: f64, event: &Event) -> Option<String> {
-    let text = event.describe()?;
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate() {
-        if i == 0 {
-            out.push_str(&format!("[{t:8.1}s] {line}"));
-        } else {
-            out.push_str(&format!("\n{:12}{line}", ""));
-        }
-    }
-    Some(out)
-}
-
 /// Runs a prepared session without a screen, printing progress lines; returns the exit
 /// status.
 pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
@@ -484,10 +471,14 @@ pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
     } = prepared;
     let run_dir = config.run_dir.clone();
     if !quiet {
-        recorder.set_observer(Box::new(|t, event, _state| {
-            if let Some(line) = progress_line(t, event) {
+        let mut progress = ProgressLines::new();
+        recorder.set_observer(Box::new(move |t, event, _state| {
+            let lines = progress.lines(t, event);
+            if !lines.is_empty() {
                 let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{line}");
+                for line in lines {
+                    let _ = writeln!(stdout, "{line}");
+                }
                 let _ = stdout.flush();
             }
         }));
@@ -589,9 +580,10 @@ pub fn replay_headless(run_dir: &Path, out: &mut dyn Write) -> Result<i32, AppEr
         "replay of {} (task {}, agent {}, started {})",
         journal.header.run_id, journal.header.task, journal.header.agent, journal.header.started_at
     );
+    let mut progress = ProgressLines::new();
     for entry in &journal.entries {
         state.apply(entry.t, &entry.event);
-        if let Some(line) = progress_line(entry.t, &entry.event) {
+        for line in progress.lines(entry.t, &entry.event) {
             let _ = writeln!(out, "{line}");
         }
     }

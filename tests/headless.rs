@@ -267,3 +267,91 @@ fn file_changes_are_recorded_while_the_agent_still_works() {
         .count();
     assert_eq!(train_changes, 1, "{journal}");
 }
+
+/// A run that logs its metrics on each of 300,000 lines: the grade reduces over every line,
+/// the progress output stays readable (a metric line per second, not one per point), and
+/// the replay prints the same.
+#[test]
+fn a_metric_on_every_line_is_graded_exactly_and_printed_sparingly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("every-line");
+    let repo = task.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("gen.py"),
+        "for i in range(300000):\n    print(f'step {i} loss={1.0 / (i + 1):.6f} acc={(i % 1000) / 1000:.3f}')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        task.join("task.toml"),
+        r#"id = "every-line"
+title = "A metric on every line"
+[source]
+path = "repo"
+[published]
+citation = "none"
+[env]
+packages = []
+[run]
+command = "python3 gen.py"
+[[metric]]
+name = "acc"
+regex = 'step (?P<step>\d+) .*acc=(?P<value>[0-9.]+)'
+[[metric]]
+name = "loss"
+regex = 'step (?P<step>\d+) loss=(?P<value>[0-9.]+)'
+[[criterion]]
+metric = "acc"
+reduce = "mean"
+published = 0.4995
+tolerance = 0.0001
+direction = "within"
+[[criterion]]
+metric = "loss"
+reduce = "max"
+published = 1.0
+tolerance = 0.000001
+direction = "within"
+[integrity]
+forbid_imports = []
+require_imports = []
+[phase2]
+details = "none"
+"#,
+    )
+    .unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "grade",
+        task.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let printed = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    let dir = only_run_dir(runs.path());
+    let r = result(&dir);
+    let criteria = &r["phases"][0]["criteria"];
+    let mean = criteria[0]["value"].as_f64().unwrap();
+    assert!((mean - 0.4995).abs() < 1e-9, "mean of every point: {mean}");
+    assert_eq!(criteria[1]["value"].as_f64(), Some(1.0));
+    // The first point of each metric, about one a second after, and the last at the exit.
+    let metric_lines = printed.lines().filter(|l| l.contains("] metric ")).count();
+    assert!(
+        (2..200).contains(&metric_lines),
+        "{metric_lines} lines:\n{printed}"
+    );
+    assert!(
+        printed.contains("metric acc=0.999 (step 299999)"),
+        "{printed}"
+    );
+    let replayed = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+    let replayed_lines = text(&replayed)
+        .lines()
+        .filter(|l| l.contains("] metric "))
+        .count();
+    assert!((2..200).contains(&replayed_lines), "{}", text(&replayed));
+}

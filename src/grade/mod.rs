@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{Point, reduce};
+use crate::metrics::Series;
 use crate::task::{CriterionSpec, Direction};
 
 /// The four ways a phase fails, in the order the grader checks them.
@@ -80,7 +80,7 @@ pub struct GradeInput<'a> {
     /// The task's criteria.
     pub criteria: &'a [CriterionSpec],
     /// The series of each metric by name.
-    pub series: &'a BTreeMap<String, Vec<Point>>,
+    pub series: &'a BTreeMap<String, Series>,
     /// Timeout of the run, for the finding text.
     pub timeout_s: u64,
 }
@@ -118,10 +118,7 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
         .criteria
         .iter()
         .map(|c| {
-            let value = input
-                .series
-                .get(&c.metric)
-                .and_then(|s| reduce(s, c.reduce));
+            let value = input.series.get(&c.metric).and_then(|s| s.reduce(c.reduce));
             CriterionResult {
                 metric: c.metric.clone(),
                 value,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::metrics::Point;
 use crate::task::Reduce;
 
 fn criterion(direction: Direction) -> CriterionSpec {
@@ -11,7 +12,7 @@ fn criterion(direction: Direction) -> CriterionSpec {
     }
 }
 
-fn series(values: &[f64]) -> BTreeMap<String, Vec<Point>> {
+fn series(values: &[f64]) -> BTreeMap<String, Series> {
     let mut map = BTreeMap::new();
     if !values.is_empty() {
         map.insert(

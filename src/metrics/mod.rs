@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::task::{MetricSpec, Reduce, Task};
 
+mod series;
+pub use series::{SAMPLE_CAP, Series};
+
 /// One metric observation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {

@@ -16,7 +16,7 @@ use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
 use crate::env::PythonEnv;
 use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
-use crate::metrics::{Extractor, MetricStream, Point};
+use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::runner::{Job, Lease, RunnerPool};
@@ -175,6 +175,25 @@ async fn exit_opt(rx: Option<&mut oneshot::Receiver<ExitInfo>>) -> ExitInfo {
         Some(r) => r.await.unwrap_or(ExitInfo { code: None }),
         None => std::future::pending().await,
     }
+}
+
+/// Most bytes of terminal output handled as one piece.
+const COALESCE_BYTES: usize = 256 * 1024;
+
+/// `first` followed by the chunks already waiting in `output`, up to [`COALESCE_BYTES`]:
+/// heavy output is recorded, parsed and drawn in few large pieces rather than many small
+/// ones, and light output is not delayed (nothing waits for more to arrive).
+fn coalesce(mut first: Vec<u8>, output: &mut Option<mpsc::Receiver<Vec<u8>>>) -> Vec<u8> {
+    let Some(rx) = output.as_mut() else {
+        return first;
+    };
+    while first.len() < COALESCE_BYTES {
+        match rx.try_recv() {
+            Ok(more) => first.extend_from_slice(&more),
+            Err(_) => break,
+        }
+    }
+    first
 }
 
 fn streams(
@@ -731,7 +750,7 @@ impl Driver {
                     };
                     let ended = chunk.is_none();
                     let text = match chunk {
-                        Some(bytes) => live.decoder.decode(&bytes),
+                        Some(bytes) => live.decoder.decode(&coalesce(bytes, &mut live.output)),
                         None => {
                             live.output = None;
                             live.decoder.finish()
@@ -766,7 +785,7 @@ impl Driver {
                     };
                     let more = chunk.is_some();
                     let text = match chunk {
-                        Some(bytes) => live.decoder.decode(&bytes),
+                        Some(bytes) => live.decoder.decode(&coalesce(bytes, &mut live.output)),
                         None => {
                             live.output = None;
                             live.decoder.finish()
@@ -858,15 +877,16 @@ impl Driver {
     }
 
     fn emit_points(&mut self, points: Vec<(usize, Point)>) {
-        for (i, point) in points {
-            if let Some(metric) = self.metric_names.get(i).cloned() {
-                self.rec.emit(Event::Metric {
-                    phase: self.phase,
-                    metric,
-                    point,
-                });
-            }
-        }
+        let phase = self.phase;
+        let names = &self.metric_names;
+        let events = points.into_iter().filter_map(|(i, point)| {
+            Some(Event::Metric {
+                phase,
+                metric: names.get(i)?.clone(),
+                point,
+            })
+        });
+        self.rec.emit_all(events);
     }
 
     /// Handles commands that mean the same in every stage.
@@ -1326,7 +1346,7 @@ impl Driver {
             phase,
             stage: Stage::Grade,
         });
-        let series: BTreeMap<String, Vec<Point>> = lock(self.rec.state())
+        let series: BTreeMap<String, Series> = lock(self.rec.state())
             .phase(phase)
             .map(|p| p.metrics.clone())
             .unwrap_or_default();

@@ -89,18 +89,36 @@ impl Recorder {
 
     /// Records one event, with secret values redacted from every text it carries.
     pub fn emit(&mut self, event: Event) {
+        let mut ready = Vec::with_capacity(1);
+        self.redact_into(event, &mut ready);
+        self.record(ready);
+    }
+
+    /// Records events that arrived together (the metric points of one piece of output):
+    /// one session time, one lock of the state and one change signal for all of them.
+    pub fn emit_all(&mut self, events: impl IntoIterator<Item = Event>) {
+        let mut ready = Vec::new();
+        for event in events {
+            self.redact_into(event, &mut ready);
+        }
+        self.record(ready);
+    }
+
+    /// Redacts `event` and pushes it, after any text held back at the end of its terminal
+    /// stream, onto `ready`.
+    fn redact_into(&mut self, event: Event, ready: &mut Vec<Event>) {
         // Text held back at the end of a terminal stream goes out before the stream ends.
         match &event {
             Event::AgentStarted { .. } | Event::AgentExited { .. } => {
                 let rest = self.agent_redact.finish();
                 if !rest.is_empty() {
-                    self.record(Event::AgentOutput { text: rest });
+                    ready.push(Event::AgentOutput { text: rest });
                 }
             }
             Event::RunStarted { .. } | Event::RunExited { .. } => {
                 let rest = self.run_redact.finish();
                 if !rest.is_empty() {
-                    self.record(Event::RunOutput { text: rest });
+                    ready.push(Event::RunOutput { text: rest });
                 }
             }
             _ => {}
@@ -123,21 +141,29 @@ impl Recorder {
             other if self.secrets.is_empty() => other,
             other => redact_event(&self.secrets, other),
         };
-        self.record(event);
+        ready.push(event);
     }
 
-    fn record(&mut self, event: Event) {
+    /// Journals, applies and shows `events` at one session time, then signals the change.
+    fn record(&mut self, events: Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
         let t = self.now();
-        if let Err(e) = self.journal.append(t, &event)
-            && self.journal_error.is_none()
-        {
-            tracing::error!("journal write failed: {e}");
-            self.journal_error = Some(e);
+        for event in &events {
+            if let Err(e) = self.journal.append(t, event)
+                && self.journal_error.is_none()
+            {
+                tracing::error!("journal write failed: {e}");
+                self.journal_error = Some(e);
+            }
         }
         let mut state = lock(&self.state);
-        state.apply(t, &event);
-        if let Some(observer) = self.observer.as_mut() {
-            observer(t, &event, &state);
+        for event in &events {
+            state.apply(t, event);
+            if let Some(observer) = self.observer.as_mut() {
+                observer(t, event, &state);
+            }
         }
         let version = state.version;
         drop(state);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
-use crate::metrics::Point;
+use crate::metrics::Series;
 use crate::pty::screen::Screen;
 use crate::task::CriterionSpec;
 
@@ -43,7 +43,7 @@ pub struct PhaseRecord {
     /// The prompt sent at the start of the phase.
     pub prompt: Option<String>,
     /// Metric series of the latest verify run, by metric name.
-    pub metrics: BTreeMap<String, Vec<Point>>,
+    pub metrics: BTreeMap<String, Series>,
     /// The verdict, once graded.
     pub verdict: Option<Verdict>,
     /// Exit code of the verify run.
@@ -206,8 +206,8 @@ impl SessionState {
     pub fn apply(&mut self, t: f64, event: &Event) {
         self.now = self.now.max(t);
         self.version += 1;
-        if let Some(text) = event.describe()
-            && !matches!(event, Event::Metric { .. })
+        if !matches!(event, Event::Metric { .. })
+            && let Some(text) = event.describe()
         {
             self.timeline.push(TimelineEntry { t, text });
         }

@@ -185,13 +185,13 @@ fn chart(
     let current: Vec<(f64, f64)> = latest_phase
         .and_then(|p| state.phase(p))
         .and_then(|r| r.metrics.get(metric))
-        .map(|s| to_xy(s))
+        .map(|s| to_xy(s.points()))
         .unwrap_or_default();
     let previous: Vec<(f64, f64)> = match latest_phase {
         Some(p) if p > 1 => state
             .phase(p - 1)
             .and_then(|r| r.metrics.get(metric))
-            .map(|s| to_xy(s))
+            .map(|s| to_xy(s.points()))
             .unwrap_or_default(),
         _ => Vec::new(),
     };
@@ -236,7 +236,7 @@ fn chart(
     let diverged = latest_phase
         .and_then(|p| state.phase(p))
         .and_then(|r| r.metrics.get(metric))
-        .and_then(|s| divergence(s, reference_points, tol));
+        .and_then(|s| divergence(s.points(), reference_points, tol));
     let diverged_point = diverged.map(|p| [p]);
 
     let bold = |color| Style::default().fg(color).add_modifier(Modifier::BOLD);

@@ -1,5 +1,6 @@
 use super::*;
 use crate::grade::{CriterionResult, FailureClass};
+use crate::metrics::Point;
 use crate::task::Direction;
 
 fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
@@ -100,8 +101,8 @@ fn reducer_builds_phases_metrics_and_verdicts() {
         }
     }
     assert_eq!(s.phases.len(), 2);
-    assert_eq!(s.phases[0].metrics["acc"][0].value, 0.5);
-    assert_eq!(s.phases[1].metrics["acc"][0].value, 0.95);
+    assert_eq!(s.phases[0].metrics["acc"].points()[0].value, 0.5);
+    assert_eq!(s.phases[1].metrics["acc"].points()[0].value, 0.95);
     assert_eq!(
         s.phases[0].verdict.as_ref().unwrap().label(),
         "FAIL fidelity_gap"
