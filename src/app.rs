@@ -392,8 +392,8 @@ pub fn prepare_resume(
     let mut task_dir = None;
     for entry in &recorded.entries {
         state.apply(entry.t, &entry.event);
-        if let Event::Task { dir, .. } = &entry.event {
-            task_dir = Some(dir.clone());
+        if let Event::Task(task) = &entry.event {
+            task_dir = Some(task.dir.clone());
         }
     }
     if state.finished.is_some() {
@@ -573,21 +573,24 @@ pub fn spawn_signal_forwarder(tx: mpsc::Sender<Command>) {
 /// returns the exit status the run had (3 when the run was interrupted).
 pub fn replay_headless(run_dir: &Path, out: &mut dyn Write) -> Result<i32, AppError> {
     let path = run_dir.join(journal::JOURNAL_FILE);
-    let journal = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
-    let mut state = SessionState::new();
+    let reader = journal::JournalReader::open(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    let header = &reader.header;
     let _ = writeln!(
         out,
         "replay of {} (task {}, agent {}, started {})",
-        journal.header.run_id, journal.header.task, journal.header.agent, journal.header.started_at
+        header.run_id, header.task, header.agent, header.started_at
     );
+    let mut state = SessionState::new();
     let mut progress = ProgressLines::new();
-    for entry in &journal.entries {
-        state.apply(entry.t, &entry.event);
-        for line in progress.lines(entry.t, &entry.event) {
-            let _ = writeln!(out, "{line}");
-        }
-    }
-    if journal.torn {
+    let visited = reader
+        .visit(|entry| {
+            state.apply(entry.t, &entry.event);
+            for line in progress.lines(entry.t, &entry.event) {
+                let _ = writeln!(out, "{line}");
+            }
+        })
+        .map_err(|e| AppError::usage(e.to_string()))?;
+    if visited.torn {
         let _ = writeln!(out, "(the journal's last line was cut off and skipped)");
     }
     Ok(match &state.finished {

@@ -203,61 +203,104 @@ pub struct Journal {
 
 /// Reads a journal, tolerating a torn last line.
 pub fn read(path: &Path) -> Result<Journal, JournalError> {
-    let io = |source| JournalError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io)?;
-    let mut reader = BufReader::new(file);
-    let mut buf = Vec::new();
-    let mut lines: Vec<(Vec<u8>, bool)> = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        let complete = buf.last() == Some(&b'\n');
-        lines.push((buf.clone(), complete));
-    }
-    let Some((first, _)) = lines.first() else {
-        return Err(JournalError::BadHeader {
-            path: path.to_path_buf(),
-            message: "the file is empty".to_string(),
-        });
-    };
-    let header: Header =
-        serde_json::from_slice(first.trim_ascii()).map_err(|e| JournalError::BadHeader {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-    if header.format != "xstack-journal" {
-        return Err(JournalError::BadHeader {
-            path: path.to_path_buf(),
-            message: format!("format is `{}`", header.format),
-        });
-    }
-    let mut entries = Vec::with_capacity(lines.len());
-    let mut torn = false;
-    let mut bad_lines = Vec::new();
-    let count = lines.len();
-    for (i, (line, complete)) in lines.iter().enumerate().skip(1) {
-        let trimmed = line.trim_ascii();
-        if trimmed.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Entry>(trimmed) {
-            Ok(entry) => entries.push(entry),
-            Err(_) if i + 1 == count && !*complete => torn = true,
-            Err(_) => bad_lines.push(i + 1),
-        }
-    }
+    let reader = JournalReader::open(path)?;
+    let header = reader.header.clone();
+    let mut entries = Vec::new();
+    let visited = reader.visit(|entry| entries.push(entry))?;
     Ok(Journal {
         header,
         entries,
-        torn,
-        bad_lines,
+        torn: visited.torn,
+        bad_lines: visited.bad_lines,
     })
+}
+
+/// What [`JournalReader::visit`] found besides the events.
+#[derive(Debug, Clone)]
+pub struct Visited {
+    /// Whether the last line was cut off (a crash mid-write) and skipped.
+    pub torn: bool,
+    /// Lines that did not parse (other than a torn last line), by 1-based number.
+    pub bad_lines: Vec<usize>,
+}
+
+/// A journal opened for reading line by line, so one of any size is read in the memory of
+/// one line.
+pub struct JournalReader {
+    /// The header (the first line).
+    pub header: Header,
+    path: PathBuf,
+    reader: BufReader<File>,
+}
+
+impl JournalReader {
+    /// Opens a journal and reads its header.
+    pub fn open(path: &Path) -> Result<JournalReader, JournalError> {
+        let io = |source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let mut reader = BufReader::with_capacity(256 * 1024, file);
+        let mut line = Vec::new();
+        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            return Err(JournalError::BadHeader {
+                path: path.to_path_buf(),
+                message: "the file is empty".to_string(),
+            });
+        }
+        let header: Header =
+            serde_json::from_slice(line.trim_ascii()).map_err(|e| JournalError::BadHeader {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        if header.format != "xstack-journal" {
+            return Err(JournalError::BadHeader {
+                path: path.to_path_buf(),
+                message: format!("format is `{}`", header.format),
+            });
+        }
+        Ok(JournalReader {
+            header,
+            path: path.to_path_buf(),
+            reader,
+        })
+    }
+
+    /// Hands each event to `each` as it is parsed; a torn last line is skipped and
+    /// reported, as are lines that do not parse.
+    pub fn visit(mut self, mut each: impl FnMut(Entry)) -> Result<Visited, JournalError> {
+        let mut torn = false;
+        let mut bad_lines = Vec::new();
+        let mut number = 1;
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read =
+                self.reader
+                    .read_until(b'\n', &mut line)
+                    .map_err(|source| JournalError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })?;
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            // Only the file's last line can lack its newline.
+            let complete = line.last() == Some(&b'\n');
+            let trimmed = line.trim_ascii();
+            if trimmed.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<Entry>(trimmed) {
+                Ok(entry) => each(entry),
+                Err(_) if !complete => torn = true,
+                Err(_) => bad_lines.push(number),
+            }
+        }
+        Ok(Visited { torn, bad_lines })
+    }
 }
 
 #[cfg(test)]

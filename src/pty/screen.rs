@@ -66,6 +66,18 @@ impl Screen {
         self.parser.screen_mut().set_scrollback(rows);
     }
 
+    /// About how many bytes the screen holds: its cells, visible, alternate and scrolled
+    /// back (the scrollback view is left where it was).
+    pub fn held_bytes(&mut self) -> usize {
+        let screen = self.parser.screen_mut();
+        let offset = screen.scrollback();
+        screen.set_scrollback(usize::MAX);
+        let scrolled = screen.scrollback();
+        screen.set_scrollback(offset);
+        let (rows, cols) = screen.size();
+        (scrolled + 2 * usize::from(rows)) * usize::from(cols) * std::mem::size_of::<vt100::Cell>()
+    }
+
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
     pub fn contents(&self) -> String {
         self.parser.screen().contents()

@@ -15,9 +15,56 @@ use crate::session::state::SessionState;
 const SNAPSHOT_TEXT_BYTES: usize = 2 * 1024 * 1024;
 /// …or after this many events.
 const SNAPSHOT_EVENTS: usize = 20_000;
+/// Most memory the snapshots of one replay hold together. Past it every other snapshot is
+/// dropped and the spacing doubles, so a journal of any length keeps a bounded number of
+/// snapshots (seeks in a very long journal replay more, instead of memory growing).
+const SNAPSHOT_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 
 /// Slowest and fastest playback speeds.
 pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
+/// The snapshots being taken while a journal is read, within a memory budget.
+struct Snapshots {
+    /// (index of the next entry to apply, state after applying everything before it); the
+    /// first is the empty state.
+    kept: Vec<(usize, SessionState)>,
+    /// The size in bytes of each kept state.
+    sizes: Vec<usize>,
+    budget: usize,
+    /// How many times the base spacing lies between two snapshots (doubles on each thinning).
+    spacing: usize,
+}
+
+impl Snapshots {
+    fn new(budget: usize) -> Self {
+        Snapshots {
+            kept: vec![(0, SessionState::new())],
+            sizes: vec![0],
+            budget,
+            spacing: 1,
+        }
+    }
+
+    /// Keeps a copy of `state` as the state before entry `next`; while the copies exceed the
+    /// budget, drops every other one (the empty first state stays) and doubles the spacing.
+    fn push(&mut self, next: usize, state: &mut SessionState) {
+        self.sizes.push(state.held_bytes());
+        self.kept.push((next, state.clone()));
+        while self.sizes.iter().sum::<usize>() > self.budget && self.kept.len() > 2 {
+            let mut position = 0;
+            self.kept.retain(|_| {
+                position += 1;
+                position % 2 == 1
+            });
+            let mut position = 0;
+            self.sizes.retain(|_| {
+                position += 1;
+                position % 2 == 1
+            });
+            self.spacing *= 2;
+        }
+    }
+}
 
 /// A recorded session being played back.
 pub struct Player {
@@ -44,21 +91,29 @@ fn text_len(event: &Event) -> usize {
 impl Player {
     /// Prepares playback of a journal: one pass builds the snapshots.
     pub fn new(journal: Journal) -> Player {
+        Player::with_snapshot_budget(journal, SNAPSHOT_BUDGET_BYTES)
+    }
+
+    /// [`Player::new`] with the snapshots' memory bounded by `budget` bytes.
+    fn with_snapshot_budget(journal: Journal, budget: usize) -> Player {
         let entries = journal.entries;
         let end = entries.last().map_or(0.0, |e| e.t);
-        let mut snapshots = vec![(0, SessionState::new())];
+        let mut snapshots = Snapshots::new(budget);
         let mut state = SessionState::new();
         let (mut bytes, mut count) = (0usize, 0usize);
         for (i, entry) in entries.iter().enumerate() {
             state.apply(entry.t, &entry.event);
             bytes += text_len(&entry.event);
             count += 1;
-            if bytes >= SNAPSHOT_TEXT_BYTES || count >= SNAPSHOT_EVENTS {
-                snapshots.push((i + 1, state.clone()));
+            if bytes >= SNAPSHOT_TEXT_BYTES * snapshots.spacing
+                || count >= SNAPSHOT_EVENTS * snapshots.spacing
+            {
+                snapshots.push(i + 1, &mut state);
                 bytes = 0;
                 count = 0;
             }
         }
+        let snapshots = snapshots.kept;
         Player {
             entries,
             snapshots,

@@ -124,6 +124,39 @@ fn seeking_anywhere_equals_playing_up_to_there() {
 }
 
 #[test]
+fn snapshots_stay_within_their_memory_budget_and_seeks_stay_exact() {
+    let j = journal(45_000);
+    let unbounded = Player::new(j.clone());
+    // Room for one and a half states with a full agent scrollback (10,000 rows of 80 cells).
+    let budget = 3 * 10_048 * 80 * 32 / 2;
+    let mut player = Player::with_snapshot_budget(j.clone(), budget);
+    assert!(player.snapshot_count() < unbounded.snapshot_count());
+    assert!(
+        player.snapshot_count() >= 2,
+        "snapshots: {}",
+        player.snapshot_count()
+    );
+    let held: usize = player
+        .snapshots
+        .iter_mut()
+        .map(|(_, s)| s.held_bytes())
+        .sum();
+    assert!(held <= budget, "{held} bytes held");
+    for target in [449.5, 10.0, 250.0, 0.05, player.end(), 120.33] {
+        player.seek(target);
+        let mut fresh = SessionState::new();
+        for e in j.entries.iter().take_while(|e| e.t <= target) {
+            fresh.apply(e.t, &e.event);
+        }
+        assert_eq!(
+            fingerprint(player.state()),
+            fingerprint(&fresh),
+            "at {target}"
+        );
+    }
+}
+
+#[test]
 fn playback_advances_with_speed_and_stops_at_the_end() {
     let mut player = Player::new(journal(100));
     player.speed = 2.0;

@@ -24,7 +24,7 @@ use crate::task::Task;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
 
-use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage, TerminalPane};
+use super::event::{Event, FileContent, Mode, ReferenceSeries, SessionTask, Stage, TerminalPane};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
 
@@ -528,7 +528,7 @@ impl Driver {
             .agent
             .as_ref()
             .map_or_else(|| "none (grade)".to_string(), AgentSpec::display);
-        let event = Event::Task {
+        let event = Event::Task(Box::new(SessionTask {
             id: task.spec.id.clone(),
             dir: task
                 .dir
@@ -543,7 +543,7 @@ impl Driver {
             metrics: task.spec.metrics.iter().map(|m| m.name.clone()).collect(),
             phase2_details: task.spec.phase2.details.clone(),
             reference,
-        };
+        }));
         self.rec.emit(event);
     }
 

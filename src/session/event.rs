@@ -90,32 +90,37 @@ pub struct FileContent {
     pub size: u64,
 }
 
+/// The task and agent of a session, as its first event records them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionTask {
+    /// Task id.
+    pub id: String,
+    /// The task folder, so a resumed session finds the task again.
+    #[serde(default)]
+    pub dir: String,
+    /// Task title.
+    pub title: String,
+    /// The agent spec.
+    pub agent: String,
+    /// The experiment command.
+    pub command: String,
+    /// The task's criteria.
+    pub criteria: Vec<CriterionSpec>,
+    /// Every metric name.
+    pub metrics: Vec<String>,
+    /// The phase-two details as written in the task.
+    pub phase2_details: String,
+    /// Reference series from the task's reference log.
+    pub reference: Vec<ReferenceSeries>,
+}
+
 /// One thing that happened in a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// The task and agent of the session, recorded first so replay needs nothing else.
-    Task {
-        /// Task id.
-        id: String,
-        /// The task folder, so a resumed session finds the task again.
-        #[serde(default)]
-        dir: String,
-        /// Task title.
-        title: String,
-        /// The agent spec.
-        agent: String,
-        /// The experiment command.
-        command: String,
-        /// The task's criteria.
-        criteria: Vec<CriterionSpec>,
-        /// Every metric name.
-        metrics: Vec<String>,
-        /// The phase-two details as written in the task.
-        phase2_details: String,
-        /// Reference series from the task's reference log.
-        reference: Vec<ReferenceSeries>,
-    },
+    /// The task and agent of the session, recorded first so replay needs nothing else
+    /// (boxed: it is large, and a journal holds millions of small events).
+    Task(Box<SessionTask>),
     /// The session moved to a stage of a phase (phase 0 is setup).
     Stage {
         /// Phase number: 0 for setup, 1 or 2.
@@ -268,7 +273,7 @@ impl Event {
     /// too frequent or too raw to print (terminal output).
     pub fn describe(&self) -> Option<String> {
         match self {
-            Event::Task { id, agent, .. } => Some(format!("task {id} with agent {agent}")),
+            Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
             Event::Stage { phase: 0, stage } => Some(stage.as_str().to_string()),
             Event::Stage { phase, stage } => Some(format!("phase {phase}: {}", stage.as_str())),
             Event::Mode { mode } => Some(format!("mode {}", mode.label())),

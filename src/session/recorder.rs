@@ -200,27 +200,12 @@ fn redact_file(secrets: &Secrets, file: FileContent) -> FileContent {
 /// Redacts the free text of events other than terminal output.
 fn redact_event(secrets: &Secrets, event: Event) -> Event {
     match event {
-        Event::Task {
-            id,
-            dir,
-            title,
-            agent,
-            command,
-            criteria,
-            metrics,
-            phase2_details,
-            reference,
-        } => Event::Task {
-            id,
-            dir,
-            title,
-            agent: secrets.redact(&agent),
-            command: secrets.redact(&command),
-            criteria,
-            metrics,
-            phase2_details: secrets.redact(&phase2_details),
-            reference,
-        },
+        Event::Task(mut task) => {
+            task.agent = secrets.redact(&task.agent);
+            task.command = secrets.redact(&task.command);
+            task.phase2_details = secrets.redact(&task.phase2_details);
+            Event::Task(task)
+        }
         Event::Note { text } => Event::Note {
             text: secrets.redact(&text),
         },

@@ -197,6 +197,18 @@ impl SessionState {
         &mut self.phases[index]
     }
 
+    /// About how many bytes the state holds: both screens with their scrollback and the
+    /// text of the recorded files (what a replay snapshot costs).
+    pub fn held_bytes(&mut self) -> usize {
+        let files: usize = self
+            .baseline
+            .values()
+            .chain(self.files.values())
+            .map(|f| f.path.len() + f.text.as_ref().map_or(0, String::len))
+            .sum();
+        self.agent_screen.held_bytes() + self.run_screen.held_bytes() + files
+    }
+
     /// The record of `phase` (1-based), if it exists.
     pub fn phase(&self, phase: u8) -> Option<&PhaseRecord> {
         self.phases.get(usize::from(phase.max(1)) - 1)
@@ -212,26 +224,16 @@ impl SessionState {
             self.timeline.push(TimelineEntry { t, text });
         }
         match event {
-            Event::Task {
-                id,
-                dir: _,
-                title,
-                agent,
-                command,
-                criteria,
-                metrics,
-                phase2_details,
-                reference,
-            } => {
+            Event::Task(task) => {
                 self.task = TaskInfo {
-                    id: id.clone(),
-                    title: title.clone(),
-                    agent: agent.clone(),
-                    command: command.clone(),
-                    criteria: criteria.clone(),
-                    metrics: metrics.clone(),
-                    phase2_details: phase2_details.clone(),
-                    reference: reference.clone(),
+                    id: task.id.clone(),
+                    title: task.title.clone(),
+                    agent: task.agent.clone(),
+                    command: task.command.clone(),
+                    criteria: task.criteria.clone(),
+                    metrics: task.metrics.clone(),
+                    phase2_details: task.phase2_details.clone(),
+                    reference: task.reference.clone(),
                 };
             }
             Event::Stage { phase, stage } => {

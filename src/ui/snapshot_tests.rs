@@ -8,7 +8,7 @@ use ratatui::style::Color;
 
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
-use crate::session::event::{Event, FileContent, Mode, ReferenceSeries, Stage};
+use crate::session::event::{Event, FileContent, Mode, ReferenceSeries, SessionTask, Stage};
 use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, Direction, Reduce};
 
@@ -55,7 +55,7 @@ fn points(values: &[f64]) -> Vec<Point> {
 /// A finished two-phase session: phase 1 fidelity_gap, phase 2 pass.
 fn session() -> SessionState {
     let mut events = vec![
-        Event::Task {
+        Event::Task(Box::new(SessionTask {
             id: "digits-mlp".into(),
             dir: String::new(),
             title: "MLP on digits".into(),
@@ -71,7 +71,7 @@ fn session() -> SessionState {
             metrics: vec!["test_acc".into()],
             phase2_details: "Adam, learning rate 1e-3".into(),
             reference: vec![ReferenceSeries { metric: "test_acc".into(), points: points(&[0.90, 0.95, 0.97]) }],
-        },
+        })),
         Event::Mode { mode: Mode::Auto },
         Event::Stage { phase: 0, stage: Stage::Setup },
         Event::Baseline { files: vec![FileContent { path: "train.py".into(), text: Some(TORCH.into()), size: 1 }] },
