@@ -146,10 +146,66 @@ impl LineSplitter {
     }
 }
 
+/// A metric's regex with its `value` and `step` group numbers resolved once, and capture
+/// slots reused from line to line.
+#[derive(Debug, Clone)]
+struct RegexMatcher {
+    re: Regex,
+    slots: regex::CaptureLocations,
+    value: Option<usize>,
+    step: Option<usize>,
+}
+
+impl RegexMatcher {
+    fn new(re: Regex) -> Self {
+        let group = |name: &str| re.capture_names().position(|n| n == Some(name));
+        RegexMatcher {
+            slots: re.capture_locations(),
+            value: group("value"),
+            step: group("step"),
+            re,
+        }
+    }
+
+    /// Every point in `line`: one per match, as `captures_iter` would find them.
+    fn extract(&mut self, line: &str, index: usize, out: &mut Vec<(usize, Point)>) {
+        let Some(value_group) = self.value else {
+            return;
+        };
+        let mut at = 0;
+        let mut last_end = None;
+        while at <= line.len() {
+            let Some(m) = self.re.captures_read_at(&mut self.slots, line, at) else {
+                break;
+            };
+            let empty = m.start() == m.end();
+            // Past an empty match, the search resumes one character further on.
+            let next = if empty {
+                m.end() + line[m.end()..].chars().next().map_or(1, char::len_utf8)
+            } else {
+                m.end()
+            };
+            // An empty match right where the previous match ended is not a new match.
+            if empty && last_end == Some(m.end()) {
+                at = next;
+                continue;
+            }
+            last_end = Some(m.end());
+            at = next;
+            let text = |group: usize| self.slots.get(group).map(|(s, e)| &line[s..e]);
+            let Some(value) = text(value_group).and_then(parse_number) else {
+                continue;
+            };
+            let step = self.step.and_then(text).and_then(parse_number);
+            out.push((index, Point { step, value }));
+        }
+    }
+}
+
 /// How one metric is recognised in a line.
 #[derive(Debug, Clone)]
 enum Matcher {
-    Regex(Regex),
+    Regex(RegexMatcher),
     Json {
         key: String,
         step_key: Option<String>,
@@ -172,7 +228,7 @@ impl Extractor {
             .zip(&task.metric_regexes)
             .map(|(m, re)| {
                 let matcher = match re {
-                    Some(re) => Matcher::Regex(re.clone()),
+                    Some(re) => Matcher::Regex(RegexMatcher::new(re.clone())),
                     None => Matcher::Json {
                         key: m.json_key.clone().unwrap_or_default(),
                         step_key: m.step_key.clone(),
@@ -190,7 +246,7 @@ impl Extractor {
         let mut metrics = Vec::with_capacity(specs.len());
         for m in specs {
             let matcher = match (&m.regex, &m.json_key) {
-                (Some(re), _) => Matcher::Regex(Regex::new(re)?),
+                (Some(re), _) => Matcher::Regex(RegexMatcher::new(Regex::new(re)?)),
                 (None, key) => Matcher::Json {
                     key: key.clone().unwrap_or_default(),
                     step_key: m.step_key.clone(),
@@ -207,7 +263,7 @@ impl Extractor {
     }
 
     /// Every metric observation in one plain line, as (metric index, point).
-    pub fn extract(&self, line: &str, out: &mut Vec<(usize, Point)>) {
+    pub fn extract(&mut self, line: &str, out: &mut Vec<(usize, Point)>) {
         let json = {
             let trimmed = line.trim();
             if trimmed.starts_with('{') && trimmed.ends_with('}') {
@@ -216,18 +272,9 @@ impl Extractor {
                 None
             }
         };
-        for (i, (_, matcher)) in self.metrics.iter().enumerate() {
+        for (i, (_, matcher)) in self.metrics.iter_mut().enumerate() {
             match matcher {
-                Matcher::Regex(re) => {
-                    for caps in re.captures_iter(line) {
-                        let Some(value) = caps.name("value").and_then(|v| parse_number(v.as_str()))
-                        else {
-                            continue;
-                        };
-                        let step = caps.name("step").and_then(|s| parse_number(s.as_str()));
-                        out.push((i, Point { step, value }));
-                    }
-                }
+                Matcher::Regex(re) => re.extract(line, i, out),
                 Matcher::Json { key, step_key } => {
                     let Some(obj) = json.as_ref().and_then(|j| j.as_object()) else {
                         continue;
@@ -278,7 +325,7 @@ impl MetricStream {
     /// Feeds output text; returns the points found in lines it completed.
     pub fn feed(&mut self, text: &str) -> Vec<(usize, Point)> {
         let mut out = Vec::new();
-        let extractor = &self.extractor;
+        let extractor = &mut self.extractor;
         self.splitter
             .feed(text, &mut |line| extractor.extract(line, &mut out));
         out
@@ -287,7 +334,7 @@ impl MetricStream {
     /// Ends the stream; returns the points of the unfinished last line.
     pub fn finish(&mut self) -> Vec<(usize, Point)> {
         let mut out = Vec::new();
-        let extractor = &self.extractor;
+        let extractor = &mut self.extractor;
         self.splitter
             .finish(&mut |line| extractor.extract(line, &mut out));
         out

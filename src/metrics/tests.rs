@@ -45,9 +45,9 @@ fn extractor() -> Extractor {
         metrics: vec![
             (
                 "acc".into(),
-                Matcher::Regex(
+                Matcher::Regex(RegexMatcher::new(
                     Regex::new(r"epoch (?P<step>\d+) acc=(?P<value>[-+0-9.eE]+)").unwrap(),
-                ),
+                )),
             ),
             (
                 "loss".into(),
@@ -124,4 +124,34 @@ fn reductions() {
     assert!((reduce(&pts, Reduce::Mean).unwrap() - 0.7).abs() < 1e-12);
     assert_eq!(reduce(&[], Reduce::Mean), None);
     assert_eq!(reduce(&[], Reduce::Last), None);
+}
+
+/// The points of `line` as `captures_iter` finds them (what the reusable slots must equal).
+fn points_by_captures_iter(re: &Regex, line: &str) -> Vec<(usize, Point)> {
+    re.captures_iter(line)
+        .filter_map(|caps| {
+            let value = caps.name("value").and_then(|v| parse_number(v.as_str()))?;
+            let step = caps.name("step").and_then(|s| parse_number(s.as_str()));
+            Some((0, Point { step, value }))
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #[test]
+    fn reused_capture_slots_find_what_captures_iter_finds(
+        line in "[a-z0-9=. é]{0,40}",
+        pattern in proptest::sample::select(vec![
+            r"(?P<value>[0-9.]*)",
+            r"acc=(?P<value>[0-9.]+)",
+            r"(?:step (?P<step>\d+) )?(?P<value>\d*)",
+            r"\b(?P<value>\d+)\b",
+        ]),
+    ) {
+        let re = Regex::new(pattern).unwrap();
+        let mut matcher = RegexMatcher::new(re.clone());
+        let mut found = Vec::new();
+        matcher.extract(&line, 0, &mut found);
+        proptest::prop_assert_eq!(found, points_by_captures_iter(&re, &line));
+    }
 }
