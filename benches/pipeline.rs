@@ -9,10 +9,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use xstack::journal::{Entry, Header, Journal, JournalWriter};
-use xstack::metrics::{Extractor, MetricStream, Point};
+use xstack::metrics::{Extractor, MetricStream};
 use xstack::pty::screen::Screen;
 use xstack::replay::Player;
-use xstack::session::event::{Event, FileContent, Stage};
+use xstack::session::event::{Event, FileContent, MetricPoint, Stage};
 use xstack::session::state::SessionState;
 use xstack::ui::app::App;
 use xstack::ui::diffpane::DiffPane;
@@ -136,13 +136,9 @@ fn events(n: usize) -> Vec<Entry> {
         });
         entries.push(Entry {
             t,
-            event: Event::Metric {
+            event: Event::Metrics {
                 phase: 1,
-                metric: "test_acc".into(),
-                point: Point {
-                    step: Some(i as f64),
-                    value: 0.95,
-                },
+                points: vec![MetricPoint(0, Some(i as f64), 0.95)],
             },
         });
     }

@@ -35,6 +35,17 @@ impl EscapeCap {
         }
     }
 
+    /// Whether `text` would pass through unchanged and leave the filter where it is, in
+    /// the ground state: no escape string starts in it and it does not end inside an escape
+    /// sequence. The common case (plain and coloured output) is then fed to the emulator
+    /// without a copy.
+    pub fn passes_unchanged(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        self.state == State::Ground
+            && memchr::memchr_iter(0x1b, bytes)
+                .all(|at| bytes.get(at + 1).is_some_and(|b| !b"]PX^_\x1b".contains(b)))
+    }
+
     /// Filters `text`, appending what passes to `out`.
     pub fn filter(&mut self, text: &str, out: &mut String) {
         for ch in text.chars() {
@@ -114,6 +125,31 @@ mod tests {
         let out = run(&["\x1bP", &payload, "\x1b\\tail"]);
         assert!(out.ends_with("\x1b\\tail"));
         assert!(out.len() <= 2 + MAX_STRING_PAYLOAD + 2 + 4);
+    }
+
+    #[test]
+    fn only_text_without_escape_strings_passes_unchanged() {
+        let cap = EscapeCap::new();
+        assert!(cap.passes_unchanged("plain \x1b[1;31mred\x1b[0m\r\n"));
+        assert!(!cap.passes_unchanged("title \x1b]0;x\x07"));
+        assert!(!cap.passes_unchanged("ends in escape \x1b"));
+        assert!(!cap.passes_unchanged("\x1b\x1bP1$r"));
+        let mut inside = EscapeCap::new();
+        inside.filter("\x1b]0;", &mut String::new());
+        assert!(!inside.passes_unchanged("plain"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn what_passes_unchanged_is_what_the_filter_gives(text in r"[a-c\x1b\\\]\[P_^X\x07 é]{0,30}") {
+            let mut cap = EscapeCap::new();
+            if cap.passes_unchanged(&text) {
+                let mut out = String::new();
+                cap.filter(&text, &mut out);
+                proptest::prop_assert_eq!(&out, &text);
+                proptest::prop_assert_eq!(cap.state, State::Ground);
+            }
+        }
     }
 
     #[test]

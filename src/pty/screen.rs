@@ -46,6 +46,10 @@ impl Screen {
 
     /// Feeds terminal output (escape-string payloads bounded first).
     pub fn process(&mut self, text: &str) {
+        if self.cap.passes_unchanged(text) {
+            self.parser.process(text.as_bytes());
+            return;
+        }
         self.scratch.clear();
         self.cap.filter(text, &mut self.scratch);
         self.parser.process(self.scratch.as_bytes());

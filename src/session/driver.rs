@@ -16,7 +16,7 @@ use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
 use crate::env::PythonEnv;
 use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
-use crate::metrics::{Extractor, MetricStream, Point, Series};
+use crate::metrics::{Extracted, Extractor, MetricWorker, Point, Series};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::runner::{Job, Lease, RunnerPool};
@@ -24,7 +24,9 @@ use crate::task::Task;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
 
-use super::event::{Event, FileContent, Mode, ReferenceSeries, SessionTask, Stage, TerminalPane};
+use super::event::{
+    Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage, TerminalPane,
+};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
 
@@ -159,8 +161,16 @@ enum Raw {
     AgentExit(ExitInfo),
     RunChunk(Option<Vec<u8>>),
     RunExit(ExitInfo),
+    Extracted(Option<Extracted>),
     Command(Option<Command>),
     Tick,
+}
+
+async fn recv_unbounded_opt<T>(rx: Option<&mut mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn recv_opt<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
@@ -219,8 +229,7 @@ pub struct Driver {
     watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
     agent: Option<Live>,
     run: Option<Live>,
-    metric_stream: Option<MetricStream>,
-    metric_names: Vec<String>,
+    metrics: Option<MetricWorker>,
     phase: u8,
     mode: Mode,
     pending_messages: Vec<String>,
@@ -253,13 +262,6 @@ impl Driver {
             .clone()
             .unwrap_or_else(|| cfg.run_dir.join("workspace"));
         let mode = cfg.mode;
-        let metric_names = cfg
-            .task
-            .spec
-            .metrics
-            .iter()
-            .map(|m| m.name.clone())
-            .collect();
         Driver {
             cfg,
             rec,
@@ -270,8 +272,7 @@ impl Driver {
             watcher: None,
             agent: None,
             run: None,
-            metric_stream: None,
-            metric_names,
+            metrics: None,
             phase: 0,
             mode,
             pending_messages: Vec::new(),
@@ -733,12 +734,14 @@ impl Driver {
             let raw = {
                 let (agent_out, agent_exit) = streams(&mut self.agent);
                 let (run_out, run_exit) = streams(&mut self.run);
+                let extracted = self.metrics.as_mut().and_then(MetricWorker::output);
                 let commands = self.commands.as_mut();
                 tokio::select! {
                     chunk = recv_opt(agent_out) => Raw::AgentChunk(chunk),
                     info = exit_opt(agent_exit) => Raw::AgentExit(info),
                     chunk = recv_opt(run_out) => Raw::RunChunk(chunk),
                     info = exit_opt(run_exit) => Raw::RunExit(info),
+                    points = recv_unbounded_opt(extracted) => Raw::Extracted(points),
                     cmd = recv_opt(commands) => Raw::Command(cmd),
                     _ = tokio::time::sleep_until(tick_at) => Raw::Tick,
                 }
@@ -794,10 +797,10 @@ impl Driver {
                     if !text.is_empty() {
                         self.run_output(&text);
                     }
-                    if !more {
-                        self.finish_metrics();
+                    if !more && let Some(metrics) = self.metrics.as_mut() {
+                        metrics.finish();
                     }
-                    if live_done(&self.run) {
+                    if self.run_done() {
                         return Input::RunExited;
                     }
                 }
@@ -807,7 +810,26 @@ impl Driver {
                         live.exit_info = Some(info);
                         live.process.mark_exited();
                     }
-                    if live_done(&self.run) {
+                    if self.run_done() {
+                        return Input::RunExited;
+                    }
+                }
+                Raw::Extracted(extracted) => {
+                    match extracted {
+                        Some(Extracted::Points(points)) => self.emit_points(points),
+                        Some(Extracted::Done(points)) => {
+                            self.emit_points(points);
+                            if let Some(metrics) = self.metrics.as_mut() {
+                                metrics.mark_done();
+                            }
+                        }
+                        None => {
+                            if let Some(metrics) = self.metrics.as_mut() {
+                                metrics.mark_done();
+                            }
+                        }
+                    }
+                    if self.run_done() {
                         return Input::RunExited;
                     }
                 }
@@ -859,34 +881,35 @@ impl Driver {
         }
     }
 
+    /// Records the verify run's output; its metrics are extracted on their own thread
+    /// meanwhile and come back as [`Raw::Extracted`].
     fn run_output(&mut self, text: &str) {
+        if let Some(metrics) = self.metrics.as_mut() {
+            metrics.feed(text);
+        }
         self.rec.emit(Event::RunOutput {
             text: text.to_string(),
         });
-        if let Some(stream) = self.metric_stream.as_mut() {
-            let points = stream.feed(text);
-            self.emit_points(points);
-        }
     }
 
-    fn finish_metrics(&mut self) {
-        if let Some(stream) = self.metric_stream.as_mut() {
-            let points = stream.finish();
-            self.emit_points(points);
-        }
+    /// Whether the verify run exited, its output ended and every metric point of that
+    /// output was recorded.
+    fn run_done(&self) -> bool {
+        live_done(&self.run) && self.metrics.as_ref().is_none_or(MetricWorker::is_done)
     }
 
+    /// Records the points read from one piece of output as one `Metrics` event.
     fn emit_points(&mut self, points: Vec<(usize, Point)>) {
-        let phase = self.phase;
-        let names = &self.metric_names;
-        let events = points.into_iter().filter_map(|(i, point)| {
-            Some(Event::Metric {
-                phase,
-                metric: names.get(i)?.clone(),
-                point,
-            })
-        });
-        self.rec.emit_all(events);
+        let points: Vec<MetricPoint> = points
+            .into_iter()
+            .filter_map(|(i, p)| Some(MetricPoint(u16::try_from(i).ok()?, p.step, p.value)))
+            .collect();
+        if !points.is_empty() {
+            self.rec.emit(Event::Metrics {
+                phase: self.phase,
+                points,
+            });
+        }
     }
 
     /// Handles commands that mean the same in every stage.
@@ -1271,10 +1294,13 @@ impl Driver {
             cols: self.cfg.run_size.0,
             rows: self.cfg.run_size.1,
         };
+        self.metrics = Some(
+            MetricWorker::start(Extractor::for_task(&self.cfg.task))
+                .map_err(|e| Stop::Infra(format!("cannot start metric extraction: {e}")))?,
+        );
         let started = Instant::now();
         let (process, streams) = PtyProcess::spawn(&pty)
             .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
-        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
         self.rec.emit(Event::RunStarted {
             phase,
             command,
@@ -1299,6 +1325,7 @@ impl Driver {
                 Input::Command(Command::Abort) => {
                     self.cancel_run(&lease).await;
                     self.run = None;
+                    self.metrics = None;
                     return Err(Stop::Aborted);
                 }
                 Input::Command(other) => self.handle_common(other),
@@ -1325,7 +1352,7 @@ impl Driver {
             .take()
             .and_then(|l| l.exit_info)
             .unwrap_or(ExitInfo { code: None });
-        self.metric_stream = None;
+        self.metrics = None;
         if !lease.runner().is_local() {
             let run_dir = self.cfg.run_dir.clone();
             let remote = lease.clone();

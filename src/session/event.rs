@@ -90,6 +90,13 @@ pub struct FileContent {
     pub size: u64,
 }
 
+/// One point of an [`Event::Metrics`] batch, written as the JSON array `[index, step,
+/// value]`: the metric's index in the session's metric list (the `metrics` of
+/// [`Event::Task`]), the step the log gave (or null) and the value. A log with a metric on
+/// every line records about 20 bytes a point this way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MetricPoint(pub u16, pub Option<f64>, pub f64);
+
 /// The task and agent of a session, as its first event records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionTask {
@@ -235,7 +242,8 @@ pub enum Event {
         /// Seconds it ran.
         duration_s: f64,
     },
-    /// A metric observation from the verify run.
+    /// One metric observation from the verify run (how journals of xstack 0.1 record
+    /// points; sessions now record [`Event::Metrics`]).
     Metric {
         /// Phase.
         phase: u8,
@@ -243,6 +251,13 @@ pub enum Event {
         metric: String,
         /// The point.
         point: Point,
+    },
+    /// The metric points read from one piece of the verify run's output, in order.
+    Metrics {
+        /// Phase.
+        phase: u8,
+        /// The points.
+        points: Vec<MetricPoint>,
     },
     /// The grader's verdict on a phase.
     Graded {
@@ -270,7 +285,8 @@ pub enum Event {
 
 impl Event {
     /// A one-line description for progress output and headless replay; None for events
-    /// too frequent or too raw to print (terminal output).
+    /// too frequent or too raw to print (terminal output, metric batches: their points need
+    /// the session's metric names, which `session::progress` keeps).
     pub fn describe(&self) -> Option<String> {
         match self {
             Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
@@ -311,10 +327,7 @@ impl Event {
                     None => format!("run killed after {duration_s:.1} s"),
                 }
             }),
-            Event::Metric { metric, point, .. } => Some(match point.step {
-                Some(step) => format!("metric {metric}={} (step {step})", point.value),
-                None => format!("metric {metric}={}", point.value),
-            }),
+            Event::Metric { metric, point, .. } => Some(describe_point(metric, point)),
             Event::Graded { phase, verdict, .. } => {
                 let mut text = format!("phase {phase} verdict: {}", verdict.label());
                 for c in &verdict.criteria {
@@ -350,7 +363,16 @@ impl Event {
             | Event::FileChanged { .. }
             | Event::AgentOutput { .. }
             | Event::Resized { .. }
-            | Event::RunOutput { .. } => None,
+            | Event::RunOutput { .. }
+            | Event::Metrics { .. } => None,
         }
+    }
+}
+
+/// One metric point as progress text: `metric acc=0.97 (step 3)`.
+pub fn describe_point(metric: &str, point: &Point) -> String {
+    match point.step {
+        Some(step) => format!("metric {metric}={} (step {step})", point.value),
+        None => format!("metric {metric}={}", point.value),
     }
 }

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::event::Event;
+use crate::metrics::Point;
+
+use super::event::{Event, MetricPoint, describe_point};
 
 /// Session seconds between two printed points of the same metric.
 const METRIC_INTERVAL_S: f64 = 1.0;
@@ -12,6 +14,8 @@ const METRIC_INTERVAL_S: f64 = 1.0;
 /// Turns events into progress lines.
 #[derive(Debug, Default)]
 pub struct ProgressLines {
+    /// The session's metric names (from its task event), for batches that give indexes.
+    names: Vec<String>,
     /// Per metric: when its last point was printed, and the latest point not printed since.
     metrics: BTreeMap<String, MetricThrottle>,
 }
@@ -19,7 +23,7 @@ pub struct ProgressLines {
 #[derive(Debug)]
 struct MetricThrottle {
     printed_at: f64,
-    held: Option<(f64, Event)>,
+    held: Option<(f64, Point)>,
 }
 
 impl ProgressLines {
@@ -34,28 +38,22 @@ impl ProgressLines {
     pub fn lines(&mut self, t: f64, event: &Event) -> Vec<String> {
         let mut out = Vec::new();
         match event {
-            Event::Metric { metric, .. } => {
-                let throttle = self.metrics.get_mut(metric);
-                match throttle {
-                    Some(th) if t - th.printed_at < METRIC_INTERVAL_S => {
-                        th.held = Some((t, event.clone()));
-                    }
-                    _ => {
-                        out.extend(progress_line(t, event));
-                        self.metrics.insert(
-                            metric.clone(),
-                            MetricThrottle {
-                                printed_at: t,
-                                held: None,
-                            },
-                        );
+            Event::Task(task) => {
+                self.names = task.metrics.clone();
+                out.extend(progress_line(t, event));
+            }
+            Event::Metric { metric, point, .. } => self.point(t, metric, *point, &mut out),
+            Event::Metrics { points, .. } => {
+                for &MetricPoint(index, step, value) in points {
+                    if let Some(name) = self.names.get(usize::from(index)).cloned() {
+                        self.point(t, &name, Point { step, value }, &mut out);
                     }
                 }
             }
             Event::RunStarted { .. } | Event::RunExited { .. } => {
-                for throttle in self.metrics.values_mut() {
-                    if let Some((held_t, held)) = throttle.held.take() {
-                        out.extend(progress_line(held_t, &held));
+                for (name, throttle) in &mut self.metrics {
+                    if let Some((held_t, point)) = throttle.held.take() {
+                        out.push(text_line(held_t, &describe_point(name, &point)));
                     }
                 }
                 self.metrics.clear();
@@ -65,12 +63,33 @@ impl ProgressLines {
         }
         out
     }
+
+    fn point(&mut self, t: f64, metric: &str, point: Point, out: &mut Vec<String>) {
+        match self.metrics.get_mut(metric) {
+            Some(throttle) if t - throttle.printed_at < METRIC_INTERVAL_S => {
+                throttle.held = Some((t, point));
+            }
+            _ => {
+                out.push(text_line(t, &describe_point(metric, &point)));
+                self.metrics.insert(
+                    metric.to_string(),
+                    MetricThrottle {
+                        printed_at: t,
+                        held: None,
+                    },
+                );
+            }
+        }
+    }
 }
 
 /// One event as a progress line (`[    12.3s] text`, continuation lines indented), or None
 /// for events that print nothing (terminal output, file changes).
 pub fn progress_line(t: f64, event: &Event) -> Option<String> {
-    let text = event.describe()?;
+    Some(text_line(t, &event.describe()?))
+}
+
+fn text_line(t: f64, text: &str) -> String {
     let mut out = String::new();
     for (i, line) in text.lines().enumerate() {
         if i == 0 {
@@ -79,29 +98,45 @@ pub fn progress_line(t: f64, event: &Event) -> Option<String> {
             out.push_str(&format!("\n{:12}{line}", ""));
         }
     }
-    Some(out)
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Point;
+    use crate::session::event::SessionTask;
 
-    fn metric(name: &str, value: f64) -> Event {
-        Event::Metric {
+    fn task(metrics: &[&str]) -> Event {
+        Event::Task(Box::new(SessionTask {
+            id: "t".into(),
+            dir: String::new(),
+            title: "t".into(),
+            agent: "a".into(),
+            command: "c".into(),
+            criteria: Vec::new(),
+            metrics: metrics.iter().map(|m| m.to_string()).collect(),
+            phase2_details: String::new(),
+            reference: Vec::new(),
+        }))
+    }
+
+    fn batch(points: &[(u16, f64)]) -> Event {
+        Event::Metrics {
             phase: 1,
-            metric: name.to_string(),
-            point: Point { step: None, value },
+            points: points
+                .iter()
+                .map(|&(i, v)| MetricPoint(i, None, v))
+                .collect(),
         }
     }
 
     #[test]
     fn a_flood_of_points_prints_the_first_each_second_and_the_last_at_exit() {
         let mut p = ProgressLines::new();
-        let mut printed = Vec::new();
+        let mut printed = p.lines(0.0, &task(&["acc"]));
         for i in 0..100_000 {
             let t = 10.0 + f64::from(i) * 0.00003; // three seconds of points
-            printed.extend(p.lines(t, &metric("acc", f64::from(i))));
+            printed.extend(p.lines(t, &batch(&[(0, f64::from(i))])));
         }
         let exit = Event::RunExited {
             code: Some(0),
@@ -125,15 +160,35 @@ mod tests {
     }
 
     #[test]
-    fn sparse_points_of_several_metrics_are_all_printed() {
+    fn sparse_points_of_several_metrics_are_all_printed_by_name() {
         let mut p = ProgressLines::new();
         let mut printed = Vec::new();
+        p.lines(0.0, &task(&["loss", "acc"]));
         for epoch in 0..5 {
             let t = f64::from(epoch) * 2.0;
-            printed.extend(p.lines(t, &metric("loss", 1.0 / f64::from(epoch + 1))));
-            printed.extend(p.lines(t, &metric("acc", f64::from(epoch) / 10.0)));
+            printed.extend(p.lines(t, &batch(&[(0, 1.0 / f64::from(epoch + 1))])));
+            printed.extend(p.lines(t, &batch(&[(1, f64::from(epoch) / 10.0)])));
         }
         assert_eq!(printed.len(), 10, "{printed:?}");
+        assert!(printed[1].ends_with("metric acc=0"), "{printed:?}");
+        assert!(printed[8].ends_with("metric loss=0.2"), "{printed:?}");
+    }
+
+    #[test]
+    fn single_point_events_of_older_journals_print_too() {
+        let mut p = ProgressLines::new();
+        let old = Event::Metric {
+            phase: 1,
+            metric: "acc".into(),
+            point: Point {
+                step: Some(3.0),
+                value: 0.5,
+            },
+        };
+        assert_eq!(
+            p.lines(1.0, &old),
+            vec!["[     1.0s] metric acc=0.5 (step 3)"]
+        );
     }
 
     #[test]

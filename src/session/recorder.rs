@@ -94,16 +94,6 @@ impl Recorder {
         self.record(ready);
     }
 
-    /// Records events that arrived together (the metric points of one piece of output):
-    /// one session time, one lock of the state and one change signal for all of them.
-    pub fn emit_all(&mut self, events: impl IntoIterator<Item = Event>) {
-        let mut ready = Vec::new();
-        for event in events {
-            self.redact_into(event, &mut ready);
-        }
-        self.record(ready);
-    }
-
     /// Redacts `event` and pushes it, after any text held back at the end of its terminal
     /// stream, onto `ready`.
     fn redact_into(&mut self, event: Event, ready: &mut Vec<Event>) {

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
-use crate::metrics::Series;
+use crate::metrics::{Point, Series};
 use crate::pty::screen::Screen;
 use crate::task::CriterionSpec;
 
-use super::event::{Event, FileContent, Mode, ReferenceSeries, Stage, TerminalPane};
+use super::event::{Event, FileContent, MetricPoint, Mode, ReferenceSeries, Stage, TerminalPane};
 
 /// Default size of a terminal pane before the UI says otherwise.
 pub const DEFAULT_COLS: u16 = 120;
@@ -218,7 +218,7 @@ impl SessionState {
     pub fn apply(&mut self, t: f64, event: &Event) {
         self.now = self.now.max(t);
         self.version += 1;
-        if !matches!(event, Event::Metric { .. })
+        if !matches!(event, Event::Metric { .. } | Event::Metrics { .. })
             && let Some(text) = event.describe()
         {
             self.timeline.push(TimelineEntry { t, text });
@@ -304,6 +304,25 @@ impl SessionState {
                     .entry(metric.clone())
                     .or_default()
                     .push(*point);
+            }
+            Event::Metrics { phase, points } => {
+                let index = usize::from((*phase).max(1)) - 1;
+                if self.phases.len() <= index {
+                    self.phases.resize_with(index + 1, PhaseRecord::default);
+                }
+                let series = &mut self.phases[index].metrics;
+                for &MetricPoint(metric, step, value) in points {
+                    let Some(name) = self.task.metrics.get(usize::from(metric)) else {
+                        continue;
+                    };
+                    let point = Point { step, value };
+                    match series.get_mut(name) {
+                        Some(s) => s.push(point),
+                        None => {
+                            series.insert(name.clone(), std::iter::once(point).collect());
+                        }
+                    }
+                }
             }
             Event::Graded {
                 phase,

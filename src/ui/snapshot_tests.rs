@@ -8,7 +8,9 @@ use ratatui::style::Color;
 
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
-use crate::session::event::{Event, FileContent, Mode, ReferenceSeries, SessionTask, Stage};
+use crate::session::event::{
+    Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage,
+};
 use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, Direction, Reduce};
 
@@ -84,16 +86,14 @@ fn session() -> SessionState {
         Event::RunStarted { phase: 1, command: "python train.py".into(), cols: 60, rows: 10 },
         Event::RunOutput { text: "epoch 1 acc=0.50\r\nepoch 2 acc=0.61\r\nepoch 3 acc=0.70\r\n".into() },
     ];
-    for (i, v) in [0.5, 0.61, 0.7].iter().enumerate() {
-        events.push(Event::Metric {
-            phase: 1,
-            metric: "test_acc".into(),
-            point: Point {
-                step: Some(i as f64 + 1.0),
-                value: *v,
-            },
-        });
-    }
+    events.push(Event::Metrics {
+        phase: 1,
+        points: [0.5, 0.61, 0.7]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| MetricPoint(0, Some(i as f64 + 1.0), *v))
+            .collect(),
+    });
     events.extend([
         Event::RunExited {
             code: Some(0),
@@ -124,16 +124,14 @@ fn session() -> SessionState {
             text: "epoch 1 acc=0.91\r\nepoch 2 acc=0.95\r\nepoch 3 acc=0.972\r\n".into(),
         },
     ]);
-    for (i, v) in [0.91, 0.95, 0.972].iter().enumerate() {
-        events.push(Event::Metric {
-            phase: 2,
-            metric: "test_acc".into(),
-            point: Point {
-                step: Some(i as f64 + 1.0),
-                value: *v,
-            },
-        });
-    }
+    events.push(Event::Metrics {
+        phase: 2,
+        points: [0.91, 0.95, 0.972]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| MetricPoint(0, Some(i as f64 + 1.0), *v))
+            .collect(),
+    });
     events.extend([
         Event::RunExited {
             code: Some(0),

@@ -187,3 +187,42 @@ fn agent_terminal_follows_start_output_and_pause() {
     s.apply(0.3, &Event::AgentExited { code: Some(0) });
     assert!(!s.agent_running && !s.paused);
 }
+
+#[test]
+fn metric_batches_fill_the_series_named_by_the_task() {
+    let mut s = SessionState::new();
+    s.apply(
+        0.0,
+        &Event::Task(Box::new(crate::session::event::SessionTask {
+            id: "t".into(),
+            dir: String::new(),
+            title: "t".into(),
+            agent: "a".into(),
+            command: "c".into(),
+            criteria: Vec::new(),
+            metrics: vec!["loss".into(), "acc".into()],
+            phase2_details: String::new(),
+            reference: Vec::new(),
+        })),
+    );
+    s.apply(
+        1.0,
+        &Event::Metrics {
+            phase: 2,
+            points: vec![
+                MetricPoint(0, Some(1.0), 0.9),
+                MetricPoint(1, Some(1.0), 0.5),
+                MetricPoint(0, Some(2.0), 0.4),
+                // An index past the task's metrics (a damaged journal) is skipped.
+                MetricPoint(7, None, 1.0),
+            ],
+        },
+    );
+    let phase = s.phase(2).unwrap();
+    let values =
+        |m: &str| -> Vec<f64> { phase.metrics[m].points().iter().map(|p| p.value).collect() };
+    assert_eq!(values("loss"), vec![0.9, 0.4]);
+    assert_eq!(values("acc"), vec![0.5]);
+    assert_eq!(phase.metrics.len(), 2);
+    assert!(s.timeline.iter().all(|e| !e.text.contains("metric")));
+}
