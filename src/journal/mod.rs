@@ -3,9 +3,8 @@
 //! phase change; a reader that replays up to the last whole line of a torn file.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -84,60 +83,30 @@ pub struct Entry {
     pub event: Event,
 }
 
-/// Bytes gathered before they go to the writing thread.
-const BLOCK_BYTES: usize = 256 * 1024;
-/// Blocks the writing thread may be behind before `append` waits.
-const BLOCKS_QUEUED: usize = 4;
-
-/// What the writing thread is sent.
-enum Block {
-    /// Bytes to append.
-    Data(Vec<u8>),
-    /// Answer once everything sent before is written (with the first write error, if any).
-    Flush(SyncSender<Result<(), String>>),
-}
-
-/// Appends events to a journal: lines are encoded into a buffer by the caller and written
-/// by a thread of their own, so a fast-scrolling log does not wait on the file system.
-/// `flush` returns once everything appended before it is written.
+/// Appends events to a journal through a buffer.
 pub struct JournalWriter {
     path: PathBuf,
-    buffer: Vec<u8>,
-    blocks: Option<SyncSender<Block>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    out: BufWriter<File>,
     last_flush: Instant,
     dirty: bool,
-}
-
-/// The writing thread: appends each block, remembers the first error, answers flushes.
-fn write_blocks(mut file: File, blocks: Receiver<Block>) {
-    let mut failed: Option<String> = None;
-    for block in blocks {
-        match block {
-            Block::Data(bytes) => {
-                if failed.is_none()
-                    && let Err(e) = file.write_all(&bytes)
-                {
-                    failed = Some(e.to_string());
-                }
-            }
-            Block::Flush(answer) => {
-                let _ = answer.send(failed.clone().map_or(Ok(()), Err));
-            }
-        }
-    }
 }
 
 impl JournalWriter {
     /// Creates the journal and writes its header.
     pub fn create(path: &Path, header: &Header) -> Result<JournalWriter, JournalError> {
-        let file = File::create(path).map_err(|source| JournalError::Io {
+        let io = |source| JournalError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-        let mut writer = JournalWriter::start(path, file)?;
-        serde_json::to_writer(&mut writer.buffer, header).map_err(|e| writer.error(e.into()))?;
-        writer.buffer.push(b'\n');
+        };
+        let file = File::create(path).map_err(io)?;
+        let mut writer = JournalWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(256 * 1024, file),
+            last_flush: Instant::now(),
+            dirty: false,
+        };
+        let line = serde_json::to_string(header).map_err(|e| io(e.into()))?;
+        writer.write_line(&line)?;
         writer.flush()?;
         Ok(writer)
     }
@@ -151,40 +120,24 @@ impl JournalWriter {
                 path: path.to_path_buf(),
                 source,
             })?;
-        JournalWriter::start(path, file)
-    }
-
-    fn start(path: &Path, file: File) -> Result<JournalWriter, JournalError> {
-        let (blocks, queue) = sync_channel(BLOCKS_QUEUED);
-        let thread = std::thread::Builder::new()
-            .name("journal".to_string())
-            .spawn(move || write_blocks(file, queue))
-            .map_err(|source| JournalError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
         Ok(JournalWriter {
             path: path.to_path_buf(),
-            buffer: Vec::with_capacity(BLOCK_BYTES),
-            blocks: Some(blocks),
-            thread: Some(thread),
+            out: BufWriter::with_capacity(256 * 1024, file),
             last_flush: Instant::now(),
             dirty: false,
         })
     }
 
-    fn error(&self, source: std::io::Error) -> JournalError {
-        JournalError::Io {
-            path: self.path.clone(),
-            source,
-        }
-    }
-
-    /// Hands the buffer to the writing thread.
-    fn send(&mut self, block: Block) -> Result<(), JournalError> {
-        let gone = || std::io::Error::other("the journal's writing thread ended");
-        let blocks = self.blocks.as_ref().ok_or_else(|| self.error(gone()))?;
-        blocks.send(block).map_err(|_| self.error(gone()))
+    fn write_line(&mut self, line: &str) -> Result<(), JournalError> {
+        self.out
+            .write_all(line.as_bytes())
+            .and_then(|()| self.out.write_all(b"\n"))
+            .map_err(|source| JournalError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.dirty = true;
+        Ok(())
     }
 
     /// Appends one event; flushes when the last flush is older than [`FLUSH_INTERVAL`] or the
@@ -194,13 +147,13 @@ impl JournalWriter {
             t: (t * 1000.0).round() / 1000.0,
             event,
         };
-        serde_json::to_writer(&mut self.buffer, &entry).map_err(|e| self.error(e.into()))?;
-        self.buffer.push(b'\n');
+        serde_json::to_writer(&mut self.out, &entry)
+            .and_then(|()| self.out.write_all(b"\n").map_err(serde_json::Error::io))
+            .map_err(|e| JournalError::Io {
+                path: self.path.clone(),
+                source: e.into(),
+            })?;
         self.dirty = true;
-        if self.buffer.len() >= BLOCK_BYTES {
-            let block = std::mem::replace(&mut self.buffer, Vec::with_capacity(BLOCK_BYTES));
-            self.send(Block::Data(block))?;
-        }
         let urgent = matches!(
             event,
             Event::Stage { .. } | Event::Graded { .. } | Event::Finished { .. }
@@ -219,34 +172,21 @@ impl JournalWriter {
         Ok(())
     }
 
-    /// Writes out everything appended so far and waits until it is in the file.
+    /// Writes out everything buffered.
     pub fn flush(&mut self) -> Result<(), JournalError> {
-        if !self.buffer.is_empty() {
-            let block = std::mem::replace(&mut self.buffer, Vec::with_capacity(BLOCK_BYTES));
-            self.send(Block::Data(block))?;
-        }
-        let (answer, written) = sync_channel(1);
-        self.send(Block::Flush(answer))?;
-        let outcome = written
-            .recv()
-            .unwrap_or_else(|_| Err("the journal's writing thread ended".to_string()));
+        self.out.flush().map_err(|source| JournalError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
         self.dirty = false;
         self.last_flush = Instant::now();
-        outcome.map_err(|message| self.error(std::io::Error::other(message)))
+        Ok(())
     }
 }
 
 impl Drop for JournalWriter {
-    /// Writes out what is buffered and waits for the writing thread to finish.
     fn drop(&mut self) {
-        if !self.buffer.is_empty() {
-            let block = std::mem::take(&mut self.buffer);
-            let _ = self.send(Block::Data(block));
-        }
-        self.blocks = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let _ = self.out.flush();
     }
 }
 

@@ -8,9 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::task::{MetricSpec, Reduce, Task};
 
 mod series;
-mod worker;
 pub use series::{SAMPLE_CAP, Series};
-pub use worker::{Extracted, MetricWorker};
 
 /// One metric observation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

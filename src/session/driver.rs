@@ -16,7 +16,7 @@ use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
 use crate::env::PythonEnv;
 use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
-use crate::metrics::{Extracted, Extractor, MetricWorker, Point, Series};
+use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
 use crate::runner::{Job, Lease, RunnerPool};
@@ -161,16 +161,8 @@ enum Raw {
     AgentExit(ExitInfo),
     RunChunk(Option<Vec<u8>>),
     RunExit(ExitInfo),
-    Extracted(Option<Extracted>),
     Command(Option<Command>),
     Tick,
-}
-
-async fn recv_unbounded_opt<T>(rx: Option<&mut mpsc::UnboundedReceiver<T>>) -> Option<T> {
-    match rx {
-        Some(r) => r.recv().await,
-        None => std::future::pending().await,
-    }
 }
 
 async fn recv_opt<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
@@ -229,7 +221,7 @@ pub struct Driver {
     watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
     agent: Option<Live>,
     run: Option<Live>,
-    metrics: Option<MetricWorker>,
+    metric_stream: Option<MetricStream>,
     phase: u8,
     mode: Mode,
     pending_messages: Vec<String>,
@@ -272,7 +264,7 @@ impl Driver {
             watcher: None,
             agent: None,
             run: None,
-            metrics: None,
+            metric_stream: None,
             phase: 0,
             mode,
             pending_messages: Vec::new(),
@@ -734,14 +726,12 @@ impl Driver {
             let raw = {
                 let (agent_out, agent_exit) = streams(&mut self.agent);
                 let (run_out, run_exit) = streams(&mut self.run);
-                let extracted = self.metrics.as_mut().and_then(MetricWorker::output);
                 let commands = self.commands.as_mut();
                 tokio::select! {
                     chunk = recv_opt(agent_out) => Raw::AgentChunk(chunk),
                     info = exit_opt(agent_exit) => Raw::AgentExit(info),
                     chunk = recv_opt(run_out) => Raw::RunChunk(chunk),
                     info = exit_opt(run_exit) => Raw::RunExit(info),
-                    points = recv_unbounded_opt(extracted) => Raw::Extracted(points),
                     cmd = recv_opt(commands) => Raw::Command(cmd),
                     _ = tokio::time::sleep_until(tick_at) => Raw::Tick,
                 }
@@ -797,10 +787,10 @@ impl Driver {
                     if !text.is_empty() {
                         self.run_output(&text);
                     }
-                    if !more && let Some(metrics) = self.metrics.as_mut() {
-                        metrics.finish();
+                    if !more {
+                        self.finish_metrics();
                     }
-                    if self.run_done() {
+                    if live_done(&self.run) {
                         return Input::RunExited;
                     }
                 }
@@ -810,26 +800,7 @@ impl Driver {
                         live.exit_info = Some(info);
                         live.process.mark_exited();
                     }
-                    if self.run_done() {
-                        return Input::RunExited;
-                    }
-                }
-                Raw::Extracted(extracted) => {
-                    match extracted {
-                        Some(Extracted::Points(points)) => self.emit_points(points),
-                        Some(Extracted::Done(points)) => {
-                            self.emit_points(points);
-                            if let Some(metrics) = self.metrics.as_mut() {
-                                metrics.mark_done();
-                            }
-                        }
-                        None => {
-                            if let Some(metrics) = self.metrics.as_mut() {
-                                metrics.mark_done();
-                            }
-                        }
-                    }
-                    if self.run_done() {
+                    if live_done(&self.run) {
                         return Input::RunExited;
                     }
                 }
@@ -881,21 +852,22 @@ impl Driver {
         }
     }
 
-    /// Records the verify run's output; its metrics are extracted on their own thread
-    /// meanwhile and come back as [`Raw::Extracted`].
+    /// Records the verify run's output, then the metric points of the lines it completed.
     fn run_output(&mut self, text: &str) {
-        if let Some(metrics) = self.metrics.as_mut() {
-            metrics.feed(text);
-        }
         self.rec.emit(Event::RunOutput {
             text: text.to_string(),
         });
+        if let Some(stream) = self.metric_stream.as_mut() {
+            let points = stream.feed(text);
+            self.emit_points(points);
+        }
     }
 
-    /// Whether the verify run exited, its output ended and every metric point of that
-    /// output was recorded.
-    fn run_done(&self) -> bool {
-        live_done(&self.run) && self.metrics.as_ref().is_none_or(MetricWorker::is_done)
+    fn finish_metrics(&mut self) {
+        if let Some(stream) = self.metric_stream.as_mut() {
+            let points = stream.finish();
+            self.emit_points(points);
+        }
     }
 
     /// Records the points read from one piece of output as one `Metrics` event.
@@ -1294,13 +1266,10 @@ impl Driver {
             cols: self.cfg.run_size.0,
             rows: self.cfg.run_size.1,
         };
-        self.metrics = Some(
-            MetricWorker::start(Extractor::for_task(&self.cfg.task))
-                .map_err(|e| Stop::Infra(format!("cannot start metric extraction: {e}")))?,
-        );
         let started = Instant::now();
         let (process, streams) = PtyProcess::spawn(&pty)
             .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
+        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
         self.rec.emit(Event::RunStarted {
             phase,
             command,
@@ -1325,7 +1294,6 @@ impl Driver {
                 Input::Command(Command::Abort) => {
                     self.cancel_run(&lease).await;
                     self.run = None;
-                    self.metrics = None;
                     return Err(Stop::Aborted);
                 }
                 Input::Command(other) => self.handle_common(other),
@@ -1352,7 +1320,7 @@ impl Driver {
             .take()
             .and_then(|l| l.exit_info)
             .unwrap_or(ExitInfo { code: None });
-        self.metrics = None;
+        self.metric_stream = None;
         if !lease.runner().is_local() {
             let run_dir = self.cfg.run_dir.clone();
             let remote = lease.clone();
