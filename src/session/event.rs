@@ -97,8 +97,9 @@ pub struct FileContent {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MetricPoint(pub u16, pub Option<f64>, pub f64);
 
-/// The task and agent of a session, as its first event records them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The task and agent of a session, as its first event records them (and as the state
+/// keeps them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionTask {
     /// Task id.
     pub id: String,

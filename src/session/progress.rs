@@ -108,15 +108,8 @@ mod tests {
 
     fn task(metrics: &[&str]) -> Event {
         Event::Task(Box::new(SessionTask {
-            id: "t".into(),
-            dir: String::new(),
-            title: "t".into(),
-            agent: "a".into(),
-            command: "c".into(),
-            criteria: Vec::new(),
             metrics: metrics.iter().map(|m| m.to_string()).collect(),
-            phase2_details: String::new(),
-            reference: Vec::new(),
+            ..SessionTask::default()
         }))
     }
 

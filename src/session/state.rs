@@ -7,35 +7,13 @@ use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
 use crate::pty::screen::Screen;
-use crate::task::CriterionSpec;
 
-use super::event::{Event, FileContent, MetricPoint, Mode, ReferenceSeries, Stage, TerminalPane};
+use super::event::{Event, FileContent, MetricPoint, Mode, SessionTask, Stage, TerminalPane};
 
 /// Default size of a terminal pane before the UI says otherwise.
 pub const DEFAULT_COLS: u16 = 120;
 /// Default height of a terminal pane.
 pub const DEFAULT_ROWS: u16 = 36;
-
-/// What is known about the task (from the first event).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TaskInfo {
-    /// Task id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// Agent spec.
-    pub agent: String,
-    /// Experiment command.
-    pub command: String,
-    /// Criteria.
-    pub criteria: Vec<CriterionSpec>,
-    /// Metric names.
-    pub metrics: Vec<String>,
-    /// Phase-two details as written.
-    pub phase2_details: String,
-    /// Reference series.
-    pub reference: Vec<ReferenceSeries>,
-}
 
 /// What happened in one phase.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,7 +92,7 @@ pub struct FinishInfo {
 #[derive(Debug, Clone)]
 pub struct SessionState {
     /// The task.
-    pub task: TaskInfo,
+    pub task: SessionTask,
     /// Current phase (0 = setup).
     pub phase: u8,
     /// Current stage.
@@ -165,7 +143,7 @@ impl SessionState {
     /// The state before any event.
     pub fn new() -> Self {
         SessionState {
-            task: TaskInfo::default(),
+            task: SessionTask::default(),
             phase: 0,
             stage: Stage::Setup,
             mode: Mode::Auto,
@@ -225,16 +203,7 @@ impl SessionState {
         }
         match event {
             Event::Task(task) => {
-                self.task = TaskInfo {
-                    id: task.id.clone(),
-                    title: task.title.clone(),
-                    agent: task.agent.clone(),
-                    command: task.command.clone(),
-                    criteria: task.criteria.clone(),
-                    metrics: task.metrics.clone(),
-                    phase2_details: task.phase2_details.clone(),
-                    reference: task.reference.clone(),
-                };
+                self.task = (**task).clone();
             }
             Event::Stage { phase, stage } => {
                 self.phase = *phase;

@@ -193,16 +193,9 @@ fn metric_batches_fill_the_series_named_by_the_task() {
     let mut s = SessionState::new();
     s.apply(
         0.0,
-        &Event::Task(Box::new(crate::session::event::SessionTask {
-            id: "t".into(),
-            dir: String::new(),
-            title: "t".into(),
-            agent: "a".into(),
-            command: "c".into(),
-            criteria: Vec::new(),
+        &Event::Task(Box::new(SessionTask {
             metrics: vec!["loss".into(), "acc".into()],
-            phase2_details: String::new(),
-            reference: Vec::new(),
+            ..SessionTask::default()
         })),
     );
     s.apply(
