@@ -567,29 +567,42 @@ fn the_tui_shows_the_prompt_the_transcript_and_the_agents_claim() {
         setup.runs().display(),
     );
     let tmux = Tmux::start(&command, 200, 60);
-    let screen = tmux.wait_for("PASSED in phase 1", Duration::from_secs(240));
-    assert!(
-        screen.contains("agent's claim: \"The JAX port is complete"),
-        "{screen}"
+    // Captures can land in the middle of a frame: wait for everything to be on one.
+    tmux.wait_until(
+        "PASSED in phase 1 beside the agent's claim",
+        Duration::from_secs(240),
+        |screen| {
+            screen.contains("PASSED in phase 1")
+                && screen.contains("agent's claim: \"The JAX port is complete")
+        },
     );
     tmux.keys(&["t"]);
-    let screen = tmux.wait_for(
-        "prompts and transcript (t: terminal)",
+    tmux.wait_until(
+        "the transcript's tool calls, file, final message and cost",
         Duration::from_secs(10),
+        |screen| {
+            [
+                "prompts and transcript (t: terminal)",
+                "▸ Write",
+                "✎ train.py",
+                "■ done: The JAX port is complete",
+                "$0.0125",
+            ]
+            .iter()
+            .all(|needle| screen.contains(needle))
+        },
     );
-    for needle in [
-        "▸ Write",
-        "✎ train.py",
-        "■ done: The JAX port is complete",
-        "$0.0125",
-    ] {
-        assert!(screen.contains(needle), "`{needle}` missing:\n{screen}");
-    }
     // The prompt is above the transcript: `g` goes to the top of the view.
     tmux.keys(&["g"]);
-    let screen = tmux.wait_for("phase 1: prompt", Duration::from_secs(10));
-    assert!(screen.contains("eval_mse (its last value"), "{screen}");
-    assert!(screen.contains("0.0112"), "{screen}");
+    tmux.wait_until(
+        "the phase 1 prompt with the criterion",
+        Duration::from_secs(10),
+        |screen| {
+            ["phase 1: prompt", "eval_mse (its last value", "0.0112"]
+                .iter()
+                .all(|needle| screen.contains(needle))
+        },
+    );
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(30));
 }

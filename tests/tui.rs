@@ -17,20 +17,29 @@ fn bin() -> String {
 fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
     let runs = tempfile::tempdir().unwrap();
     let command = format!(
-        "cd /tmp && XSTACK_RUNS_DIR={} {} demo; echo EXIT=$?; stty -a; sleep 600",
+        "cd /tmp && XSTACK_RUNS_DIR={} {} demo; echo EXIT=$?; stty -a; echo STTY-END; sleep 600",
         runs.path().display(),
         bin()
     );
     let tmux = Tmux::start(&command, 160, 45);
-    let screen = tmux.wait_for("PASSED in phase 2", LONG);
-    for title in ["1 Agent", "2 Diff", "3 Run log", "4 Metrics", "5 Verdict"] {
-        assert!(screen.contains(title), "pane `{title}` missing:\n{screen}");
-    }
-    assert!(screen.contains("grade 1: FAIL fidelity_gap"), "{screen}");
-    assert!(screen.contains("grade 2: PASS"), "{screen}");
-    assert!(screen.contains("AUTO"), "{screen}");
+    // Captures can land in the middle of a frame: wait for everything to be on one.
+    tmux.wait_until(
+        "PASSED in phase 2 with all five panes, both verdicts and AUTO",
+        LONG,
+        |screen| {
+            ["1 Agent", "2 Diff", "3 Run log", "4 Metrics", "5 Verdict"]
+                .iter()
+                .chain(&[
+                    "PASSED in phase 2",
+                    "grade 1: FAIL fidelity_gap",
+                    "grade 2: PASS",
+                    "AUTO",
+                ])
+                .all(|text| screen.contains(text))
+        },
+    );
     tmux.keys(&["q"]);
-    let after = tmux.wait_for("EXIT=", Duration::from_secs(30));
+    let after = tmux.wait_for("STTY-END", Duration::from_secs(30));
     assert!(after.contains("EXIT=0"), "{after}");
     // The terminal is back in its normal mode: canonical input and echo.
     assert!(
@@ -52,27 +61,35 @@ fn step_mode_waits_and_the_edited_details_reach_phase_two() {
         runs.path().display()
     );
     let tmux = Tmux::start(&command, 140, 40);
-    let screen = tmux.wait_for("waiting: n to start phase 1", LONG);
-    assert!(screen.contains("STEP"), "{screen}");
+    tmux.wait_until("STEP waiting for n to start phase 1", LONG, |screen| {
+        screen.contains("waiting: n to start phase 1") && screen.contains("STEP")
+    });
     tmux.keys(&["n"]);
     tmux.wait_for("waiting: n to verify phase 1", LONG);
     tmux.keys(&["n"]);
-    tmux.wait_for("i to edit the details, n to send them as written", LONG);
-    let screen = tmux.capture();
-    assert!(screen.contains("FAIL fidelity_gap"), "{screen}");
+    tmux.wait_until(
+        "the phase 1 gap and the question about details",
+        LONG,
+        |screen| {
+            screen.contains("i to edit the details, n to send them as written")
+                && screen.contains("FAIL fidelity_gap")
+        },
+    );
     tmux.keys(&["i"]);
-    let editor = tmux.wait_for("Phase-two details", Duration::from_secs(10));
-    assert!(
-        editor.contains("learning rate 0.05"),
-        "the editor lacks the task's details:\n{editor}"
+    // A capture can land in the middle of a frame: wait for the whole popup, title and text.
+    tmux.wait_until(
+        "the editor holding the task's details",
+        Duration::from_secs(10),
+        |screen| screen.contains("Phase-two details") && screen.contains("learning rate 0.05"),
     );
     tmux.keys(&["End", " (edited by the supervisor)", "C-s"]);
     tmux.wait_for("waiting: n to start phase 2", LONG);
     tmux.keys(&["n"]);
     tmux.wait_for("waiting: n to verify phase 2", LONG);
     tmux.keys(&["n"]);
-    let screen = tmux.wait_for("PASSED in phase 2", LONG);
-    assert!(screen.contains("grade 2: PASS"), "{screen}");
+    tmux.wait_until("PASSED in phase 2 and its verdict", LONG, |screen| {
+        screen.contains("PASSED in phase 2") && screen.contains("grade 2: PASS")
+    });
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(30));
     let dir = only_run_dir(runs.path());
@@ -106,7 +123,7 @@ fn the_terminal_is_restored_after_each_signal_and_a_panic() {
             ""
         };
         let command = format!(
-            "{panic_env}RUST_BACKTRACE=0 {} run {} --agent 'cmd:sleep 120' --runs-dir {marker} 2>/dev/null; echo EXIT=$?; stty -a; sleep 600",
+            "{panic_env}RUST_BACKTRACE=0 {} run {} --agent 'cmd:sleep 120' --runs-dir {marker} 2>/dev/null; echo EXIT=$?; stty -a; echo STTY-END; sleep 600",
             bin(),
             task.display(),
         );
@@ -123,7 +140,7 @@ fn the_terminal_is_restored_after_each_signal_and_a_panic() {
                 libc::kill(pid, signal);
             }
         }
-        let after = tmux.wait_for("EXIT=", Duration::from_secs(60));
+        let after = tmux.wait_for("STTY-END", Duration::from_secs(60));
         assert!(
             after.contains(" icanon") && after.contains(" echo "),
             "{how}: {after}"
