@@ -701,7 +701,8 @@ pub fn replay_tui(
 ) -> Result<i32, AppError> {
     use std::io::IsTerminal;
     let path = run_dir.join(journal::JOURNAL_FILE);
-    let journal = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    // The header first: a missing or foreign journal is named before anything else.
+    journal::JournalReader::open(&path).map_err(|e| AppError::usage(e.to_string()))?;
     if !std::io::stdout().is_terminal() {
         return Err(AppError::usage(
             "the replay TUI needs a terminal; use --headless to print the timeline",
@@ -710,8 +711,9 @@ pub fn replay_tui(
     if speed.is_nan() || speed <= 0.0 {
         return Err(AppError::usage(format!("--speed {speed}: must be above 0")));
     }
-    let task_id = journal.header.task.clone();
-    let mut player = crate::replay::Player::new(journal);
+    let (header, mut player) =
+        crate::replay::Player::open(&path).map_err(|e| AppError::usage(e.to_string()))?;
+    let task_id = header.task;
     player.speed = speed.clamp(crate::replay::SPEEDS[0], crate::replay::SPEEDS[8]);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

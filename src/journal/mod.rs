@@ -239,6 +239,8 @@ pub struct Visited {
 pub struct JournalReader {
     /// The header (the first line).
     pub header: Header,
+    /// Bytes of the header line, newline included.
+    header_len: u64,
     path: PathBuf,
     reader: BufReader<File>,
 }
@@ -272,6 +274,7 @@ impl JournalReader {
         }
         Ok(JournalReader {
             header,
+            header_len: line.len() as u64,
             path: path.to_path_buf(),
             reader,
         })
@@ -279,11 +282,18 @@ impl JournalReader {
 
     /// Hands each event to `each` as it is parsed; a torn last line is skipped and
     /// reported, as are lines that do not parse.
-    pub fn visit(mut self, mut each: impl FnMut(Entry)) -> Result<Visited, JournalError> {
+    pub fn visit(self, mut each: impl FnMut(Entry)) -> Result<Visited, JournalError> {
+        self.visit_at(|_, entry| each(entry))
+    }
+
+    /// [`JournalReader::visit`], with the byte offset in the file where each event's line
+    /// starts (so a player can read it back later).
+    pub fn visit_at(mut self, mut each: impl FnMut(u64, Entry)) -> Result<Visited, JournalError> {
         let mut torn = false;
         let mut bad_lines = Vec::new();
         let mut number = 1;
         let mut line = Vec::new();
+        let mut offset = self.header_len;
         loop {
             line.clear();
             let read =
@@ -296,6 +306,8 @@ impl JournalReader {
             if read == 0 {
                 break;
             }
+            let start = offset;
+            offset += read as u64;
             number += 1;
             // Only the file's last line can lack its newline.
             let complete = line.last() == Some(&b'\n');
@@ -304,7 +316,7 @@ impl JournalReader {
                 continue;
             }
             match serde_json::from_slice::<Entry>(trimmed) {
-                Ok(entry) => each(entry),
+                Ok(entry) => each(start, entry),
                 Err(_) if !complete => torn = true,
                 Err(_) => bad_lines.push(number),
             }

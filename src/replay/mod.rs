@@ -6,7 +6,11 @@
 pub mod cast;
 pub mod runs;
 
-use crate::journal::{Entry, Journal};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::journal::{Entry, Header, Journal, JournalError, JournalReader};
 use crate::session::event::Event;
 use crate::session::state::SessionState;
 
@@ -66,9 +70,97 @@ impl Snapshots {
     }
 }
 
+/// One pass over a journal's events: their times, the markers and the snapshots.
+struct Index {
+    times: Vec<f64>,
+    markers: Vec<(f64, String)>,
+    snapshots: Snapshots,
+    state: SessionState,
+    text_bytes: usize,
+    events: usize,
+}
+
+impl Index {
+    fn new(budget: usize) -> Self {
+        Index {
+            times: Vec::new(),
+            markers: Vec::new(),
+            snapshots: Snapshots::new(budget),
+            state: SessionState::new(),
+            text_bytes: 0,
+            events: 0,
+        }
+    }
+
+    fn add(&mut self, entry: &Entry) {
+        self.state.apply(entry.t, &entry.event);
+        self.times.push(entry.t);
+        if let Some(label) = marker(&entry.event) {
+            self.markers.push((entry.t, label));
+        }
+        self.text_bytes += text_len(&entry.event);
+        self.events += 1;
+        let spacing = self.snapshots.spacing;
+        if self.text_bytes >= SNAPSHOT_TEXT_BYTES * spacing
+            || self.events >= SNAPSHOT_EVENTS * spacing
+        {
+            self.snapshots.push(self.times.len(), &mut self.state);
+            self.text_bytes = 0;
+            self.events = 0;
+        }
+    }
+}
+
+/// The label of a stage change, a verdict or the end, for the timeline and jumps.
+fn marker(event: &Event) -> Option<String> {
+    match event {
+        Event::Stage { phase: 0, stage } => Some(stage.as_str().to_string()),
+        Event::Stage { phase, stage } => Some(format!("{} {phase}", stage.as_str())),
+        Event::Graded { phase, verdict, .. } => Some(format!("phase {phase} {}", verdict.label())),
+        Event::Finished { .. } => Some("end".to_string()),
+        _ => None,
+    }
+}
+
+/// Where a player's events come from.
+enum Events {
+    /// A journal already read into memory.
+    Memory(Vec<Entry>),
+    /// The journal file, each event read back from its byte offset when it is applied, so a
+    /// journal of any length costs 16 bytes an event.
+    File(JournalFile),
+}
+
+/// A journal file read back on demand.
+struct JournalFile {
+    reader: BufReader<File>,
+    offsets: Vec<u64>,
+    /// Where the reader stands.
+    at: u64,
+    line: Vec<u8>,
+}
+
+impl JournalFile {
+    /// The event at `index`; None when it cannot be read back (the file changed under us).
+    fn read(&mut self, index: usize) -> Option<Entry> {
+        let offset = *self.offsets.get(index)?;
+        if self.at != offset {
+            self.reader.seek(SeekFrom::Start(offset)).ok()?;
+            self.at = offset;
+        }
+        self.line.clear();
+        let read = self.reader.read_until(b'\n', &mut self.line).ok()?;
+        self.at += read as u64;
+        serde_json::from_slice(self.line.trim_ascii()).ok()
+    }
+}
+
 /// A recorded session being played back.
 pub struct Player {
-    entries: Vec<Entry>,
+    events: Events,
+    /// The time of each event.
+    times: Vec<f64>,
+    markers: Vec<(f64, String)>,
     /// (index of the next entry to apply, state after applying everything before it).
     snapshots: Vec<(usize, SessionState)>,
     state: SessionState,
@@ -89,38 +181,55 @@ fn text_len(event: &Event) -> usize {
 }
 
 impl Player {
-    /// Prepares playback of a journal: one pass builds the snapshots.
+    /// Prepares playback of a journal held in memory: one pass builds the snapshots.
     pub fn new(journal: Journal) -> Player {
         Player::with_snapshot_budget(journal, SNAPSHOT_BUDGET_BYTES)
     }
 
     /// [`Player::new`] with the snapshots' memory bounded by `budget` bytes.
     fn with_snapshot_budget(journal: Journal, budget: usize) -> Player {
-        let entries = journal.entries;
-        let end = entries.last().map_or(0.0, |e| e.t);
-        let mut snapshots = Snapshots::new(budget);
-        let mut state = SessionState::new();
-        let (mut bytes, mut count) = (0usize, 0usize);
-        for (i, entry) in entries.iter().enumerate() {
-            state.apply(entry.t, &entry.event);
-            bytes += text_len(&entry.event);
-            count += 1;
-            if bytes >= SNAPSHOT_TEXT_BYTES * snapshots.spacing
-                || count >= SNAPSHOT_EVENTS * snapshots.spacing
-            {
-                snapshots.push(i + 1, &mut state);
-                bytes = 0;
-                count = 0;
-            }
+        let mut index = Index::new(budget);
+        for entry in &journal.entries {
+            index.add(entry);
         }
-        let snapshots = snapshots.kept;
+        Player::from_index(Events::Memory(journal.entries), index)
+    }
+
+    /// Prepares playback of the journal file at `path`, keeping only each event's time and
+    /// byte offset in memory (events are read back as they are applied); returns the
+    /// journal's header with the player.
+    pub fn open(path: &Path) -> Result<(Header, Player), JournalError> {
+        let reader = JournalReader::open(path)?;
+        let header = reader.header.clone();
+        let mut index = Index::new(SNAPSHOT_BUDGET_BYTES);
+        let mut offsets = Vec::new();
+        reader.visit_at(|offset, entry| {
+            offsets.push(offset);
+            index.add(&entry);
+        })?;
+        let file = File::open(path).map_err(|source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let events = Events::File(JournalFile {
+            reader: BufReader::with_capacity(256 * 1024, file),
+            offsets,
+            at: 0,
+            line: Vec::new(),
+        });
+        Ok((header, Player::from_index(events, index)))
+    }
+
+    fn from_index(events: Events, index: Index) -> Player {
         Player {
-            entries,
-            snapshots,
+            events,
+            end: index.times.last().copied().unwrap_or(0.0),
+            times: index.times,
+            markers: index.markers,
+            snapshots: index.snapshots.kept,
             state: SessionState::new(),
             next: 0,
             position: 0.0,
-            end,
             playing: true,
             speed: 1.0,
         }
@@ -148,7 +257,7 @@ impl Player {
 
     /// Whether every event has been applied.
     pub fn at_end(&self) -> bool {
-        self.next >= self.entries.len()
+        self.next >= self.times.len()
     }
 
     /// Advances the position by `seconds` of wall time (times the speed); returns whether
@@ -168,11 +277,18 @@ impl Player {
 
     fn apply_until(&mut self, target: f64) -> bool {
         let start = self.next;
-        while let Some(entry) = self.entries.get(self.next) {
-            if entry.t > target {
-                break;
+        while self.times.get(self.next).is_some_and(|t| *t <= target) {
+            match &mut self.events {
+                Events::Memory(entries) => {
+                    if let Some(entry) = entries.get(self.next) {
+                        self.state.apply(entry.t, &entry.event);
+                    }
+                }
+                Events::File(file) => match file.read(self.next) {
+                    Some(entry) => self.state.apply(entry.t, &entry.event),
+                    None => tracing::warn!("replay: event {} could not be read back", self.next),
+                },
             }
-            self.state.apply(entry.t, &entry.event);
             self.next += 1;
         }
         self.next != start
@@ -183,7 +299,7 @@ impl Player {
     pub fn seek(&mut self, target: f64) {
         let target = target.clamp(0.0, self.end);
         if target < self.position || self.next == 0 {
-            let limit = self.entries.partition_point(|e| e.t <= target);
+            let limit = self.times.partition_point(|t| *t <= target);
             let (index, snapshot) = self
                 .snapshots
                 .iter()
@@ -198,19 +314,8 @@ impl Player {
     }
 
     /// Times of stage changes, verdicts and the end, in order (for the timeline and jumps).
-    pub fn markers(&self) -> Vec<(f64, String)> {
-        self.entries
-            .iter()
-            .filter_map(|e| match &e.event {
-                Event::Stage { phase: 0, stage } => Some((e.t, stage.as_str().to_string())),
-                Event::Stage { phase, stage } => Some((e.t, format!("{} {phase}", stage.as_str()))),
-                Event::Graded { phase, verdict, .. } => {
-                    Some((e.t, format!("phase {phase} {}", verdict.label())))
-                }
-                Event::Finished { .. } => Some((e.t, "end".to_string())),
-                _ => None,
-            })
-            .collect()
+    pub fn markers(&self) -> &[(f64, String)] {
+        &self.markers
     }
 
     /// Jumps to the next marker after the position (or the previous one before it).

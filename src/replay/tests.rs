@@ -186,3 +186,39 @@ fn jumps_go_to_stage_changes() {
     }
     assert_eq!(player.speed, 64.0);
 }
+
+#[test]
+fn a_player_reading_the_file_back_equals_one_holding_the_journal() {
+    let j = journal(45_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let mut writer = crate::journal::JournalWriter::create(&path, &j.header).unwrap();
+    for e in &j.entries {
+        writer.append(e.t, &e.event).unwrap();
+    }
+    writer.flush().unwrap();
+    // The writer rounds times to milliseconds: compare against the journal as written.
+    let written = crate::journal::read(&path).unwrap();
+    let in_memory = Player::new(written.clone());
+    let (header, mut from_file) = Player::open(&path).unwrap();
+    assert_eq!(header, j.header);
+    assert_eq!(from_file.markers(), in_memory.markers());
+    assert_eq!(from_file.end(), in_memory.end());
+    assert_eq!(from_file.snapshot_count(), in_memory.snapshot_count());
+    let end = from_file.end();
+    assert_seeks_equal_playing(
+        &mut from_file,
+        &written,
+        &[300.0, 12.5, end, 0.5, 449.0, 200.0],
+    );
+    // Playing on from a seek reads the following events in order.
+    from_file.seek(100.0);
+    from_file.playing = true;
+    from_file.advance(1_000.0);
+    assert!(from_file.at_end());
+    let mut fresh = SessionState::new();
+    for e in &written.entries {
+        fresh.apply(e.t, &e.event);
+    }
+    assert_eq!(fingerprint(from_file.state()), fingerprint(&fresh));
+}

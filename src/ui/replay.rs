@@ -50,7 +50,7 @@ pub fn timeline_line<'a>(player: &Player, width: u16, theme: &Theme) -> Line<'a>
         *cell = ('━', Style::default().fg(c.focus));
     }
     for (t, label) in player.markers() {
-        let i = column(t).min(track_width - 1);
+        let i = column(*t).min(track_width - 1);
         let color = if label.contains("FAIL") {
             c.fail
         } else if label.contains("PASS") {
