@@ -82,8 +82,8 @@ fn live_and_replayed_panes_are_the_same() {
             .await
         });
         let mut live = lock(&state).clone();
-        let journal = xstack::journal::read(&run_dir.join("journal.jsonl")).unwrap();
-        let mut player = Player::new(journal);
+        // The way `xstack replay` reads it: events read back from the file by offset.
+        let (_, mut player) = Player::open(&run_dir.join("journal.jsonl")).unwrap();
         player.seek(player.end());
         let replayed = player.state_mut();
         assert_eq!(
