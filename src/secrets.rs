@@ -86,12 +86,12 @@ impl RedactStream {
     }
 
     /// Feeds a chunk; returns what can be passed on.
-    pub fn feed(&mut self, secrets: &Secrets, text: &str) -> String {
+    pub fn feed(&mut self, secrets: &Secrets, text: String) -> String {
         if secrets.is_empty() {
-            return text.to_string();
+            return text;
         }
         let mut buf = std::mem::take(&mut self.pending);
-        buf.push_str(text);
+        buf.push_str(&text);
         let redacted = secrets.redact(&buf);
         let hold = secrets.held_back(&redacted);
         let cut = redacted.len() - hold;
@@ -135,8 +135,8 @@ mod tests {
         let text = "export OPENAI_API_KEY=sk-abc123XYZ; echo done ✓ ghp_tokenvalue";
         for cut in (0..=text.len()).filter(|i| text.is_char_boundary(*i)) {
             let mut stream = RedactStream::new();
-            let mut out = stream.feed(&s, &text[..cut]);
-            out.push_str(&stream.feed(&s, &text[cut..]));
+            let mut out = stream.feed(&s, text[..cut].to_string());
+            out.push_str(&stream.feed(&s, text[cut..].to_string()));
             out.push_str(&stream.finish());
             assert_eq!(
                 out, "export OPENAI_API_KEY=[redacted]; echo done ✓ [redacted]",
@@ -150,10 +150,10 @@ mod tests {
         let s = secrets();
         let mut stream = RedactStream::new();
         assert_eq!(
-            stream.feed(&s, "epoch 1 loss=0.5\r\n"),
+            stream.feed(&s, "epoch 1 loss=0.5\r\n".to_string()),
             "epoch 1 loss=0.5\r\n"
         );
-        assert_eq!(stream.feed(&s, "prefix sk-ab"), "prefix ");
+        assert_eq!(stream.feed(&s, "prefix sk-ab".to_string()), "prefix ");
         assert_eq!(stream.finish(), "sk-ab");
     }
 }

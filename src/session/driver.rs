@@ -785,7 +785,7 @@ impl Driver {
                         }
                     };
                     if !text.is_empty() {
-                        self.run_output(&text);
+                        self.run_output(text);
                     }
                     if !more {
                         self.finish_metrics();
@@ -853,14 +853,14 @@ impl Driver {
     }
 
     /// Records the verify run's output, then the metric points of the lines it completed.
-    fn run_output(&mut self, text: &str) {
-        self.rec.emit(Event::RunOutput {
-            text: text.to_string(),
-        });
-        if let Some(stream) = self.metric_stream.as_mut() {
-            let points = stream.feed(text);
-            self.emit_points(points);
-        }
+    fn run_output(&mut self, text: String) {
+        let points = self
+            .metric_stream
+            .as_mut()
+            .map(|stream| stream.feed(&text))
+            .unwrap_or_default();
+        self.rec.emit(Event::RunOutput { text });
+        self.emit_points(points);
     }
 
     fn finish_metrics(&mut self) {

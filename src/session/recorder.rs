@@ -115,14 +115,14 @@ impl Recorder {
         }
         let event = match event {
             Event::AgentOutput { text } => {
-                let text = self.agent_redact.feed(&self.secrets, &text);
+                let text = self.agent_redact.feed(&self.secrets, text);
                 if text.is_empty() {
                     return;
                 }
                 Event::AgentOutput { text }
             }
             Event::RunOutput { text } => {
-                let text = self.run_redact.feed(&self.secrets, &text);
+                let text = self.run_redact.feed(&self.secrets, text);
                 if text.is_empty() {
                     return;
                 }
