@@ -329,7 +329,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
     let header = Header::new(&task.spec.id, &agent_label, &run_id, &started_at);
     let writer = JournalWriter::create(&run_dir.join(journal::JOURNAL_FILE), &header)
         .map_err(|e| AppError::infra(e.to_string()))?;
-    let state: SharedState = std::sync::Arc::new(std::sync::Mutex::new(SessionState::new()));
+    let state: SharedState = crate::session::recorder::shared(SessionState::new());
     let (recorder, changed) = Recorder::new(writer, state.clone(), 0.0);
     let graded_repo = opts
         .repo
@@ -425,7 +425,7 @@ pub fn prepare_resume(
         .canonicalize()
         .unwrap_or_else(|_| run_dir.to_path_buf());
     let mode = mode.unwrap_or(state.mode);
-    let state: SharedState = std::sync::Arc::new(std::sync::Mutex::new(state));
+    let state: SharedState = crate::session::recorder::shared(state);
     let (recorder, changed) = Recorder::new(writer, state.clone(), offset);
     let config = SessionConfig {
         task,
