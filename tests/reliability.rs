@@ -136,6 +136,17 @@ fn secrets_are_redacted_from_everything_recorded() {
         .map(|e| e["text"].as_str().unwrap().to_string())
         .collect();
     assert!(agent_text.contains("token: [redacted] end"), "{agent_text}");
+    // The agent's exit is recorded after the last of its output, never before it.
+    let mut exited = false;
+    for line in journal.lines().skip(1) {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        match event["type"].as_str() {
+            Some("agent_started") => exited = false,
+            Some("agent_exited") => exited = true,
+            Some("agent_output") => assert!(!exited, "output after the agent's exit: {line}"),
+            _ => {}
+        }
+    }
     assert!(
         !std::fs::read_to_string(dir.join("result.json"))
             .unwrap()

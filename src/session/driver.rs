@@ -129,6 +129,8 @@ struct Live {
     exit: Option<oneshot::Receiver<ExitInfo>>,
     decoder: Utf8Carry,
     exit_info: Option<ExitInfo>,
+    /// Whether its exit was recorded (once both the exit and the end of its output came).
+    exit_recorded: bool,
 }
 
 impl Live {
@@ -139,6 +141,7 @@ impl Live {
             exit: Some(streams.exit),
             decoder: Utf8Carry::new(),
             exit_info: None,
+            exit_recorded: false,
         }
     }
 
@@ -758,6 +761,7 @@ impl Driver {
                         self.agent_transcript("", true);
                     }
                     if live_done(&self.agent) {
+                        self.record_agent_exit();
                         return Input::AgentExited;
                     }
                 }
@@ -767,8 +771,8 @@ impl Driver {
                         live.exit_info = Some(info);
                         live.process.mark_exited();
                     }
-                    self.rec.emit(Event::AgentExited { code: info.code });
                     if live_done(&self.agent) {
+                        self.record_agent_exit();
                         return Input::AgentExited;
                     }
                 }
@@ -1196,10 +1200,28 @@ impl Driver {
         }
     }
 
+    /// Records the agent's exit after the last of its output, so the journal never shows
+    /// output after the exit (and text held back for redaction is never cut off early).
+    fn record_agent_exit(&mut self) {
+        let Some(live) = self.agent.as_mut() else {
+            return;
+        };
+        if !live.exit_recorded {
+            live.exit_recorded = true;
+            let code = live.exit_info.and_then(|info| info.code);
+            self.rec.emit(Event::AgentExited { code });
+        }
+    }
+
     async fn end_agent(&mut self) {
-        if let Some(mut live) = self.agent.take()
-            && live.exit_info.is_none()
-        {
+        let Some(exited) = self.agent.as_ref().map(|l| l.exit_info.is_some()) else {
+            return;
+        };
+        if exited {
+            // It exited while its output was still open: its exit is not recorded yet.
+            self.record_agent_exit();
+            self.agent = None;
+        } else if let Some(mut live) = self.agent.take() {
             live.process.terminate(TERMINATE_GRACE).await;
             self.rec.emit(Event::AgentExited { code: None });
         }
