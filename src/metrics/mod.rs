@@ -61,59 +61,96 @@ impl LineSplitter {
 
     /// Feeds text and calls `on_line` for every completed line.
     pub fn feed(&mut self, text: &str, on_line: &mut impl FnMut(&str)) {
-        for ch in text.chars() {
-            match self.escape {
-                Escape::Esc => {
-                    self.escape = match ch {
-                        '[' => Escape::Csi,
-                        ']' | 'P' | 'X' | '^' | '_' => Escape::Str,
-                        _ => Escape::None,
-                    };
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if self.escape == Escape::None {
+                // A run of ordinary text is copied at once. It ends before a C0 control or
+                // DEL (ASCII, so on a character boundary) or before 0xC2, the lead byte of
+                // the C1 controls, which the per-character path below decides on.
+                let run = bytes[at..]
+                    .iter()
+                    .position(|&b| (b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2)
+                    .unwrap_or(bytes.len() - at);
+                if run > 0 {
+                    self.push_text(&text[at..at + run]);
+                    at += run;
                     continue;
                 }
-                Escape::Csi => {
-                    if ('@'..='~').contains(&ch) {
-                        self.escape = Escape::None;
-                    }
-                    continue;
-                }
-                Escape::Str => {
-                    match ch {
-                        '\u{7}' => self.escape = Escape::None,
-                        '\u{1b}' => self.escape = Escape::StrEsc,
-                        _ => {}
-                    }
-                    continue;
-                }
-                Escape::StrEsc => {
-                    self.escape = if ch == '\\' {
-                        Escape::None
-                    } else {
-                        Escape::Str
-                    };
-                    continue;
-                }
-                Escape::None => {}
             }
-            match ch {
-                '\u{1b}' => self.escape = Escape::Esc,
-                '\n' => {
-                    if !(self.after_cr && self.line.is_empty()) {
-                        self.emit(false, on_line);
-                    }
-                    self.after_cr = false;
-                    self.last_cr_line = None;
+            let Some(ch) = text[at..].chars().next() else {
+                break;
+            };
+            at += ch.len_utf8();
+            self.step(ch, on_line);
+        }
+    }
+
+    /// Appends ordinary text to the line, keeping the characters that start before
+    /// [`MAX_LINE`] bytes.
+    fn push_text(&mut self, piece: &str) {
+        self.after_cr = false;
+        let room = MAX_LINE.saturating_sub(self.line.len());
+        let mut cut = room.min(piece.len());
+        while cut < piece.len() && !piece.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.line.push_str(&piece[..cut]);
+    }
+
+    /// Takes one character through the escape, line-ending and control handling.
+    fn step(&mut self, ch: char, on_line: &mut impl FnMut(&str)) {
+        match self.escape {
+            Escape::Esc => {
+                self.escape = match ch {
+                    '[' => Escape::Csi,
+                    ']' | 'P' | 'X' | '^' | '_' => Escape::Str,
+                    _ => Escape::None,
+                };
+                return;
+            }
+            Escape::Csi => {
+                if ('@'..='~').contains(&ch) {
+                    self.escape = Escape::None;
                 }
-                '\r' => {
-                    self.emit(true, on_line);
-                    self.after_cr = true;
+                return;
+            }
+            Escape::Str => {
+                match ch {
+                    '\u{7}' => self.escape = Escape::None,
+                    '\u{1b}' => self.escape = Escape::StrEsc,
+                    _ => {}
                 }
-                c if c.is_control() && c != '\t' => {}
-                c => {
-                    self.after_cr = false;
-                    if self.line.len() < MAX_LINE {
-                        self.line.push(c);
-                    }
+                return;
+            }
+            Escape::StrEsc => {
+                self.escape = if ch == '\\' {
+                    Escape::None
+                } else {
+                    Escape::Str
+                };
+                return;
+            }
+            Escape::None => {}
+        }
+        match ch {
+            '\u{1b}' => self.escape = Escape::Esc,
+            '\n' => {
+                if !(self.after_cr && self.line.is_empty()) {
+                    self.emit(false, on_line);
+                }
+                self.after_cr = false;
+                self.last_cr_line = None;
+            }
+            '\r' => {
+                self.emit(true, on_line);
+                self.after_cr = true;
+            }
+            c if c.is_control() && c != '\t' => {}
+            c => {
+                self.after_cr = false;
+                if self.line.len() < MAX_LINE {
+                    self.line.push(c);
                 }
             }
         }
@@ -127,22 +164,24 @@ impl LineSplitter {
     }
 
     fn emit(&mut self, by_cr: bool, on_line: &mut impl FnMut(&str)) {
-        let line = std::mem::take(&mut self.line);
-        if line.is_empty() {
+        if self.line.is_empty() {
             return;
         }
+        let repeated = self.last_cr_line.as_deref() == Some(self.line.as_str());
+        if !repeated {
+            on_line(&self.line);
+        }
         if by_cr {
-            if self.last_cr_line.as_deref() == Some(line.as_str()) {
-                return;
+            if !repeated {
+                match &mut self.last_cr_line {
+                    Some(last) => last.clone_from(&self.line),
+                    None => self.last_cr_line = Some(self.line.clone()),
+                }
             }
-            on_line(&line);
-            self.last_cr_line = Some(line);
         } else {
-            if self.last_cr_line.as_deref() != Some(line.as_str()) {
-                on_line(&line);
-            }
             self.last_cr_line = None;
         }
+        self.line.clear();
     }
 }
 

@@ -155,3 +155,44 @@ proptest::proptest! {
         proptest::prop_assert_eq!(found, points_by_captures_iter(&re, &line));
     }
 }
+
+/// The lines a splitter gives when every character goes through the per-character path.
+fn lines_char_by_char(text: &str) -> Vec<String> {
+    let mut splitter = LineSplitter::new();
+    let mut out = Vec::new();
+    for ch in text.chars() {
+        splitter.step(ch, &mut |l| out.push(l.to_string()));
+    }
+    splitter.finish(&mut |l| out.push(l.to_string()));
+    out
+}
+
+fn lines_fed(text: &str) -> Vec<String> {
+    let mut splitter = LineSplitter::new();
+    let mut out = Vec::new();
+    splitter.feed(text, &mut |l| out.push(l.to_string()));
+    splitter.finish(&mut |l| out.push(l.to_string()));
+    out
+}
+
+proptest::proptest! {
+    #[test]
+    fn copying_runs_of_text_gives_the_lines_of_the_per_character_path(
+        text in "[a-c0-9=. \\t\\r\\n\\x1b\\[\\]m;P\\\\\\x07\\x7f\\u{85}\\u{9c}°é✓]{0,80}"
+    ) {
+        proptest::prop_assert_eq!(lines_fed(&text), lines_char_by_char(&text));
+    }
+}
+
+#[test]
+fn an_overlong_line_is_cut_the_same_way_on_both_paths() {
+    for filler in ["x", "é", "✓", "🙂"] {
+        let text = format!("{}acc=0.5\n", filler.repeat(MAX_LINE / filler.len() + 7));
+        let fed = lines_fed(&text);
+        assert_eq!(fed, lines_char_by_char(&text), "{filler}");
+        assert!(
+            fed[0].len() >= MAX_LINE && fed[0].len() < MAX_LINE + 4,
+            "{filler}"
+        );
+    }
+}
