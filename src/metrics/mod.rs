@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::task::{MetricSpec, Reduce, Task};
 
 mod series;
-pub use series::{SAMPLE_CAP, Series};
+pub use series::Series;
 
 /// One metric observation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -85,7 +85,7 @@ impl ProgressLines {
 
 /// One event as a progress line (`[    12.3s] text`, continuation lines indented), or None
 /// for events that print nothing (terminal output, file changes).
-pub fn progress_line(t: f64, event: &Event) -> Option<String> {
+fn progress_line(t: f64, event: &Event) -> Option<String> {
     Some(text_line(t, &event.describe()?))
 }
 
