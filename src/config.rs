@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::agent::preset::PRESET_NAMES;
+use crate::task::located::{self, KeyPath, Located, Term};
 
 /// Why the config file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -21,28 +22,30 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The file breaks a rule.
-    #[error("{}{}: {}{message}", file.display(), line.map_or_else(String::new, |l| format!(":{l}")), if key.is_empty() { String::new() } else { format!("key `{key}`: ") })]
-    Invalid {
-        /// The file.
-        file: PathBuf,
-        /// The 1-based line, when known.
-        line: Option<usize>,
-        /// The dotted key, e.g. `agents.claude.idle_s`.
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The file breaks a rule: its file, line, key path and what is wrong.
+    #[error(transparent)]
+    Invalid(#[from] Located),
 }
 
 /// `mode` of an agent in the config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigMode {
     /// A new process each phase.
     Oneshot,
     /// One process; prompts are typed into its terminal.
     Interactive,
+}
+
+impl<'de> Deserialize<'de> for ConfigMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        located::one_of(
+            d,
+            &[
+                ("oneshot", ConfigMode::Oneshot),
+                ("interactive", ConfigMode::Interactive),
+            ],
+        )
+    }
 }
 
 /// `[agents.NAME]`: a new agent, or changes to a preset of the same name.
@@ -119,26 +122,13 @@ impl Config {
 
     /// Parses and checks the text of `file`.
     pub fn parse(file: &Path, text: &str) -> Result<Config, ConfigError> {
-        let invalid = |key: String, message: String| ConfigError::Invalid {
-            file: file.to_path_buf(),
-            line: line_of_key(text, &key),
-            key,
-            message,
+        let invalid = |key: KeyPath, message: String| {
+            ConfigError::Invalid(Located::in_toml(file, text, Term::Key, key, message))
         };
-        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let key = e
-                .span()
-                .and_then(|s| key_at(text, s.start))
-                .unwrap_or_default();
-            ConfigError::Invalid {
-                file: file.to_path_buf(),
-                line: e.span().map(|s| line_at(text, s.start)),
-                key,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let parsed: ConfigFile = located::from_toml(file, text, Term::Key)?;
         for (name, agent) in &parsed.agents {
-            let key = |k: &str| format!("agents.{name}.{k}");
+            let agent_key = KeyPath::of("agents").key(name);
+            let key = |k: &str| agent_key.clone().key(k);
             let name_ok = {
                 let mut chars = name.chars();
                 matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -146,7 +136,7 @@ impl Config {
             };
             if !name_ok || name == "shell" {
                 return Err(invalid(
-                    format!("agents.{name}"),
+                    agent_key,
                     "an agent name must match [a-z0-9][a-z0-9-]* and not be `shell`".to_string(),
                 ));
             }
@@ -162,7 +152,7 @@ impl Config {
             }
             if agent.command.is_none() && !PRESET_NAMES.contains(&name.as_str()) {
                 return Err(invalid(
-                    format!("agents.{name}"),
+                    agent_key,
                     format!(
                         "`{name}` is not a preset ({}), so it needs `command`",
                         PRESET_NAMES.join(", ")
@@ -180,75 +170,6 @@ impl Config {
             agents: parsed.agents,
         })
     }
-}
-
-fn line_at(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-/// A key of the document: its dotted path, where the key is written, and its value's span.
-struct KeyAt {
-    path: String,
-    at: usize,
-    value: Option<std::ops::Range<usize>>,
-}
-
-/// Every key of the document.
-fn keys(text: &str) -> Vec<KeyAt> {
-    fn walk(table: &dyn toml_edit::TableLike, prefix: &str, out: &mut Vec<KeyAt>) {
-        for (key, item) in table.iter() {
-            let path = if prefix.is_empty() {
-                key.to_string()
-            } else {
-                format!("{prefix}.{key}")
-            };
-            let value = item.span();
-            let at = table
-                .key(key)
-                .and_then(toml_edit::Key::span)
-                .or_else(|| value.clone());
-            if let Some(span) = at {
-                out.push(KeyAt {
-                    path: path.clone(),
-                    at: span.start,
-                    value,
-                });
-            }
-            if let Some(inner) = item.as_table_like() {
-                walk(inner, &path, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(doc) = toml_edit::Document::parse(text) {
-        walk(doc.as_table(), "", &mut out);
-    }
-    out
-}
-
-/// The dotted key written at `offset`, or the innermost key whose value holds it.
-fn key_at(text: &str, offset: usize) -> Option<String> {
-    let keys = keys(text);
-    keys.iter()
-        .find(|k| k.at == offset)
-        .or_else(|| {
-            keys.iter()
-                .filter(|k| k.value.as_ref().is_some_and(|v| v.contains(&offset)))
-                .max_by_key(|k| k.at)
-        })
-        .map(|k| k.path.clone())
-}
-
-/// The line where `key` is written, if it is.
-fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    keys(text)
-        .into_iter()
-        .find(|k| k.path == key)
-        .map(|k| line_at(text, k.at))
 }
 
 #[cfg(test)]
@@ -307,5 +228,34 @@ mod tests {
             err.starts_with("/c/config.toml:2: key `agents.claude.mode`:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_name_their_key_not_the_value() {
+        let cases = [
+            (
+                "theme = 3\n",
+                "/c/config.toml:1: key `theme`: invalid type: integer `3`, expected a string",
+            ),
+            (
+                "theme = \"dark\"\nrunner = [\"local\"]\n",
+                "/c/config.toml:2: key `runner`: invalid type: array, expected a string",
+            ),
+            (
+                "[agents.mine]\ncommand = 7\n",
+                "/c/config.toml:2: key `agents.mine.command`: invalid type: integer `7`, expected a string",
+            ),
+            (
+                "[agents.claude]\nidle_s = \"soon\"\n",
+                "/c/config.toml:2: key `agents.claude.idle_s`: invalid type: string \"soon\", expected a whole number >= 0",
+            ),
+            (
+                "[agents.claude]\nenv = { A = 1 }\n",
+                "/c/config.toml:2: key `agents.claude.env.A`: invalid type: integer `1`, expected a string",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse(text).unwrap_err().to_string(), expected, "{text:?}");
+        }
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::task::located::{self, KeyPath, Located, Term};
+
 /// Characters per second at which `say` text is typed out.
 pub const TYPING_RATE: f64 = 400.0;
 
@@ -22,16 +24,9 @@ pub enum TrajectoryError {
         /// The error.
         source: std::io::Error,
     },
-    /// A line is not a valid step.
-    #[error("{}:{line}: {message}", file.display())]
-    Invalid {
-        /// The file.
-        file: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// Why.
-        message: String,
-    },
+    /// A line is not a valid step: the file, the line, the key and what is wrong.
+    #[error(transparent)]
+    Invalid(#[from] Located),
 }
 
 /// One step of a trajectory.
@@ -93,6 +88,17 @@ struct RawStep {
     sleep_ms: Option<u64>,
 }
 
+/// `from` or `text`, whichever a step that is not a write step carries.
+fn write_only_key(raw: &RawStep) -> Option<&'static str> {
+    if raw.from.is_some() {
+        Some("from")
+    } else if raw.text.is_some() {
+        Some("text")
+    } else {
+        None
+    }
+}
+
 fn safe_relative(path: &str) -> bool {
     let p = Path::new(path);
     !path.is_empty()
@@ -116,17 +122,21 @@ impl Trajectory {
         let mut trajectory = Trajectory::default();
         for (i, line) in text.lines().enumerate() {
             let line_no = i + 1;
-            let invalid = |message: String| TrajectoryError::Invalid {
-                file: file.to_path_buf(),
-                line: line_no,
-                message,
+            let located = |key: KeyPath, message: String| {
+                TrajectoryError::Invalid(Located {
+                    file: file.to_path_buf(),
+                    line: Some(line_no),
+                    key,
+                    message,
+                    term: Term::Field,
+                })
             };
+            let invalid = |message: String| located(KeyPath::default(), message);
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            let raw: RawStep = serde_json::from_str(trimmed)
-                .map_err(|e| invalid(format!("not a valid step: {e}")))?;
+            let raw: RawStep = located::from_json_line(file, line_no, trimmed, Term::Field)?;
             let kinds = [
                 raw.phase.is_some(),
                 raw.say.is_some(),
@@ -146,10 +156,16 @@ impl Trajectory {
             }
             if let Some(phase) = raw.phase {
                 if !(1..=2).contains(&phase) {
-                    return Err(invalid(format!("phase must be 1 or 2, not {phase}")));
+                    return Err(located(
+                        KeyPath::of("phase"),
+                        format!("must be 1 or 2, not {phase}"),
+                    ));
                 }
-                if raw.from.is_some() || raw.text.is_some() {
-                    return Err(invalid("`from`/`text` belong to a write step".to_string()));
+                if let Some(key) = write_only_key(&raw) {
+                    return Err(located(
+                        KeyPath::of(key),
+                        "belongs to a write step".to_string(),
+                    ));
                 }
                 trajectory.phases.push(PhaseScript {
                     phase,
@@ -159,22 +175,26 @@ impl Trajectory {
                 continue;
             }
             if raw.expect.is_some() {
-                return Err(invalid("`expect` belongs to a phase line".to_string()));
+                return Err(located(
+                    KeyPath::of("expect"),
+                    "belongs to a phase line".to_string(),
+                ));
             }
             let step = if let Some(path) = raw.write {
                 if !safe_relative(&path) {
-                    return Err(invalid(format!(
-                        "write path `{path}` must be relative and stay inside the workspace"
-                    )));
+                    return Err(located(
+                        KeyPath::of("write"),
+                        format!("path `{path}` must be relative and stay inside the workspace"),
+                    ));
                 }
                 match (raw.from, raw.text) {
                     (Some(from), None) => {
                         let resolved = base.join(&from);
                         if !resolved.is_file() {
-                            return Err(invalid(format!(
-                                "`from` file {} does not exist",
-                                resolved.display()
-                            )));
+                            return Err(located(
+                                KeyPath::of("from"),
+                                format!("file {} does not exist", resolved.display()),
+                            ));
                         }
                         Step::WriteFrom {
                             path,
@@ -183,22 +203,27 @@ impl Trajectory {
                     }
                     (None, Some(text)) => Step::WriteText { path, text },
                     _ => {
-                        return Err(invalid(
+                        return Err(located(
+                            KeyPath::of("write"),
                             "a write step needs exactly one of `from` or `text`".to_string(),
                         ));
                     }
                 }
-            } else if raw.from.is_some() || raw.text.is_some() {
-                return Err(invalid("`from`/`text` belong to a write step".to_string()));
+            } else if let Some(key) = write_only_key(&raw) {
+                return Err(located(
+                    KeyPath::of(key),
+                    "belongs to a write step".to_string(),
+                ));
             } else if let Some(text) = raw.say {
                 Step::Say(text)
             } else if let Some(cmd) = raw.run {
                 Step::Run(cmd)
             } else if let Some(path) = raw.delete {
                 if !safe_relative(&path) {
-                    return Err(invalid(format!(
-                        "delete path `{path}` must be relative and stay inside the workspace"
-                    )));
+                    return Err(located(
+                        KeyPath::of("delete"),
+                        format!("path `{path}` must be relative and stay inside the workspace"),
+                    ));
                 }
                 Step::Delete(path)
             } else {
@@ -212,11 +237,13 @@ impl Trajectory {
             current.steps.push(step);
         }
         if trajectory.phases.is_empty() {
-            return Err(TrajectoryError::Invalid {
+            return Err(TrajectoryError::Invalid(Located {
                 file: file.to_path_buf(),
-                line: text.lines().count().max(1),
+                line: Some(text.lines().count().max(1)),
+                key: KeyPath::default(),
                 message: "no {\"phase\": 1} line: the trajectory has no steps".to_string(),
-            });
+                term: Term::Field,
+            }));
         }
         Ok(trajectory)
     }

@@ -1,12 +1,13 @@
 //! Task folders (SPEC §2): the `task.toml` types, their validation with errors that name the
-//! file, the field and the TOML line, and discovery of tasks under the tasks folder.
+//! file, the key path and the TOML line, and discovery of tasks under the tasks folder.
 
+pub mod located;
 mod validate;
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 pub use validate::TaskError;
 
@@ -115,7 +116,7 @@ pub struct MetricSpec {
 }
 
 /// How a metric's series is reduced to the one value a criterion checks.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Reduce {
     /// The last value.
@@ -126,6 +127,20 @@ pub enum Reduce {
     Min,
     /// The arithmetic mean.
     Mean,
+}
+
+impl<'de> Deserialize<'de> for Reduce {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        located::one_of(
+            d,
+            &[
+                ("last", Reduce::Last),
+                ("max", Reduce::Max),
+                ("min", Reduce::Min),
+                ("mean", Reduce::Mean),
+            ],
+        )
+    }
 }
 
 impl Reduce {
@@ -141,7 +156,7 @@ impl Reduce {
 }
 
 /// Which side of the published value a criterion accepts.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// value >= published - tolerance
@@ -150,6 +165,19 @@ pub enum Direction {
     Lower,
     /// |value - published| <= tolerance
     Within,
+}
+
+impl<'de> Deserialize<'de> for Direction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        located::one_of(
+            d,
+            &[
+                ("higher", Direction::Higher),
+                ("lower", Direction::Lower),
+                ("within", Direction::Within),
+            ],
+        )
+    }
 }
 
 impl Direction {

@@ -32,11 +32,11 @@ fn parses_phases_steps_comments_and_blank_lines() {
 fn errors_name_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("{\"phase\": 1}\n{\"say\": \"a\"\n", 2, "not a valid step"),
+        ("{\"phase\": 1}\n{\"say\": \"a\"\n", 2, "not valid JSON"),
         (
             "{\"phase\": 1}\n{\"shout\": \"a\"}\n",
             2,
-            "unknown field `shout`",
+            "field `shout`: unknown field `shout`",
         ),
         ("{\"say\": \"a\"}\n", 1, "before the first"),
         (
@@ -47,14 +47,38 @@ fn errors_name_the_file_and_line() {
         (
             "{\"phase\": 1}\n\n{\"write\": \"a.py\", \"from\": \"missing.py\"}\n",
             3,
-            "does not exist",
+            "field `from`: file",
         ),
         (
             "{\"phase\": 1}\n{\"write\": \"../escape.py\", \"text\": \"x\"}\n",
             2,
-            "inside the workspace",
+            "field `write`: path `../escape.py` must be relative and stay inside the workspace",
         ),
-        ("{\"phase\": 3}\n", 1, "phase must be 1 or 2"),
+        (
+            "{\"phase\": 3}\n",
+            1,
+            "field `phase`: must be 1 or 2, not 3",
+        ),
+        (
+            "{\"phase\": 1}\n{\"sleep_ms\": \"soon\"}\n",
+            2,
+            "field `sleep_ms`: invalid type: string \"soon\", expected a whole number >= 0",
+        ),
+        (
+            "{\"phase\": 1}\n{\"sleep_ms\": -5}\n",
+            2,
+            "field `sleep_ms`: invalid value: integer `-5`, expected a whole number >= 0",
+        ),
+        (
+            "{\"phase\": \"one\"}\n",
+            1,
+            "field `phase`: invalid type: string \"one\", expected a whole number from 0 to 255",
+        ),
+        (
+            "{\"phase\": 1}\n{\"say\": \"a\", \"text\": \"b\"}\n",
+            2,
+            "field `text`: belongs to a write step",
+        ),
         ("# nothing\n", 1, "no {\"phase\": 1} line"),
     ];
     for (text, line, message) in cases {
