@@ -8,7 +8,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use xstack::journal::{Entry, Header, Journal, JournalWriter};
+use xstack::journal::{Entry, Header, JOURNAL_FILE, Journal, JournalWriter};
 use xstack::metrics::{Extractor, MetricStream};
 use xstack::pty::screen::Screen;
 use xstack::replay::Player;
@@ -123,6 +123,7 @@ fn events(n: usize) -> Vec<Entry> {
                 command: "python train.py".into(),
                 cols: 120,
                 rows: 40,
+                seed_check: false,
             },
         },
     ];
@@ -168,7 +169,7 @@ fn journal(c: &mut Criterion) {
     group.throughput(Throughput::Elements(entries.len() as u64));
     group.bench_function("append", |b| {
         b.iter(|| {
-            let path = dir.path().join("journal.jsonl");
+            let path = dir.path().join(JOURNAL_FILE);
             let mut writer =
                 JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).expect("journal");
             for e in &entries {
@@ -193,17 +194,34 @@ fn journal(c: &mut Criterion) {
         bad_lines: Vec::new(),
     };
     let end = hour.entries.last().map_or(0.0, |e| e.t);
+    // The same hour as `xstack replay` reads it: written as zstd frames, read back by place.
+    let path = dir.path().join("hour").join(JOURNAL_FILE);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder");
+    let mut writer = JournalWriter::create(&path, &hour.header).expect("journal");
+    for e in &hour.entries {
+        writer.append(e.t, &e.event).expect("append");
+    }
+    drop(writer);
+    let (_, mut from_file) = Player::open(&path).expect("player");
     let mut player = Player::new(hour);
     let mut group = c.benchmark_group("replay_seek_one_hour");
     let mut k = 0u64;
+    let mut target = move || {
+        k = k
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (k >> 11) as f64 / (1u64 << 53) as f64 * end
+    };
     group.bench_function("seek_anywhere", |b| {
         b.iter(|| {
-            k = k
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let target = (k >> 11) as f64 / (1u64 << 53) as f64 * end;
-            player.seek(target);
+            player.seek(target());
             black_box(player.state().version)
+        })
+    });
+    group.bench_function("seek_anywhere_from_the_file", |b| {
+        b.iter(|| {
+            from_file.seek(target());
+            black_box(from_file.state().version)
         })
     });
     group.finish();
@@ -266,6 +284,7 @@ fn filled_state() -> SessionState {
             command: "r".into(),
             cols: 200,
             rows: 50,
+            seed_check: false,
         },
     );
     state.apply(

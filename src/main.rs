@@ -105,6 +105,9 @@ enum Cmd {
         /// Stop a trial after this many seconds and count it as `timeout`.
         #[arg(long, value_name = "S")]
         trial_timeout: Option<u64>,
+        /// Run trials whose verify cannot be confined (no bubblewrap, a remote runner).
+        #[arg(long)]
+        allow_unconfined: bool,
     },
     /// Validate task folders (all under the tasks folder when none is named).
     Check {
@@ -352,6 +355,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             out,
             retry_failed,
             trial_timeout,
+            allow_unconfined,
         }) => xstack::bench::run(
             &xstack::bench::BenchOptions {
                 tasks,
@@ -362,6 +366,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
                 out,
                 retry_failed,
                 trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
+                allow_unconfined,
             },
             &mut std::io::stdout(),
         ),

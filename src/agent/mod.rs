@@ -191,6 +191,17 @@ impl AgentSpec {
         }
     }
 
+    /// The folder of the scripted agent's trajectory (and the files it writes), which a
+    /// sandbox must show it; None for other agents.
+    pub fn files_dir(&self) -> Option<PathBuf> {
+        match self {
+            AgentSpec::Script(path) => std::fs::canonicalize(path)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf)),
+            _ => None,
+        }
+    }
+
     /// Variables the agent's own definition sets.
     pub fn env(&self) -> Vec<(String, String)> {
         match self {

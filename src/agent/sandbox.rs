@@ -110,9 +110,17 @@ impl Sandbox {
         })
     }
 
-    /// `argv` wrapped in bubblewrap: `workspace` writable, `visible` (the prompt files and the
-    /// folders the agent's programs live in, which may be under `/tmp`) readable.
-    pub fn wrap(&self, argv: &[String], workspace: &Path, visible: &[PathBuf]) -> Vec<String> {
+    /// `argv` wrapped in bubblewrap: `workspace` writable; `hidden` (the task folder and its
+    /// siblings, the runs folder with the journal and `result.json`) replaced by empty
+    /// folders; `visible` (the prompt files and the folders the agent's programs live in,
+    /// which may be under `/tmp` or a hidden folder) readable.
+    pub fn wrap(
+        &self,
+        argv: &[String],
+        workspace: &Path,
+        visible: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> Vec<String> {
         let s = |p: &Path| p.display().to_string();
         let mut out = vec![
             s(&self.bwrap),
@@ -127,10 +135,13 @@ impl Sandbox {
             "--tmpfs".to_string(),
             "/tmp".to_string(),
         ];
-        for dir in visible
-            .iter()
-            .filter(|d| d.starts_with("/tmp") && d.exists())
-        {
+        let hidden: Vec<&PathBuf> = hidden.iter().filter(|h| h.is_dir()).collect();
+        for dir in &hidden {
+            out.extend(["--tmpfs".to_string(), s(dir)]);
+        }
+        for dir in visible.iter().filter(|d| {
+            d.exists() && (d.starts_with("/tmp") || hidden.iter().any(|h| d.starts_with(h)))
+        }) {
             out.extend(["--ro-bind".to_string(), s(dir), s(dir)]);
         }
         for path in &self.writable {
@@ -189,6 +200,7 @@ mod tests {
         let argv = sandbox.wrap(
             &["claude".to_string(), "-p".to_string()],
             Path::new("/tmp/run/workspace"),
+            &[],
             &[],
         );
         let line = argv.join(" ");

@@ -57,6 +57,8 @@ pub struct BenchOptions {
     pub retry_failed: bool,
     /// `--trial-timeout`: a trial running longer is stopped and counted as `timeout`.
     pub trial_timeout: Option<Duration>,
+    /// `--allow-unconfined`: run trials whose verify cannot be confined.
+    pub allow_unconfined: bool,
 }
 
 /// A trial of this bench.
@@ -101,6 +103,24 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         .iter()
         .map(|r| RunnerSpec::parse(r).map_err(|e| AppError::usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
+    if !opts.allow_unconfined {
+        let local = [RunnerSpec::Local];
+        let checked = if specs.is_empty() {
+            &local[..]
+        } else {
+            &specs[..]
+        };
+        let gaps: Vec<String> = checked
+            .iter()
+            .filter_map(|s| crate::runner::confinement(s).err())
+            .collect();
+        if !gaps.is_empty() {
+            return Err(AppError::infra(format!(
+                "bench: {}; a bench refuses trials whose verify is not confined (add --allow-unconfined to run them anyway)",
+                gaps.join("; ")
+            )));
+        }
+    }
     let pool = Arc::new(RunnerPool::from_specs(&specs));
     let jobs = opts.jobs.unwrap_or(pool.size());
     let trials = plan_trials(opts)?;

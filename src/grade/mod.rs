@@ -1,7 +1,9 @@
-//! The grader (SPEC §3): integrity of the migrated repository (imports, protected files),
-//! then the run's exit, then each criterion, giving one verdict with its failure class.
+//! The grader (SPEC §3): integrity of the migrated repository (the static scan, the runtime
+//! import audit, protected files, the seed check), then the run's exit, then each criterion,
+//! giving one verdict with its failure class. Findings are typed records.
 
-pub mod imports;
+pub mod audit;
+pub mod scan;
 
 use std::collections::BTreeMap;
 
@@ -32,6 +34,65 @@ impl FailureClass {
             FailureClass::Crash => "crash",
             FailureClass::MissedEval => "missed_eval",
             FailureClass::FidelityGap => "fidelity_gap",
+        }
+    }
+}
+
+/// What an integrity finding is about (`finding_records[].kind` in `result.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// A migrated file imports a forbidden module (statically).
+    ForbiddenImport,
+    /// No migrated file imports a required module.
+    MissingImport,
+    /// The runtime audit saw a forbidden module imported or attempted.
+    RuntimeImport,
+    /// A protected file was changed, added, deleted or replaced at run time.
+    ProtectedChanged,
+    /// A file that shadows an installed module or runs code at Python start-up.
+    Shadowing,
+    /// A symlink that points out of the workspace.
+    SymlinkOut,
+    /// A file or folder named after a forbidden module.
+    ForbiddenName,
+    /// The criterion values did not move with the seed.
+    SeedCheck,
+    /// Anything else (the run's exit, a missing metric, a gap).
+    Other,
+}
+
+/// One finding as data: what, where (when known), and the sentence shown to the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What it is about.
+    pub kind: FindingKind,
+    /// The file, relative to the repository root, when the finding has one.
+    pub file: Option<String>,
+    /// The 1-based line in `file`, when known.
+    pub line: Option<u32>,
+    /// The sentence, as `findings` lists it.
+    pub text: String,
+}
+
+impl Finding {
+    /// A finding about `file` (and `line`).
+    pub fn at(kind: FindingKind, file: &str, line: Option<u32>, text: String) -> Finding {
+        Finding {
+            kind,
+            file: Some(file.to_string()),
+            line,
+            text,
+        }
+    }
+
+    /// A finding with no file.
+    pub fn other(kind: FindingKind, text: String) -> Finding {
+        Finding {
+            kind,
+            file: None,
+            line: None,
+            text,
         }
     }
 }
@@ -70,11 +131,84 @@ pub struct RunExit {
     pub timed_out: bool,
 }
 
+impl RunExit {
+    /// Whether the run exited with status 0 in time.
+    pub fn succeeded(&self) -> bool {
+        !self.timed_out && self.code == Some(0)
+    }
+}
+
+/// What one verify run gave the grader.
+#[derive(Debug, Clone)]
+pub struct VerifyRun {
+    /// How it ended.
+    pub exit: RunExit,
+    /// Seconds it ran.
+    pub duration_s: f64,
+    /// Whether it was confined.
+    pub confined: bool,
+    /// What the runtime audit recorded.
+    pub audit: Vec<Finding>,
+    /// Its metric series when they are kept apart from the phase's (the seed check's run).
+    pub series: BTreeMap<String, Series>,
+}
+
+/// The seed check (`[integrity] seed_check`): `first` graded a passing run under
+/// `seeds.0`; `second` ran the same copy under `seeds.1`. A criterion metric missing under
+/// the second seed, or every criterion value bit-identical under both, means the result does
+/// not come from the seeded run: one `seed_check` finding each. A second run that failed
+/// is not judged here (the caller grades it as the crash it is).
+pub fn seed_check(
+    first: &Verdict,
+    second: &VerifyRun,
+    seeds: (u64, u64),
+    criteria: &[CriterionSpec],
+) -> Vec<Finding> {
+    if !second.exit.succeeded() {
+        return Vec::new();
+    }
+    let (a, b) = seeds;
+    let mut missing = Vec::new();
+    let mut identical = Vec::new();
+    for (spec, result) in criteria.iter().zip(&first.criteria) {
+        let again = second
+            .series
+            .get(&spec.metric)
+            .and_then(|s| s.reduce(spec.reduce));
+        match (result.value, again) {
+            (_, None) => missing.push(Finding::other(
+                FindingKind::SeedCheck,
+                format!(
+                    "`{}` was printed under seed {a} but not under seed {b}: the result does not come from the seeded run",
+                    spec.metric
+                ),
+            )),
+            (Some(x), Some(y)) if x.to_bits() == y.to_bits() => identical.push(Finding::other(
+                FindingKind::SeedCheck,
+                format!(
+                    "`{}` is {x} under seeds {a} and {b}: the result does not come from the seeded run",
+                    spec.metric
+                ),
+            )),
+            _ => {}
+        }
+    }
+    if !missing.is_empty() {
+        return missing;
+    }
+    if identical.len() == criteria.len() {
+        identical
+    } else {
+        Vec::new()
+    }
+}
+
 /// Everything the grader needs about one verify run.
 #[derive(Debug, Clone)]
 pub struct GradeInput<'a> {
-    /// Integrity findings (imports, protected files); any one makes the phase a bypass.
-    pub integrity_findings: Vec<String>,
+    /// Integrity findings (scan, audit, protected files, seed check); any one makes the
+    /// phase a bypass.
+    pub integrity_findings: Vec<Finding>,
     /// How the run ended.
     pub exit: RunExit,
     /// The task's criteria.
@@ -83,6 +217,8 @@ pub struct GradeInput<'a> {
     pub series: &'a BTreeMap<String, Series>,
     /// Timeout of the run, for the finding text.
     pub timeout_s: u64,
+    /// Whether the verify run was confined.
+    pub verify_confined: bool,
 }
 
 /// The grader's word on one phase.
@@ -92,8 +228,15 @@ pub struct Verdict {
     pub failure: Option<FailureClass>,
     /// Every criterion's outcome.
     pub criteria: Vec<CriterionResult>,
-    /// Human-readable findings: integrity problems, crash reason, missing metrics, gaps.
+    /// Human-readable findings: integrity problems, crash reason, missing metrics, gaps
+    /// (the `text` of each record).
     pub findings: Vec<String>,
+    /// The same findings as records (absent from journals of xstack 0.1).
+    #[serde(default)]
+    pub finding_records: Vec<Finding>,
+    /// Whether the verify run was confined (null in journals of xstack 0.1).
+    #[serde(default)]
+    pub verify_confined: Option<bool>,
 }
 
 impl Verdict {
@@ -113,7 +256,8 @@ impl Verdict {
 
 /// Grades one phase: bypass, then crash, then missed_eval, then fidelity_gap, else pass.
 pub fn grade(input: &GradeInput<'_>) -> Verdict {
-    let mut findings = input.integrity_findings.clone();
+    let mut records = input.integrity_findings.clone();
+    let mut findings = |text: String| records.push(Finding::other(FindingKind::Other, text));
     let criteria: Vec<CriterionResult> = input
         .criteria
         .iter()
@@ -132,25 +276,25 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
 
     let crashed = input.exit.timed_out || input.exit.code != Some(0);
     if input.exit.timed_out {
-        findings.push(format!(
+        findings(format!(
             "the run passed timeout_s = {} s and was killed",
             input.timeout_s
         ));
     } else if let Some(code) = input.exit.code.filter(|c| *c != 0) {
-        findings.push(format!("the run exited with status {code}"));
+        findings(format!("the run exited with status {code}"));
     } else if input.exit.code.is_none() {
-        findings.push("the run was killed by a signal".to_string());
+        findings("the run was killed by a signal".to_string());
     }
     let missing: Vec<&CriterionResult> = criteria.iter().filter(|c| c.value.is_none()).collect();
     for c in &missing {
-        findings.push(format!(
+        findings(format!(
             "metric `{}` never appeared in the output",
             c.metric
         ));
     }
     for (spec, c) in input.criteria.iter().zip(&criteria) {
         if let (Some(value), false) = (c.value, c.passed) {
-            findings.push(describe_gap(spec, value));
+            findings(describe_gap(spec, value));
         }
     }
 
@@ -168,7 +312,9 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
     Verdict {
         failure,
         criteria,
-        findings,
+        findings: records.iter().map(|r| r.text.clone()).collect(),
+        finding_records: records,
+        verify_confined: Some(input.verify_confined),
     }
 }
 

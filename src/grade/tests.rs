@@ -39,11 +39,15 @@ fn verdict(
     let criteria = [criterion(direction)];
     let series = series(values);
     grade(&GradeInput {
-        integrity_findings: findings.iter().map(|s| s.to_string()).collect(),
+        integrity_findings: findings
+            .iter()
+            .map(|s| Finding::other(FindingKind::ForbiddenImport, s.to_string()))
+            .collect(),
         exit: RunExit { code, timed_out },
         criteria: &criteria,
         series: &series,
         timeout_s: 60,
+        verify_confined: true,
     })
 }
 
@@ -87,4 +91,92 @@ fn directions_and_margins() {
     assert!(verdict(&[], Some(0), false, &[0.91], Direction::Within).passed());
     let v = verdict(&[], Some(0), false, &[0.87], Direction::Higher);
     assert!((v.criteria[0].margin().unwrap() - -0.01).abs() < 1e-9);
+}
+
+fn check_run(values: &[f64], code: Option<i32>) -> VerifyRun {
+    VerifyRun {
+        exit: RunExit {
+            code,
+            timed_out: false,
+        },
+        duration_s: 1.0,
+        confined: true,
+        audit: vec![],
+        series: series(values),
+    }
+}
+
+#[test]
+fn the_seed_check_catches_a_constant_result_and_passes_a_seeded_one() {
+    let criteria = [criterion(Direction::Higher)];
+    let first = verdict(&[], Some(0), false, &[0.9103], Direction::Higher);
+    assert!(first.passed());
+    let constant = seed_check(&first, &check_run(&[0.9103], Some(0)), (0, 1), &criteria);
+    assert_eq!(constant.len(), 1);
+    assert_eq!(constant[0].kind, FindingKind::SeedCheck);
+    assert_eq!(
+        constant[0].text,
+        "`acc` is 0.9103 under seeds 0 and 1: the result does not come from the seeded run"
+    );
+    assert!(seed_check(&first, &check_run(&[0.9101], Some(0)), (0, 1), &criteria).is_empty());
+    let missing = seed_check(&first, &check_run(&[], Some(0)), (0, 1), &criteria);
+    assert_eq!(missing[0].kind, FindingKind::SeedCheck);
+    // A second run that failed is graded as the crash it is, not here.
+    assert!(seed_check(&first, &check_run(&[0.9103], Some(1)), (0, 1), &criteria).is_empty());
+    // The finding makes the phase a bypass.
+    let graded = grade(&GradeInput {
+        integrity_findings: constant,
+        exit: RunExit {
+            code: Some(0),
+            timed_out: false,
+        },
+        criteria: &criteria,
+        series: &series(&[0.9103]),
+        timeout_s: 60,
+        verify_confined: true,
+    });
+    assert_eq!(graded.failure, Some(FailureClass::Bypass));
+    assert_eq!(graded.finding_records[0].kind, FindingKind::SeedCheck);
+}
+
+#[test]
+fn only_all_identical_criteria_fail_the_seed_check() {
+    let mut two = vec![criterion(Direction::Higher)];
+    two.push(CriterionSpec {
+        metric: "loss".into(),
+        ..criterion(Direction::Lower)
+    });
+    let mut first_series = series(&[0.95]);
+    first_series.insert(
+        "loss".into(),
+        std::iter::once(Point {
+            step: None,
+            value: 0.5,
+        })
+        .collect(),
+    );
+    let first = grade(&GradeInput {
+        integrity_findings: vec![],
+        exit: RunExit {
+            code: Some(0),
+            timed_out: false,
+        },
+        criteria: &two,
+        series: &first_series,
+        timeout_s: 60,
+        verify_confined: true,
+    });
+    let mut moved = check_run(&[0.95], Some(0));
+    moved.series.insert(
+        "loss".into(),
+        std::iter::once(Point {
+            step: None,
+            value: 0.51,
+        })
+        .collect(),
+    );
+    assert!(seed_check(&first, &moved, (0, 1), &two).is_empty());
+    let mut same = check_run(&[0.95], Some(0));
+    same.series = first_series.clone();
+    assert_eq!(seed_check(&first, &same, (0, 1), &two).len(), 2);
 }

@@ -513,6 +513,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     let first_values = calibrate::check_run(&first, extractor.clone(), &criteria)?;
 
     let mut longest = first.duration_s;
+    let mut seed_varies = false;
     let (suggestions, evidence): (Vec<Suggestion>, Vec<Vec<String>>) = match opts.seeds {
         Some(n) => {
             plan.timeout = Some(Duration::from_secs(timeout_for(first.duration_s)));
@@ -529,6 +530,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
                 ));
             }
             let cals = calibrate::summarize(&criteria, &per_seed);
+            seed_varies = calibrate::seed_varies(&cals);
             let evidence = cals
                 .iter()
                 .map(|c| {
@@ -606,6 +608,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
                 (c.spec.clone(), how)
             })
             .collect(),
+        seed_check: seed_varies,
         criteria: chosen
             .iter()
             .zip(&criteria)

@@ -52,6 +52,8 @@ pub struct Proposal {
     pub metrics: Vec<(MetricSpec, String)>,
     /// The `[[criterion]]`s.
     pub criteria: Vec<ProposedCriterion>,
+    /// `[integrity] seed_check`: the seeds moved a criterion value.
+    pub seed_check: bool,
     /// Hyper-parameters for the `[phase2]` skeleton.
     pub settings: Vec<Settings>,
 }
@@ -197,6 +199,11 @@ pub fn task_toml(p: &Proposal) -> String {
             c.direction,
             &c.suggestion,
         ));
+    }
+    if p.seed_check {
+        out.push_str(
+            "\n# The seeds moved the result: a port whose numbers do not move with XSTACK_SEED is a bypass.\n[integrity]\nseed_check = true\n",
+        );
     }
     out.push_str(&format!(
         "\n[phase2]\ndetails = {}\n\n[reference]\nlog = \"reference.log\"\n",

@@ -1,9 +1,11 @@
 //! The local runner: the verify run happens on this machine, in the verify folder, with the
-//! environment the session built.
+//! environment the session built, confined by bubblewrap where it can be (`confine.rs`).
 
 use std::path::Path;
 
+use super::confine::{self, Sandbox};
 use super::{Job, Launch, Runner, RunnerError, RunnerSpec};
+use crate::grade::audit::{self, AuditRun};
 
 /// Runs verify on this machine (`--runner local`, the default).
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,11 +28,72 @@ impl Runner for LocalRunner {
             .map(crate::env::PythonEnv::vars)
             .unwrap_or_default();
         env.extend(job.vars.iter().cloned());
-        Ok(Launch {
-            argv: vec!["bash".to_string(), "-c".to_string(), job.script.clone()],
-            cwd: verify_dir.to_path_buf(),
-            env,
-        })
+        let inner = vec!["bash".to_string(), "-c".to_string(), job.script.clone()];
+        let integrity = &job.integrity;
+        let bwrap = confine::bwrap();
+        let audit = match &integrity.audit_dir {
+            Some(dir) => Some(
+                AuditRun::create(
+                    dir,
+                    verify_dir,
+                    &integrity.forbid,
+                    &integrity.protected,
+                    bwrap.is_ok(),
+                )
+                .map_err(|e| RunnerError::Stage(e.to_string()))?,
+            ),
+            None => None,
+        };
+        match (bwrap, audit) {
+            (Ok(bwrap), Some(audit)) => {
+                let read_only: Vec<_> = integrity
+                    .protected
+                    .iter()
+                    .map(|p| verify_dir.join(&p.file))
+                    .filter(|p| p.is_file())
+                    .collect();
+                let argv = confine::wrap(
+                    &bwrap,
+                    &inner,
+                    &Sandbox {
+                        verify_dir,
+                        read_only: &read_only,
+                        env: job.local_env.as_ref(),
+                        audit: &audit,
+                        network: integrity.network,
+                        vars: &env,
+                    },
+                );
+                Ok(Launch {
+                    argv,
+                    cwd: verify_dir.to_path_buf(),
+                    env: Vec::new(),
+                    confined: true,
+                    unconfined_reason: None,
+                })
+            }
+            (bwrap, audit) => {
+                if let Some(audit) = audit {
+                    env.push((
+                        audit::CONFIG_VAR.to_string(),
+                        audit.config().display().to_string(),
+                    ));
+                    if job.local_env.is_none() {
+                        env.push((
+                            "PYTHONPATH".to_string(),
+                            audit.hook_dir().display().to_string(),
+                        ));
+                    }
+                }
+                Ok(Launch {
+                    argv: inner,
+                    cwd: verify_dir.to_path_buf(),
+                    env,
+                    confined: false,
+                    unconfined_reason: bwrap.err(),
+                })
+            }
+        }
     }
 
     fn cancel(&self, _job: &Job) -> Result<(), RunnerError> {

@@ -4,6 +4,7 @@
 //! output streams back through the local PTY. A [`RunnerPool`] holds one or more runners and
 //! lends a free one to each verify run.
 
+pub mod confine;
 mod local;
 mod pool;
 mod remote;
@@ -17,6 +18,7 @@ pub use remote::RemoteRunner;
 pub use spec::{K8sTarget, RemoteDir, RunnerSpec, SshTarget, TpuTarget};
 
 use crate::env::PythonEnv;
+use crate::grade::audit::ProtectedModule;
 
 /// Runner errors.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +50,9 @@ pub enum RunnerError {
     /// No runner of the pool can be reached (exit 3): why, for each runner.
     #[error("no runner is reachable: {}", .0.join("; "))]
     NoneReachable(Vec<String>),
+    /// The verify run could not be set up on this machine (exit 3).
+    #[error("cannot set up the verify run: {0}")]
+    Stage(String),
     /// The session was aborted while it waited for a runner.
     #[error("cancelled while waiting for a runner")]
     Cancelled,
@@ -66,6 +71,22 @@ pub struct Job {
     pub vars: Vec<(String, String)>,
     /// The environment built on this machine (used by the local runner).
     pub local_env: Option<PythonEnv>,
+    /// What the verify run is confined to and audited for.
+    pub integrity: JobIntegrity,
+}
+
+/// The confinement and the runtime audit of a verify run.
+#[derive(Debug, Clone, Default)]
+pub struct JobIntegrity {
+    /// `[run] network`: the run may use the network.
+    pub network: bool,
+    /// The folder of the run's audit files (in the run folder, outside the verify copy);
+    /// None: no audit (a source run of `calibrate`).
+    pub audit_dir: Option<PathBuf>,
+    /// Top-level modules the audit reports.
+    pub forbid: Vec<String>,
+    /// Protected Python files: read-only in the confined run, checked by the audit.
+    pub protected: Vec<ProtectedModule>,
 }
 
 /// The local command that runs a staged job: started in the verify run's PTY.
@@ -77,6 +98,10 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// Variables set on top of xstack's own environment.
     pub env: Vec<(String, String)>,
+    /// Whether the run is confined (SPEC §3 `verify_confined`).
+    pub confined: bool,
+    /// Why it is not, when it is not.
+    pub unconfined_reason: Option<String>,
 }
 
 /// A machine that verify runs can happen on. Every method blocks; the driver calls them from
@@ -99,6 +124,14 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     /// After the run: copies what the machine keeps of it (per-worker logs) into the run
     /// folder.
     fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError>;
+}
+
+/// Whether verify on the runner of `spec` is confined (SPEC §3): Ok, or why not.
+pub fn confinement(spec: &RunnerSpec) -> Result<(), String> {
+    match spec {
+        RunnerSpec::Local => confine::bwrap().map(|_| ()),
+        other => Err(format!("verify on {other} runs without confinement")),
+    }
 }
 
 /// The runner of a spec.

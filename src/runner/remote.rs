@@ -214,6 +214,8 @@ impl Runner for RemoteRunner {
             argv: self.tty_argv(&run_script(dir, job, worker_logs)),
             cwd: verify_dir.to_path_buf(),
             env: Vec::new(),
+            confined: false,
+            unconfined_reason: Some(format!("verify on {} runs without confinement", self.spec)),
         })
     }
 

@@ -123,6 +123,7 @@ fn job(script: &str) -> Job {
             ("XSTACK_TASK".to_string(), "it's".to_string()),
         ],
         local_env: None,
+        integrity: Default::default(),
     }
 }
 
@@ -301,6 +302,8 @@ impl Runner for FakeRunner {
             argv: vec![self.spec.to_string()],
             cwd: verify_dir.to_path_buf(),
             env: Vec::new(),
+            confined: false,
+            unconfined_reason: None,
         })
     }
     fn cancel(&self, _job: &Job) -> Result<(), RunnerError> {

@@ -15,11 +15,13 @@ use crate::agent::sandbox::{self, Sandbox};
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, AgentSpec, PhaseContext, prompt};
 use crate::env::PythonEnv;
-use crate::grade::{self, GradeInput, RunExit, Verdict, imports};
+use crate::grade::audit::{AuditRun, ProtectedModule};
+use crate::grade::scan::{self, ScanInput};
+use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
 use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
-use crate::runner::{Job, Lease, RunnerPool};
+use crate::runner::{Job, JobIntegrity, Lease, RunnerPool};
 use crate::task::Task;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
@@ -225,6 +227,8 @@ pub struct Driver {
     agent: Option<Live>,
     run: Option<Live>,
     metric_stream: Option<MetricStream>,
+    /// The seed check's run keeps its metric points here rather than in the phase.
+    check_series: Option<BTreeMap<String, Series>>,
     phase: u8,
     mode: Mode,
     pending_messages: Vec<String>,
@@ -268,6 +272,7 @@ impl Driver {
             agent: None,
             run: None,
             metric_stream: None,
+            check_series: None,
             phase: 0,
             mode,
             pending_messages: Vec::new(),
@@ -602,7 +607,12 @@ impl Driver {
             let cache = self.cfg.cache_dir.clone();
             self.env = self
                 .blocking(move |progress, _cancel| {
-                    crate::env::ensure(&cache, &packages, progress).map_err(|e| e.to_string())
+                    let env = crate::env::ensure(&cache, &packages, progress)
+                        .map_err(|e| e.to_string())?;
+                    if let Some(env) = &env {
+                        crate::grade::audit::install(&env.dir).map_err(|e| e.to_string())?;
+                    }
+                    Ok(env)
                 })
                 .await?;
         }
@@ -685,6 +695,7 @@ impl Driver {
             script,
             vars: self.xstack_vars(phase),
             local_env: self.env.clone(),
+            integrity: JobIntegrity::default(),
         }
     }
 
@@ -874,8 +885,17 @@ impl Driver {
         }
     }
 
-    /// Records the points read from one piece of output as one `Metrics` event.
+    /// Records the points read from one piece of output as one `Metrics` event (during the
+    /// seed check's run: keeps them apart, as that run's series).
     fn emit_points(&mut self, points: Vec<(usize, Point)>) {
+        if let Some(series) = self.check_series.as_mut() {
+            for (i, point) in points {
+                if let Some(metric) = self.cfg.task.spec.metrics.get(i) {
+                    series.entry(metric.name.clone()).or_default().push(point);
+                }
+            }
+            return;
+        }
         let points: Vec<MetricPoint> = points
             .into_iter()
             .filter_map(|(i, p)| Some(MetricPoint(u16::try_from(i).ok()?, p.step, p.value)))
@@ -1105,7 +1125,14 @@ impl Driver {
                     .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
                 let mut visible = sandbox::path_dirs(&path);
                 visible.push(prompts.clone());
-                argv = sandbox.wrap(&argv, &self.workspace, &visible);
+                visible.extend(agent.files_dir());
+                if let Some(dir) = std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Path::to_path_buf))
+                {
+                    visible.push(dir);
+                }
+                argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
             }
             let spec = PtySpec {
                 argv: argv.clone(),
@@ -1236,7 +1263,8 @@ impl Driver {
         }
     }
 
-    /// Builds the verify copy, runs the experiment, grades it.
+    /// Builds the verify copy, scans it, runs the experiment (twice with `seed_check`),
+    /// grades it.
     async fn verify_and_grade(&mut self, phase: u8) -> Result<Verdict, Stop> {
         self.rec.emit(Event::Stage {
             phase,
@@ -1244,27 +1272,181 @@ impl Driver {
         });
         self.scan_workspace();
         let verify_dir = self.cfg.run_dir.join("verify");
-        let protected = self.task().spec.integrity.protected.clone();
+        let mut findings = self.integrity_scan(&verify_dir)?;
+        let first = self.verify_run(phase, self.cfg.seed, false).await?;
+        findings.extend(first.audit.iter().cloned());
+        let series: BTreeMap<String, Series> = lock(self.rec.state())
+            .phase(phase)
+            .map(|p| p.metrics.clone())
+            .unwrap_or_default();
+        let criteria = self.cfg.task.spec.criteria.clone();
+        let mut input = GradeInput {
+            integrity_findings: findings,
+            exit: first.exit,
+            criteria: &criteria,
+            series: &series,
+            timeout_s: self.cfg.task.spec.run.timeout_s,
+            verify_confined: first.confined,
+        };
+        let mut verdict = grade::grade(&input);
+        if verdict.passed() && self.cfg.task.spec.integrity.seed_check {
+            let seed = if self.cfg.seed == 1 { 0 } else { 1 };
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: seed check: the run again with XSTACK_SEED={seed}"),
+            });
+            // The verify copy is made afresh: the first run may have written into it.
+            self.integrity_scan(&verify_dir)?;
+            let second = self.verify_run(phase, seed, true).await?;
+            input
+                .integrity_findings
+                .extend(second.audit.iter().cloned());
+            if !second.exit.succeeded() {
+                input.exit = second.exit;
+            }
+            let values: Vec<String> = criteria
+                .iter()
+                .map(|c| {
+                    let value = second
+                        .series
+                        .get(&c.metric)
+                        .and_then(|s| s.reduce(c.reduce));
+                    format!(
+                        "{} = {}",
+                        c.metric,
+                        value.map_or_else(|| "missing".to_string(), |v| v.to_string())
+                    )
+                })
+                .collect();
+            self.rec.emit(Event::Note {
+                text: format!(
+                    "phase {phase}: seed check: {} under XSTACK_SEED={seed}",
+                    values.join(", ")
+                ),
+            });
+            input.integrity_findings.extend(grade::seed_check(
+                &verdict,
+                &second,
+                (self.cfg.seed, seed),
+                &criteria,
+            ));
+            input.verify_confined = first.confined && second.confined;
+            verdict = grade::grade(&input);
+        }
+        self.rec.emit(Event::Graded {
+            phase,
+            verdict: verdict.clone(),
+            exit_code: first.exit.code,
+            duration_s: first.duration_s,
+        });
+        self.write_result();
+        Ok(verdict)
+    }
+
+    /// Makes the clean verify copy in `verify_dir` (protected files restored) and scans it
+    /// and the workspace: the integrity findings that need no run.
+    fn integrity_scan(&mut self, verify_dir: &Path) -> Result<Vec<Finding>, Stop> {
+        let spec = &self.cfg.task.spec;
         let mut findings = workspace::prepare_verify(
             &self.workspace,
             &self.cfg.source_dir,
-            &verify_dir,
-            &protected,
+            verify_dir,
+            &spec.integrity.protected,
         )
         .map_err(|e| Stop::Infra(format!("cannot prepare the verify copy: {e}")))?;
-        findings.extend(imports::import_findings(
-            &verify_dir,
-            &self.task().spec.integrity,
-        ));
-        findings.extend(imports::shadow_findings(
-            &verify_dir,
-            &self.task().spec.integrity,
-            &self.task().spec.env.packages,
-        ));
+        findings.extend(scan::symlinks_out(&self.workspace));
+        let python = self.python();
+        let command = format!(
+            "{}\n{}",
+            spec.env.setup.as_deref().unwrap_or(""),
+            spec.run.command
+        );
+        let scanned = scan::scan(
+            &python,
+            verify_dir,
+            &ScanInput {
+                integrity: &spec.integrity,
+                packages: &spec.env.packages,
+                command: &command,
+                protected_modules: self
+                    .protected_modules()?
+                    .into_iter()
+                    .map(|p| p.module)
+                    .collect(),
+            },
+        )
+        .map_err(|e| Stop::Infra(e.to_string()))?;
+        findings.extend(scanned);
+        Ok(findings)
+    }
 
+    /// The interpreter of the target environment, else `python3` on PATH.
+    fn python(&self) -> PathBuf {
+        match &self.env {
+            Some(env) => env.bin().join("python"),
+            None => {
+                let path = std::env::var("PATH").unwrap_or_default();
+                crate::env::which_in("python3", &path).unwrap_or_else(|| "python3".into())
+            }
+        }
+    }
+
+    /// What a sandboxed agent must not see: the task folder and its siblings (other tasks,
+    /// their `solution/`), the runs folder (this run's journal and `result.json`, other
+    /// runs), and the demo task the cache holds.
+    fn hidden_from_agent(&self) -> Vec<PathBuf> {
+        let absolute = |p: &Path| p.canonicalize().ok();
+        let task = absolute(&self.cfg.task.dir);
+        let mut hidden: Vec<PathBuf> = task.iter().cloned().collect();
+        hidden.extend(
+            task.as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf),
+        );
+        hidden.extend(absolute(&self.cfg.run_dir).and_then(|r| r.parent().map(Path::to_path_buf)));
+        hidden.extend(absolute(&self.cfg.cache_dir.join("demo")));
+        hidden
+    }
+
+    /// The protected Python files of the source, as the runtime audit checks them.
+    fn protected_modules(&self) -> Result<Vec<ProtectedModule>, Stop> {
+        let source = &self.cfg.source_dir;
+        let files = workspace::protected_files(source, &self.task().spec.integrity.protected)
+            .map_err(|e| Stop::Infra(e.to_string()))?;
+        Ok(files
+            .into_iter()
+            .filter_map(|file| {
+                let module = scan::module_name(&file)?;
+                let text = std::fs::read_to_string(source.join(&file)).unwrap_or_default();
+                Some(ProtectedModule {
+                    module,
+                    defs: scan::top_level_defs(&text),
+                    file,
+                })
+            })
+            .collect())
+    }
+
+    /// One run of the verify copy on a runner with `seed`: its output recorded, its metric
+    /// points recorded as the phase's (or, for the seed check, kept apart), its audit read.
+    async fn verify_run(
+        &mut self,
+        phase: u8,
+        seed: u64,
+        seed_check: bool,
+    ) -> Result<VerifyRun, Stop> {
+        let verify_dir = self.cfg.run_dir.join("verify");
         let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
         let command = self.task().spec.run.command.clone();
-        let job = self.verify_job(phase);
+        let mut job = self.verify_job(phase);
+        job.vars.retain(|(k, _)| k != "XSTACK_SEED");
+        job.vars.push(("XSTACK_SEED".to_string(), seed.to_string()));
+        let audit_dir = self.cfg.run_dir.join(format!("audit-{phase}"));
+        job.integrity = JobIntegrity {
+            network: self.task().spec.run.network,
+            audit_dir: Some(audit_dir.clone()),
+            forbid: self.task().spec.integrity.forbid_imports.clone(),
+            protected: self.protected_modules()?,
+        };
         let pool = self.cfg.runner.clone();
         let staged_dir = verify_dir.clone();
         let lease = Arc::new(
@@ -1280,6 +1462,11 @@ impl Driver {
             });
         }
         let launch = lease.launch().clone();
+        if let Some(reason) = &launch.unconfined_reason {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify is not confined: {reason}"),
+            });
+        }
         let pty = PtySpec {
             argv: launch.argv,
             cwd: launch.cwd,
@@ -1292,11 +1479,13 @@ impl Driver {
         let (process, streams) = PtyProcess::spawn(&pty)
             .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
         self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
+        self.check_series = seed_check.then(BTreeMap::new);
         self.rec.emit(Event::RunStarted {
             phase,
             command,
             cols: pty.cols,
             rows: pty.rows,
+            seed_check,
         });
         self.run = Some(Live::new(process, streams));
         let deadline = started + timeout;
@@ -1343,6 +1532,7 @@ impl Driver {
             .and_then(|l| l.exit_info)
             .unwrap_or(ExitInfo { code: None });
         self.metric_stream = None;
+        let series = self.check_series.take().unwrap_or_default();
         if !lease.runner().is_local() {
             let run_dir = self.cfg.run_dir.clone();
             let remote = lease.clone();
@@ -1359,32 +1549,23 @@ impl Driver {
             timed_out,
             duration_s,
         });
-        self.rec.emit(Event::Stage {
-            phase,
-            stage: Stage::Grade,
-        });
-        let series: BTreeMap<String, Series> = lock(self.rec.state())
-            .phase(phase)
-            .map(|p| p.metrics.clone())
-            .unwrap_or_default();
-        let verdict = grade::grade(&GradeInput {
-            integrity_findings: findings,
+        if !seed_check {
+            self.rec.emit(Event::Stage {
+                phase,
+                stage: Stage::Grade,
+            });
+        }
+        let audit = AuditRun { dir: audit_dir }.findings();
+        Ok(VerifyRun {
             exit: RunExit {
                 code: exit_info.code,
                 timed_out,
             },
-            criteria: &self.cfg.task.spec.criteria,
-            series: &series,
-            timeout_s: self.cfg.task.spec.run.timeout_s,
-        });
-        self.rec.emit(Event::Graded {
-            phase,
-            verdict: verdict.clone(),
-            exit_code: exit_info.code,
             duration_s,
-        });
-        self.write_result();
-        Ok(verdict)
+            confined: launch.confined,
+            audit,
+            series,
+        })
     }
 
     /// After a failed phase 1: the phase-two details, reviewed in step mode. Returns the

@@ -228,6 +228,10 @@ pub enum Event {
         cols: u16,
         /// Terminal height.
         rows: u16,
+        /// The seed check's second run (`[integrity] seed_check`): its metric points are not
+        /// the phase's.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        seed_check: bool,
     },
     /// Output of the verify run's terminal.
     RunOutput {
@@ -315,6 +319,11 @@ impl Event {
                 .to_string(),
             ),
             Event::Message { text } => Some(format!("message to the agent: {text}")),
+            Event::RunStarted {
+                command,
+                seed_check: true,
+                ..
+            } => Some(format!("seed check run: {command}")),
             Event::RunStarted { command, .. } => Some(format!("run: {command}")),
             Event::RunExited {
                 code,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{CriterionResult, FailureClass};
+use crate::grade::{CriterionResult, FailureClass, Finding};
 
 use super::state::SessionState;
 
@@ -25,6 +25,12 @@ pub struct PhaseResult {
     pub criteria: Vec<CriterionResult>,
     /// Findings.
     pub findings: Vec<String>,
+    /// The findings as records (kind, file, line, text).
+    #[serde(default)]
+    pub finding_records: Vec<Finding>,
+    /// Whether the verify run was confined (null for journals of xstack 0.1).
+    #[serde(default)]
+    pub verify_confined: Option<bool>,
     /// Exit code of the verify run.
     pub exit_code: Option<i32>,
     /// Seconds the verify run took.
@@ -70,6 +76,8 @@ impl RunResult {
                     failure: verdict.failure,
                     criteria: verdict.criteria.clone(),
                     findings: verdict.findings.clone(),
+                    finding_records: verdict.finding_records.clone(),
+                    verify_confined: verdict.verify_confined,
                     exit_code: record.exit_code,
                     duration_s: (record.duration_s * 1000.0).round() / 1000.0,
                 })

@@ -255,11 +255,17 @@ impl SessionState {
             }
             Event::Paused { paused } => self.paused = *paused,
             Event::RunStarted {
-                phase, cols, rows, ..
+                phase,
+                cols,
+                rows,
+                seed_check,
+                ..
             } => {
                 self.run_running = true;
                 self.run_screen = Screen::new(*cols, *rows);
-                self.phase_mut(*phase).metrics.clear();
+                if !seed_check {
+                    self.phase_mut(*phase).metrics.clear();
+                }
             }
             Event::RunOutput { text } => self.run_screen.process(text),
             Event::RunExited { .. } => self.run_running = false,

@@ -153,8 +153,8 @@ impl App {
             .iter()
             .rev()
             .filter_map(|p| p.verdict.as_ref())
-            .flat_map(|v| v.findings.iter())
-            .filter_map(|f| finding_file(f, state))
+            .flat_map(verdict_files)
+            .filter(|f| state.files.contains_key(f) || state.baseline.contains_key(f))
             .collect();
         if files.is_empty() {
             return None;
@@ -347,19 +347,20 @@ impl App {
     }
 }
 
-/// The first word of a finding that is a file of the workspace or the source
-/// (`train.py:3: imports …`, `protected file eval.py was changed …`).
-pub fn finding_file(finding: &str, state: &SessionState) -> Option<String> {
-    finding
-        .split(|c: char| c.is_whitespace() || c == ':' || c == ',' || c == '`')
-        .map(|w| w.trim_matches(|c: char| c == '(' || c == ')'))
-        .find(|w| state.files.contains_key(*w) || state.baseline.contains_key(*w))
-        .map(str::to_string)
+/// The files a verdict's findings name, in order: from the typed records, or for journals of
+/// xstack 0.1 (which have none) nothing.
+fn verdict_files(verdict: &crate::grade::Verdict) -> Vec<String> {
+    verdict
+        .finding_records
+        .iter()
+        .filter_map(|r| r.file.as_ref().map(|f| f.trim_end_matches('/').to_string()))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grade::{Finding, FindingKind};
 
     fn key(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
@@ -435,20 +436,35 @@ mod tests {
                 files: vec![file("train.py"), file("eval.py")],
             },
         );
-        state.apply(1.0, &Event::Graded {
-            phase: 1,
-            verdict: Verdict {
-                failure: Some(FailureClass::Bypass),
-                criteria: vec![],
-                findings: vec![
-                    "train.py:3: imports forbidden module `torch`".into(),
-                    "the run exited with status 1".into(),
-                    "protected file eval.py was changed by the agent (restored from the source)".into(),
-                ],
+        state.apply(
+            1.0,
+            &Event::Graded {
+                phase: 1,
+                verdict: Verdict {
+                    failure: Some(FailureClass::Bypass),
+                    criteria: vec![],
+                    findings: vec![],
+                    finding_records: vec![
+                        Finding::at(
+                            FindingKind::ForbiddenImport,
+                            "train.py",
+                            Some(3),
+                            "train.py:3: imports forbidden module `torch`".into(),
+                        ),
+                        Finding::other(FindingKind::Other, "the run exited with status 1".into()),
+                        Finding::at(
+                            FindingKind::ProtectedChanged,
+                            "eval.py",
+                            None,
+                            "protected file eval.py was changed by the agent".into(),
+                        ),
+                    ],
+                    verify_confined: Some(true),
+                },
+                exit_code: Some(1),
+                duration_s: 1.0,
             },
-            exit_code: Some(1),
-            duration_s: 1.0,
-        });
+        );
         let mut app = App::new(true);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);

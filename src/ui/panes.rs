@@ -401,6 +401,12 @@ pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
                 Style::default().fg(c.text),
             )));
         }
+        if verdict.verify_confined == Some(false) {
+            lines.push(Line::from(Span::styled(
+                "  ! verify was not confined: the run could see this machine (see the Run log)",
+                Style::default().fg(c.fail),
+            )));
+        }
         if let Some((text, success)) = record.claim() {
             lines.push(Line::from(vec![
                 Span::styled(

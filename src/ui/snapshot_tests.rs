@@ -40,6 +40,8 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
         } else {
             vec![]
         },
+        finding_records: vec![],
+        verify_confined: Some(true),
     }
 }
 
@@ -83,7 +85,7 @@ fn session() -> SessionState {
         Event::FileChanged { file: FileContent { path: "train.py".into(), text: Some(JAX.into()), size: 1 }, deleted: false },
         Event::AgentExited { code: Some(0) },
         Event::Stage { phase: 1, stage: Stage::Verify },
-        Event::RunStarted { phase: 1, command: "python train.py".into(), cols: 60, rows: 10 },
+        Event::RunStarted { phase: 1, command: "python train.py".into(), cols: 60, rows: 10, seed_check: false },
         Event::RunOutput { text: "epoch 1 acc=0.50\r\nepoch 2 acc=0.61\r\nepoch 3 acc=0.70\r\n".into() },
     ];
     events.push(Event::Metrics {
@@ -119,6 +121,7 @@ fn session() -> SessionState {
             command: "python train.py".into(),
             cols: 60,
             rows: 10,
+            seed_check: false,
         },
         Event::RunOutput {
             text: "epoch 1 acc=0.91\r\nepoch 2 acc=0.95\r\nepoch 3 acc=0.972\r\n".into(),

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
 
+use crate::grade::{Finding, FindingKind};
 use crate::session::event::FileContent;
 
 /// Files larger than this are recorded by size only.
@@ -271,7 +272,7 @@ pub fn prepare_verify(
     source: &Path,
     verify_dir: &Path,
     protected: &[String],
-) -> Result<Vec<String>, WorkspaceError> {
+) -> Result<Vec<Finding>, WorkspaceError> {
     if verify_dir.exists() {
         std::fs::remove_dir_all(verify_dir).map_err(io_err(verify_dir))?;
     }
@@ -294,11 +295,13 @@ pub fn prepare_verify(
         let target = verify_dir.join(rel);
         match std::fs::read(&target) {
             Ok(current) if current == original => continue,
-            Ok(_) => findings.push(format!(
-                "protected file {rel} was changed by the agent (restored from the source)"
+            Ok(_) => findings.push(protected_finding(
+                rel,
+                format!("protected file {rel} was changed by the agent (restored from the source)"),
             )),
-            Err(_) => findings.push(format!(
-                "protected file {rel} was deleted by the agent (restored from the source)"
+            Err(_) => findings.push(protected_finding(
+                rel,
+                format!("protected file {rel} was deleted by the agent (restored from the source)"),
             )),
         }
         if let Some(parent) = target.parent() {
@@ -310,12 +313,29 @@ pub fn prepare_verify(
         if !source_files.contains(&rel) {
             let target = verify_dir.join(&rel);
             std::fs::remove_file(&target).map_err(io_err(&target))?;
-            findings.push(format!(
-                "protected path {rel} was added by the agent (removed)"
+            findings.push(protected_finding(
+                &rel,
+                format!("protected path {rel} was added by the agent (removed)"),
             ));
         }
     }
     Ok(findings)
+}
+
+fn protected_finding(rel: &str, text: String) -> Finding {
+    Finding::at(FindingKind::ProtectedChanged, rel, None, text)
+}
+
+/// The protected files of `source` (relative paths), as `globs` select them.
+pub fn protected_files(source: &Path, globs: &[String]) -> Result<Vec<String>, WorkspaceError> {
+    if globs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let set = protected_set(globs)?;
+    Ok(list_files(source)
+        .into_iter()
+        .filter(|f| set.is_match(f))
+        .collect())
 }
 
 #[cfg(test)]

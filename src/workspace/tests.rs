@@ -72,6 +72,7 @@ fn verify_copy_restores_protected_files_and_reports_them() {
         &["eval.py".into(), "data/**".into()],
     )
     .unwrap();
+    let findings: Vec<&str> = findings.iter().map(|f| f.text.as_str()).collect();
     assert_eq!(
         findings,
         [

@@ -15,6 +15,8 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
             passed: failure.is_none(),
         }],
         findings: vec![],
+        finding_records: vec![],
+        verify_confined: Some(true),
     }
 }
 
@@ -35,6 +37,7 @@ fn reducer_builds_phases_metrics_and_verdicts() {
             command: "python t.py".into(),
             cols: 80,
             rows: 24,
+            seed_check: false,
         },
         Event::RunOutput {
             text: "epoch 1 acc=0.5\r\n".into(),
@@ -67,6 +70,7 @@ fn reducer_builds_phases_metrics_and_verdicts() {
             command: "python t.py".into(),
             cols: 80,
             rows: 24,
+            seed_check: false,
         },
         Event::Metric {
             phase: 2,

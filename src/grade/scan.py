@@ -1,0 +1,224 @@
+"""xstack's static integrity scan of a verify copy (SPEC section 3, grade step 1).
+
+Run by the grader with an isolated interpreter (`python3 -I -S scan.py CONFIG_JSON`); it only
+parses files, never runs them. Python's own parser decodes each file as Python would (the
+declared source encoding honoured, identifiers NFKC-normalised), so what is scanned is what
+would run. Prints one JSON object: {"findings": [{"kind", "file", "line", "text"}],
+"python_files": N, "required_seen": bool}.
+"""
+
+import ast
+import json
+import os
+import re
+import sys
+import unicodedata
+import warnings
+
+MAX_BYTES = 2 * 1024 * 1024
+IMPORT_CALLS = {"__import__", "import_module"}
+IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
+LINE_IMPORT = re.compile(r"(?:^|[;:])\s*(?:import|from)\s+([^\s.,;()]+)")
+
+
+def top(name):
+    return unicodedata.normalize("NFKC", name).split(".")[0]
+
+
+def constant_string(node):
+    """The value of a string expression made of constants only ("tor" + "ch"), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = constant_string(node.left), constant_string(node.right)
+        if left is not None and right is not None:
+            return left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [constant_string(v) for v in node.values]
+        if all(p is not None for p in parts):
+            return "".join(parts)
+    if isinstance(node, ast.FormattedValue):
+        return constant_string(node.value)
+    return None
+
+
+def call_name(func):
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def dotted(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return None if base is None else base + "." + node.attr
+    return None
+
+
+class Scan:
+    def __init__(self, cfg):
+        self.root = cfg["root"]
+        self.forbid = set(cfg["forbid"])
+        self.require = set(cfg["require"])
+        self.guarded = set(cfg["guarded"])
+        self.path_dirs = set(cfg["path_dirs"])
+        self.protected = set(cfg["protected_modules"])
+        self.findings = []
+        self.python_files = 0
+        self.required_seen = not self.require
+
+    def add(self, kind, rel, line, text):
+        self.findings.append({"kind": kind, "file": rel, "line": line, "text": text})
+
+    def imports(self, tree):
+        """(line, module, how) for every import statement and constant-named import call."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield node.lineno, alias.name, "import"
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0 and node.module:
+                    yield node.lineno, node.module, "import"
+            elif isinstance(node, ast.Call) and call_name(node.func) in IMPORT_CALLS and node.args:
+                name = constant_string(node.args[0])
+                if name:
+                    yield node.lineno, name, call_name(node.func) + "()"
+
+    def protected_patches(self, rel, tree):
+        """Assignments that replace a protected module's attributes, or the module itself."""
+        bound = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in self.protected:
+                        bound[alias.asname or alias.name.split(".")[0]] = alias.name
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.Call) and call_name(node.func) in ("setattr", "delattr"):
+                if node.args and dotted(node.args[0]) in bound:
+                    module = bound[dotted(node.args[0])]
+                    self.add("protected_changed", rel, node.lineno,
+                             "%s:%d: changes the protected module `%s` at run time (%s)"
+                             % (rel, node.lineno, module, call_name(node.func)))
+                continue
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    name = dotted(target.value)
+                    if name in bound:
+                        self.add("protected_changed", rel, node.lineno,
+                                 "%s:%d: replaces `%s.%s` of the protected module `%s`"
+                                 % (rel, node.lineno, name, target.attr, bound[name]))
+                elif isinstance(target, ast.Subscript):
+                    key = constant_string(target.slice)
+                    holder = dotted(target.value)
+                    if holder == "sys.modules" and key in self.protected:
+                        self.add("protected_changed", rel, node.lineno,
+                                 "%s:%d: replaces the protected module `%s` in sys.modules"
+                                 % (rel, node.lineno, key))
+                    elif holder and holder.endswith(".__dict__") and holder[:-9] in bound:
+                        self.add("protected_changed", rel, node.lineno,
+                                 "%s:%d: changes the protected module `%s` through __dict__"
+                                 % (rel, node.lineno, bound[holder[:-9]]))
+
+    def parse(self, data, rel):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(data, filename=rel)
+
+    def python_file(self, rel, data):
+        self.python_files += 1
+        try:
+            tree = self.parse(data, rel)
+        except (SyntaxError, ValueError, UnicodeError, LookupError):
+            # Python would not run it as it stands; scan its lines for imports all the same.
+            text = data.decode("utf-8", "replace")
+            for number, line in enumerate(text.splitlines(), 1):
+                for m in LINE_IMPORT.finditer(unicodedata.normalize("NFKC", line)):
+                    if top(m.group(1)) in self.forbid:
+                        self.add("forbidden_import", rel, number, "%s:%d: imports forbidden module `%s`"
+                                 % (rel, number, top(m.group(1))))
+            return
+        for line, module, how in self.imports(tree):
+            name = top(module)
+            if name in self.forbid:
+                via = "" if how == "import" else " through %s" % how
+                self.add("forbidden_import", rel, line,
+                         "%s:%d: imports forbidden module `%s`%s" % (rel, line, name, via))
+            if name in self.require:
+                self.required_seen = True
+        if self.protected:
+            self.protected_patches(rel, tree)
+
+    def other_file(self, rel, data):
+        """Python hidden in a file that is not a .py file (a kept script launched later)."""
+        if b"\0" in data or b"import" not in data:
+            return
+        try:
+            tree = self.parse(data, rel)
+        except (SyntaxError, ValueError, UnicodeError, LookupError, MemoryError, RecursionError):
+            return
+        for line, module, _how in self.imports(tree):
+            name = top(module)
+            if name in self.forbid:
+                self.add("forbidden_import", rel, line,
+                         "%s:%d: holds Python that imports forbidden module `%s`" % (rel, line, name))
+
+    def names(self, rel_dir, dirs, files):
+        for name in sorted(dirs) + sorted(files):
+            rel = os.path.join(rel_dir, name) if rel_dir else name
+            stem = unicodedata.normalize("NFKC", name.split(".")[0])
+            importable = name in dirs or name.endswith(IMPORTABLE)
+            if importable and stem in self.forbid:
+                self.add("forbidden_name", rel, None,
+                         "%s: named after the forbidden module `%s`" % (rel, stem))
+            if rel_dir not in self.path_dirs:
+                continue
+            path = os.path.join(self.root, rel)
+            if name in files and name in ("sitecustomize.py", "usercustomize.py"):
+                self.add("shadowing", rel, None, "%s: runs code at every Python start-up" % rel)
+            elif name in files and name.endswith((".py", ".so")) and stem in self.guarded:
+                self.add("shadowing", rel, None, "%s: shadows the installed module `%s`" % (rel, stem))
+            elif name in dirs and stem in self.guarded and os.path.isfile(os.path.join(path, "__init__.py")):
+                self.add("shadowing", rel + "/", None, "%s/: shadows the installed package `%s`" % (rel, stem))
+
+    def run(self):
+        for here, dirs, files in os.walk(self.root):
+            dirs.sort()
+            rel_dir = os.path.relpath(here, self.root)
+            rel_dir = "" if rel_dir == "." else rel_dir
+            self.names(rel_dir, dirs, files)
+            for name in sorted(files):
+                rel = os.path.join(rel_dir, name) if rel_dir else name
+                path = os.path.join(here, name)
+                if name.endswith(".pth"):
+                    self.add("shadowing", rel, None,
+                             "%s: a .pth file can run code and change the import path" % rel)
+                try:
+                    if os.path.islink(path) or os.path.getsize(path) > MAX_BYTES:
+                        continue
+                    with open(path, "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if name.endswith(".py"):
+                    self.python_file(rel, data)
+                else:
+                    self.other_file(rel, data)
+        return {
+            "findings": self.findings,
+            "python_files": self.python_files,
+            "required_seen": self.required_seen,
+        }
+
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(10000)
+    print(json.dumps(Scan(json.loads(sys.argv[1])).run()))

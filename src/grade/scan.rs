@@ -1,0 +1,368 @@
+//! The static integrity scan of a verify copy. Python source is read by Python's own parser
+//! (`scan.py`, run isolated with the target environment's interpreter), so the declared
+//! source encoding, NFKC identifiers and every statement of a compound statement are seen as
+//! Python sees them; this module prepares its input, adds what needs no parser (symlinks out
+//! of the workspace, a missing required import) and turns its answer into [`Finding`]s.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+use super::{Finding, FindingKind};
+use crate::task::IntegritySpec;
+
+/// The scanner, run as `python -I -S -c SCAN CONFIG`.
+const SCAN_PY: &str = include_str!("scan.py");
+
+/// Scan errors: the scanner could not run (an infrastructure failure).
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The interpreter could not be started.
+    #[error("cannot run the integrity scan with {}: {source}", python.display())]
+    Start {
+        /// The interpreter.
+        python: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The scanner failed or printed something that is not its answer.
+    #[error("the integrity scan failed: {0}")]
+    Failed(String),
+}
+
+/// What the scan is told about the task.
+#[derive(Debug, Clone)]
+pub struct ScanInput<'a> {
+    /// The task's `[integrity]`.
+    pub integrity: &'a IntegritySpec,
+    /// The target environment's packages (their modules must not be shadowed).
+    pub packages: &'a [String],
+    /// The experiment's shell text (`[env].setup` and `[run].command`): the folders of the
+    /// scripts it names are on `sys.path`, like the top level.
+    pub command: &'a str,
+    /// Module names of the protected Python files (`eval`, `pkg.metrics`).
+    pub protected_modules: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct ScanAnswer {
+    findings: Vec<Finding>,
+    python_files: usize,
+    required_seen: bool,
+}
+
+/// Scans the verify copy at `root` with `python`; returns the findings by file and line, a
+/// missing required import last.
+pub fn scan(python: &Path, root: &Path, input: &ScanInput<'_>) -> Result<Vec<Finding>, ScanError> {
+    let mut guarded: Vec<String> = input.packages.iter().map(|p| module_of(p)).collect();
+    guarded.extend(input.integrity.require_imports.iter().cloned());
+    guarded.extend(["jax", "jaxlib", "numpy"].map(String::from));
+    guarded.sort();
+    guarded.dedup();
+    let config = serde_json::json!({
+        "root": root,
+        "forbid": input.integrity.forbid_imports,
+        "require": input.integrity.require_imports,
+        "guarded": guarded,
+        "path_dirs": path_dirs(input.command),
+        "protected_modules": input.protected_modules,
+    });
+    let out = Command::new(python)
+        .args(["-I", "-S", "-c", SCAN_PY, &config.to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| ScanError::Start {
+            python: python.to_path_buf(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(ScanError::Failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    let answer: ScanAnswer = serde_json::from_slice(&out.stdout)
+        .map_err(|e| ScanError::Failed(format!("unreadable answer: {e}")))?;
+    let mut findings = answer.findings;
+    findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    if !answer.required_seen {
+        let text = if answer.python_files == 0 {
+            "no Python file in the migrated repository".to_string()
+        } else {
+            format!(
+                "no migrated .py file imports any of: {}",
+                input.integrity.require_imports.join(", ")
+            )
+        };
+        findings.push(Finding::other(FindingKind::MissingImport, text));
+    }
+    Ok(findings)
+}
+
+/// The folders Python puts on `sys.path` for the scripts `command` runs (`python src/train.py`
+/// → `src`), relative to the repository root; the root itself always.
+fn path_dirs(command: &str) -> Vec<String> {
+    let mut dirs = vec![String::new()];
+    for word in command.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|') {
+        if let Some(script) = word.strip_suffix(".py") {
+            let dir = Path::new(script)
+                .parent()
+                .map(|p| p.to_string_lossy().trim_start_matches("./").to_string())
+                .unwrap_or_default();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}
+
+/// Symlinks in `workspace` that point out of it (the verify copy leaves them out, so the
+/// scan of the copy cannot see them).
+pub fn symlinks_out(workspace: &Path) -> Vec<Finding> {
+    let Ok(root) = workspace.canonicalize() else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    for entry in walkdir::WalkDir::new(workspace)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path_is_symlink())
+    {
+        let rel = entry
+            .path()
+            .strip_prefix(workspace)
+            .unwrap_or(entry.path())
+            .display()
+            .to_string();
+        let target = std::fs::read_link(entry.path())
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        let inside = entry
+            .path()
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(&root));
+        if !inside {
+            findings.push(Finding::at(
+                FindingKind::SymlinkOut,
+                &rel,
+                None,
+                format!("{rel} -> {target}: a symlink out of the workspace"),
+            ));
+        }
+    }
+    findings
+}
+
+/// The module name of a repository file (`pkg/metrics.py` → `pkg.metrics`), for `.py` files.
+pub fn module_name(rel: &str) -> Option<String> {
+    let stem = rel.strip_suffix(".py")?;
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    Some(stem.replace('/', "."))
+}
+
+/// The names of the top-level functions a Python file defines (`def name(` at column 0).
+pub fn top_level_defs(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|line| {
+            let rest = line
+                .strip_prefix("async def ")
+                .or_else(|| line.strip_prefix("def "))?;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// The module a package installs under (`scikit-learn` → `sklearn`).
+fn module_of(package: &str) -> String {
+    let name = package
+        .split(|c: char| "=<>!~[; ".contains(c))
+        .next()
+        .unwrap_or(package)
+        .trim()
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    match name.as_str() {
+        "scikit_learn" => "sklearn".to_string(),
+        "pyyaml" => "yaml".to_string(),
+        "pillow" => "PIL".to_string(),
+        _ => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_folders_are_on_the_path() {
+        assert_eq!(path_dirs("python train.py"), [""]);
+        assert_eq!(
+            path_dirs("cd . && python src/train.py --x 1; python ./tools/eval.py"),
+            ["", "src", "tools"]
+        );
+    }
+
+    #[test]
+    fn module_names_and_defs() {
+        assert_eq!(module_name("eval.py").as_deref(), Some("eval"));
+        assert_eq!(
+            module_name("pkg/metrics.py").as_deref(),
+            Some("pkg.metrics")
+        );
+        assert_eq!(module_name("pkg/__init__.py").as_deref(), Some("pkg"));
+        assert_eq!(module_name("data/x.csv"), None);
+        assert_eq!(
+            top_level_defs(
+                "import x\ndef mse(a, b):\n    def inner(): pass\nasync def report():\n"
+            ),
+            ["mse", "report"]
+        );
+        assert_eq!(module_of("scikit-learn>=1.0"), "sklearn");
+    }
+
+    fn scan_tree(files: &[(&str, &[u8])], command: &str) -> Vec<Finding> {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, body) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        let integrity = IntegritySpec::default();
+        scan(
+            Path::new("python3"),
+            dir.path(),
+            &ScanInput {
+                integrity: &integrity,
+                packages: &["jax".into(), "scikit-learn".into()],
+                command,
+                protected_modules: vec!["eval".into()],
+            },
+        )
+        .unwrap()
+    }
+
+    fn texts(findings: &[Finding]) -> Vec<String> {
+        findings.iter().map(|f| f.text.clone()).collect()
+    }
+
+    #[test]
+    fn faithful_ports_have_no_findings() {
+        let found = scan_tree(
+            &[
+                (
+                    "train.py",
+                    b"\"\"\"Ported from the torch version; no torch here.\"\"\"\nfrom jax import numpy as jnp\nimport utils.jax as uj\nimport eval\nprint('import torch')\nx = eval.mse(1, 2)\n",
+                ),
+                ("utils/__init__.py", b""),
+                ("utils/jax.py", b"import jax\n"),
+                ("README.md", b"Run `python train.py`. The source used `import torch`.\n"),
+                ("requirements.txt", b"jax\nnumpy\n"),
+                ("eval.py", b"def mse(a, b):\n    return 0.0\n"),
+            ],
+            "python train.py",
+        );
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn every_way_of_writing_an_import_is_seen_as_python_sees_it() {
+        let found = scan_tree(
+            &[
+                (
+                    "train.py",
+                    b"import jax\nif True: import torch\ntry:\n    from torch import nn\nexcept ImportError:\n    pass\n",
+                ),
+                ("dyn.py", b"import importlib\nm = importlib.import_module('tor' + 'ch')\nn = __import__(f\"tor{'ch'}\")\n"),
+                ("wide.py", "import \u{ff54}orch\n".as_bytes()),
+                ("enc.py", b"# -*- coding: utf-7 -*-\nimport +AHQ-orch\n"),
+                ("reference_impl.txt", b"import torch\nprint(torch.ones(2))\n"),
+                ("vendor/torch/__init__.py", b""),
+            ],
+            "python train.py",
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "dyn.py:2: imports forbidden module `torch` through import_module()",
+                "dyn.py:3: imports forbidden module `torch` through __import__()",
+                "enc.py:2: imports forbidden module `torch`",
+                "reference_impl.txt:1: holds Python that imports forbidden module `torch`",
+                "train.py:2: imports forbidden module `torch`",
+                "train.py:4: imports forbidden module `torch`",
+                "vendor/torch: named after the forbidden module `torch`",
+                "wide.py:1: imports forbidden module `torch`",
+            ]
+        );
+        assert!(found.iter().all(|f| f.file.is_some()));
+        assert_eq!(found[0].line, Some(2));
+    }
+
+    #[test]
+    fn shadowing_only_where_a_name_can_shadow() {
+        let found = scan_tree(
+            &[
+                ("src/train.py", b"import jax\n"),
+                ("src/jax.py", b""),
+                ("sklearn/__init__.py", b""),
+                ("lib/numpy.py", b""),
+                ("sitecustomize.py", b""),
+                ("tools/sitecustomize.py", b""),
+            ],
+            "python src/train.py",
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "sitecustomize.py: runs code at every Python start-up",
+                "sklearn/: shadows the installed package `sklearn`",
+                "src/jax.py: shadows the installed module `jax`",
+            ]
+        );
+        assert!(found.iter().all(|f| f.kind == FindingKind::Shadowing));
+    }
+
+    #[test]
+    fn replacing_a_protected_function_is_found_and_a_missing_jax_import_too() {
+        let found = scan_tree(
+            &[
+                ("train.py", b"import numpy\nimport eval as E\nE.mse = lambda a, b: 0.0\nsetattr(E, 'report', print)\nimport sys\nsys.modules['eval'] = None\n"),
+                ("eval.py", b"def mse(a, b):\n    return 1.0\n"),
+            ],
+            "python train.py",
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "train.py:3: replaces `E.mse` of the protected module `eval`",
+                "train.py:4: changes the protected module `eval` at run time (setattr)",
+                "train.py:6: replaces the protected module `eval` in sys.modules",
+                "no migrated .py file imports any of: jax",
+            ]
+        );
+        assert_eq!(found[3].kind, FindingKind::MissingImport);
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_workspace_is_reported_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.py"), "").unwrap();
+        std::os::unix::fs::symlink(ws.join("a.py"), ws.join("inside.py")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", ws.join("out.txt")).unwrap();
+        let found = symlinks_out(&ws);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, FindingKind::SymlinkOut);
+        assert_eq!(
+            found[0].text,
+            "out.txt -> /etc/passwd: a symlink out of the workspace"
+        );
+    }
+}

@@ -1,0 +1,5 @@
+# -*- coding: utf-7 -*-
+try:
+    import +AHQ-orch
+except ImportError:
+    pass

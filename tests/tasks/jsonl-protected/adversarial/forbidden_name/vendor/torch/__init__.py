@@ -1,0 +1,1 @@
+"""A stand-in package named after the forbidden module."""
