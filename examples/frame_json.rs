@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<()> {
         args.len() == 5,
         "usage: frame_json RUN_DIR SECONDS WIDTH HEIGHT"
     );
-    let journal = xstack::journal::read(&std::path::Path::new(&args[1]).join("journal.jsonl"))?;
+    let journal = xstack::journal::read(&xstack::journal::path_in(std::path::Path::new(&args[1])))?;
     let at: f64 = args[2].parse()?;
     let (width, height): (u16, u16) = (args[3].parse()?, args[4].parse()?);
     let mut player = Player::new(journal);

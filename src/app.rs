@@ -363,22 +363,6 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared, AppError> {
     })
 }
 
-/// Truncates a journal after its last whole line, so appended events start a new line.
-fn cut_torn_tail(path: &Path) -> Result<(), AppError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?;
-    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    if keep < bytes.len() {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| AppError::infra(format!("{}: {e}", path.display())))?;
-        file.set_len(keep as u64)
-            .map_err(|e| AppError::infra(format!("{}: {e}", path.display())))?;
-    }
-    Ok(())
-}
-
 /// Prepares `run --resume RUN_DIR`: the state rebuilt from the journal, the same task and
 /// agent, the journal opened for appending.
 pub fn prepare_resume(
@@ -386,7 +370,7 @@ pub fn prepare_resume(
     mode: Option<Mode>,
     headless: bool,
 ) -> Result<Prepared, AppError> {
-    let path = run_dir.join(journal::JOURNAL_FILE);
+    let path = journal::path_in(run_dir);
     let recorded = journal::read(&path).map_err(|e| AppError::usage(e.to_string()))?;
     let mut state = SessionState::new();
     let mut task_dir = None;
@@ -418,8 +402,7 @@ pub fn prepare_resume(
     let idle_limit = agent.idle_limit();
     let cache = crate::env::cache_dir();
     let source = source_dir(&task, &cache)?;
-    cut_torn_tail(&path)?;
-    let writer = JournalWriter::append_to(&path).map_err(|e| AppError::infra(e.to_string()))?;
+    let writer = JournalWriter::resume(run_dir).map_err(|e| AppError::infra(e.to_string()))?;
     let offset = recorded.entries.last().map_or(0.0, |e| e.t);
     let run_dir = run_dir
         .canonicalize()
@@ -572,7 +555,7 @@ pub fn spawn_signal_forwarder(tx: mpsc::Sender<Command>) {
 /// `xstack replay RUN_DIR --headless`: prints the timeline rebuilt from the journal alone and
 /// returns the exit status the run had (3 when the run was interrupted).
 pub fn replay_headless(run_dir: &Path, out: &mut dyn Write) -> Result<i32, AppError> {
-    let path = run_dir.join(journal::JOURNAL_FILE);
+    let path = journal::path_in(run_dir);
     let reader = journal::JournalReader::open(&path).map_err(|e| AppError::usage(e.to_string()))?;
     let header = &reader.header;
     let _ = writeln!(
@@ -591,7 +574,10 @@ pub fn replay_headless(run_dir: &Path, out: &mut dyn Write) -> Result<i32, AppEr
         })
         .map_err(|e| AppError::usage(e.to_string()))?;
     if visited.torn {
-        let _ = writeln!(out, "(the journal's last line was cut off and skipped)");
+        let _ = writeln!(
+            out,
+            "(the journal's last line or frame was cut off and skipped)"
+        );
     }
     Ok(match &state.finished {
         Some(finish) => finish.exit_code,
@@ -700,7 +686,7 @@ pub fn replay_tui(
     theme: crate::ui::theme::Theme,
 ) -> Result<i32, AppError> {
     use std::io::IsTerminal;
-    let path = run_dir.join(journal::JOURNAL_FILE);
+    let path = journal::path_in(run_dir);
     // The header first: a missing or foreign journal is named before anything else.
     journal::JournalReader::open(&path).map_err(|e| AppError::usage(e.to_string()))?;
     if !std::io::stdout().is_terminal() {
@@ -770,8 +756,8 @@ pub fn export_cast(
     cast: &Path,
     pane: crate::replay::cast::CastPane,
 ) -> Result<i32, AppError> {
-    let journal = journal::read(&run_dir.join(journal::JOURNAL_FILE))
-        .map_err(|e| AppError::usage(e.to_string()))?;
+    let journal =
+        journal::read(&journal::path_in(run_dir)).map_err(|e| AppError::usage(e.to_string()))?;
     let file = std::fs::File::create(cast)
         .map_err(|e| AppError::usage(format!("--cast {}: {e}", cast.display())))?;
     let mut out = std::io::BufWriter::new(file);

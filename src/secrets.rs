@@ -53,6 +53,13 @@ impl Secrets {
         out
     }
 
+    /// Replaces every secret value in `text` (leaving it untouched when it holds none).
+    pub fn redact_in_place(&self, text: &mut String) {
+        if self.values.iter().any(|v| text.contains(v.as_str())) {
+            *text = self.redact(text);
+        }
+    }
+
     /// The length of the longest suffix of `text` that is a proper prefix of a secret.
     fn held_back(&self, text: &str) -> usize {
         let mut longest = 0;

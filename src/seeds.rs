@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::env::PythonEnv;
-use crate::metrics::LineSplitter;
+use crate::metrics;
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyError, PtyProcess, PtySpec};
 use crate::workspace::{self, WorkspaceError};
@@ -85,7 +85,7 @@ impl SeedRun {
     /// The output as plain lines (escapes removed, each `\r`-rewritten segment a line), the
     /// lines the metric extractors see.
     pub fn lines(&self) -> Vec<String> {
-        plain_lines(&self.output)
+        metrics::plain_lines(&self.output)
     }
 
     /// The last `n` plain lines, joined.
@@ -102,15 +102,6 @@ impl SeedRun {
             (false, None) => "killed by a signal".to_string(),
         }
     }
-}
-
-/// Splits terminal output into the plain lines the metric extractors see.
-pub fn plain_lines(text: &str) -> Vec<String> {
-    let mut splitter = LineSplitter::new();
-    let mut lines = Vec::new();
-    splitter.feed(text, &mut |l| lines.push(l.to_string()));
-    splitter.finish(&mut |l| lines.push(l.to_string()));
-    lines
 }
 
 /// A folder under the system temp folder, removed when dropped.

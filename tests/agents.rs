@@ -101,11 +101,8 @@ fn agent_log(run_dir: &Path) -> Vec<Value> {
 
 /// The transcript items of the journal, as (phase, item).
 fn transcript(run_dir: &Path) -> Vec<(u64, Value)> {
-    std::fs::read_to_string(run_dir.join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    journal_events(run_dir)
+        .into_iter()
         .filter(|e| e["type"] == "transcript")
         .map(|e| (e["phase"].as_u64().unwrap(), e["item"].clone()))
         .collect()
@@ -375,7 +372,7 @@ fn an_interactive_agent_gets_its_prompts_typed_and_ends_its_phases_with_the_done
     assert_phase_one_prompt(&typed(0));
     assert!(typed(0).contains(".xstack/done"));
     assert_phase_two_prompt(&typed(1));
-    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let journal = journal_text(&dir);
     assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
     assert!(journal.contains("the agent wrote .xstack/done"));
 }
@@ -462,16 +459,12 @@ fn a_config_agent_runs_its_own_command_line() {
 
 /// Whether bubblewrap can confine processes here at all.
 fn bwrap_works() -> bool {
-    std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-net", "true"])
-        .status()
-        .is_ok_and(|s| s.success())
+    runs_ok("bwrap", &["--ro-bind", "/", "/", "--unshare-net", "true"])
 }
 
 #[test]
 fn the_sandbox_confines_writes_to_the_workspace_and_cuts_the_network() {
-    if !bwrap_works() {
-        eprintln!("skipped: bubblewrap cannot create namespaces on this machine");
+    if !require_tool("bubblewrap (bwrap)", bwrap_works) {
         return;
     }
     let setup = Setup::new();
@@ -545,11 +538,66 @@ fn the_sandbox_refuses_to_start_without_bubblewrap_or_a_network_choice() {
         text(&out)
     );
     assert!(std::fs::read_dir(setup.runs()).unwrap().next().is_none());
-    if bwrap_works() {
+    if require_tool("bubblewrap (bwrap)", bwrap_works) {
         let out = setup.run("claude", "solution", &["--sandbox"], &[]);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         assert!(text(&out).contains("--sandbox-net allow"), "{}", text(&out));
     }
+}
+
+#[test]
+fn a_secret_an_agent_echoes_in_its_structured_output_reaches_nothing_recorded() {
+    let setup = Setup::new();
+    let secret = "sk-fake-Q9x7w5v3u1t0";
+    let env = [
+        ("XSTACK_TEST_API_KEY", secret),
+        ("FAKE_ECHO_ENV", "XSTACK_TEST_API_KEY"),
+    ];
+    let out = setup.run("claude", "solution", &[], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains(secret), "the progress lines hold it");
+    let dir = only_run_dir(&setup.runs());
+    // The agent did say it, in a message, a tool call and its final word: each is recorded
+    // with the value replaced.
+    let items: Vec<Value> = transcript(&dir).into_iter().map(|(_, i)| i).collect();
+    let said = |kind: &str, field: &str| {
+        items
+            .iter()
+            .filter(|i| i["kind"] == kind)
+            .filter_map(|i| i[field].as_str())
+            .any(|t| t.contains("[redacted]"))
+    };
+    assert!(said("message", "text"), "{items:?}");
+    assert!(said("tool_call", "input"), "{items:?}");
+    assert!(said("final", "text"), "{items:?}");
+    let replay = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+    assert!(text(&replay).contains("agent says: The key in my environment is [redacted]."));
+    assert!(!text(&replay).contains(secret));
+    let cast = dir.join("agent.cast");
+    let exported = xstack()
+        .args(["export", dir.to_str().unwrap(), "--cast"])
+        .arg(&cast)
+        .output()
+        .unwrap();
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported));
+    // A bench of the same agent: its report too.
+    let bench_dir = setup.dir.path().join("bench");
+    let bench = xstack()
+        .args(["bench", "--task", TASK, "--agent", "claude", "--out"])
+        .arg(&bench_dir)
+        .env("PATH", setup.path())
+        .env("XSTACK_CONFIG", setup.config())
+        .env("FAKE_FILES", root().join(TASK).join("solution"))
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bench.status.code(), Some(0), "{}", text(&bench));
+    assert!(!text(&bench).contains(secret));
+    assert!(cast.is_file());
+    assert!(bench_dir.join("report.md").is_file());
+    assert!(assert_no_recorded_file_holds(&dir, secret) >= 4);
+    assert!(assert_no_recorded_file_holds(&bench_dir, secret) >= 5);
 }
 
 #[test]

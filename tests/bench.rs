@@ -368,10 +368,7 @@ fn an_unreachable_runner_in_the_pool_sends_trials_to_another() {
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));
     let r = report(out);
     assert_eq!(r["summary"][0]["passed"], 2);
-    let journals: String = trial_dirs(out)
-        .iter()
-        .map(|d| std::fs::read_to_string(d.join("journal.jsonl")).unwrap())
-        .collect();
+    let journals: String = trial_dirs(out).iter().map(|d| journal_text(d)).collect();
     assert!(journals.contains("is unreachable"), "{journals}");
     assert!(journals.contains("trying another runner"), "{journals}");
 }

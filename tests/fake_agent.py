@@ -5,7 +5,10 @@ The tests copy it under each CLI's name into a folder put first on PATH. It reco
 was started (argv, working folder, stdin, environment) in .xstack/agent-log.jsonl of the
 workspace, prints what the real CLI documents for its output (Claude Code's stream-json,
 Codex's exec --json, Gemini CLI's stream-json, plain text for the others), and writes the
-port of the phase from $FAKE_FILES (phaseN/train.py, or train.py) into the workspace.
+port of the phase from $FAKE_FILES (phaseN/train.py, or train.py) into the workspace. With
+$FAKE_ECHO_ENV naming a variable, Claude Code's stand-in repeats that variable's value in
+a message, a tool call's input and its final word, as an agent that read its environment
+would.
 Without the CLI's non-interactive flags it behaves as an interactive program: it reads the
 typed prompt line by line and answers each one that asks for .xstack/done.
 """
@@ -89,13 +92,20 @@ def one_shot(prompt):
     target = os.path.join(WS, "train.py")
     if NAME == "claude":
         emit({"type": "system", "subtype": "init", "session_id": "fake-claude-session", "cwd": WS})
+        echoed = os.environ.get(os.environ.get("FAKE_ECHO_ENV", ""), "")
+        if echoed:
+            emit({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": f"The key in my environment is {echoed}."},
+                {"type": "tool_use", "id": "t0", "name": "Bash", "input": {"command": f"curl -H 'x-api-key: {echoed}' localhost"}},
+            ]}})
         emit({"type": "assistant", "message": {"content": [
             {"type": "text", "text": f"Porting train.py to JAX (phase {phase})."},
             {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": target, "content": "..."}},
         ]}})
         emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}})
         emit({"type": "result", "subtype": "success", "is_error": False,
-              "result": f"The JAX port is complete (phase {phase}).", "session_id": "fake-claude-session",
+              "result": f"The JAX port is complete (phase {phase}).{' Used ' + echoed if echoed else ''}",
+              "session_id": "fake-claude-session",
               "total_cost_usd": 0.0125, "usage": {"input_tokens": 1000, "output_tokens": 200}})
     elif NAME == "codex":
         emit({"type": "thread.started", "thread_id": "fake-codex-thread"})

@@ -233,12 +233,7 @@ fn file_changes_are_recorded_while_the_agent_still_works() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let dir = only_run_dir(&runs);
-    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
-    let events: Vec<serde_json::Value> = journal
-        .lines()
-        .skip(1)
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = journal_events(&dir);
     let time_of = |pred: &dyn Fn(&serde_json::Value) -> bool| {
         events
             .iter()
@@ -265,7 +260,7 @@ fn file_changes_are_recorded_while_the_agent_still_works() {
         .iter()
         .filter(|e| e["type"] == "file_changed" && e["file"]["path"] == "train.py")
         .count();
-    assert_eq!(train_changes, 1, "{journal}");
+    assert_eq!(train_changes, 1, "{events:?}");
 }
 
 /// A run that logs its metrics on each of 300,000 lines: the grade reduces over every line,

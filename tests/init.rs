@@ -308,6 +308,53 @@ fn chosen_metric_and_direction_flags_are_used() {
     assert!(setup.nothing_written());
 }
 
+/// A training script that draws a `\r` progress bar, 15 epochs of 25 updates, its loss in
+/// the bar's postfix and the epoch padded to two places (`epoch  3`, then `epoch 12`).
+const PROGRESS_BAR_TRAIN: &str = r##"import sys
+for epoch in range(1, 16):
+    for i in range(1, 26):
+        bar = "#" * (i * 8 // 25)
+        loss = 1.0 / (epoch * 25 + i)
+        sys.stdout.write(f"\repoch {epoch:2d} |{bar:.<8}| {i:2d}/25 loss={loss:.4f}")
+        sys.stdout.flush()
+    sys.stdout.write("\n")
+"##;
+
+#[test]
+fn a_metric_printed_inside_a_carriage_return_progress_bar_is_read_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repos").join("bar");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("train.py"), PROGRESS_BAR_TRAIN).unwrap();
+    let setup = Setup { tmp, repo };
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+        "--metric",
+        "loss",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains("left out `loss`"), "{all}");
+    assert!(all.contains("375 value(s)"), "{all}");
+    let check = setup.check("bar");
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+
+    // The task reads every update, with its epoch, from the reference log it wrote, as the
+    // grader reads a run's output.
+    let made = Task::load(&setup.tasks().join("bar")).unwrap();
+    let log = std::fs::read_to_string(made.dir.join("reference.log")).unwrap();
+    let loss = parse_log(&made, &log);
+    let points = series(&loss, "loss");
+    assert_eq!(points.len(), 375);
+    assert_eq!(points[0].step, Some(1.0));
+    assert_eq!(points[374].step, Some(15.0));
+    assert_eq!(points[374].value, 0.0025);
+}
+
 #[test]
 fn a_failing_command_is_shown_and_writes_nothing() {
     let setup = Setup::new("digits-repo", "digits");

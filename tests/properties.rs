@@ -1,5 +1,5 @@
 //! Property tests: arbitrary input never panics the parsers, readers, extractors, the escape
-//! cap or the key encoder, and round trips hold.
+//! cap or the key encoder, round trips hold, and no secret reaches anything recorded.
 
 use proptest::prelude::*;
 
@@ -30,20 +30,31 @@ proptest! {
     }
 
     #[test]
-    fn journals_of_arbitrary_bytes_never_panic_the_reader(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+    fn journals_of_arbitrary_bytes_never_panic_the_reader(bytes in proptest::collection::vec(any::<u8>(), 0..600), framed in any::<bool>(), compressed in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal.jsonl");
-        let mut content = br#"{"format":"xstack-journal","version":1,"task":"t","agent":"a","xstack_version":"0","run_id":"r","started_at":"s"}"#.to_vec();
-        content.push(b'\n');
-        content.extend(bytes);
+        let path = dir.path().join(journal::JOURNAL_FILE);
+        let mut header = br#"{"format":"xstack-journal","version":1,"task":"t","agent":"a","xstack_version":"0","run_id":"r","started_at":"s"}"#.to_vec();
+        header.push(b'\n');
+        let content = match (framed, compressed) {
+            // A plain journal of an earlier version.
+            (false, _) => [header, bytes].concat(),
+            // Frames: the header's, then arbitrary bytes as a frame or raw.
+            (true, true) => [zstd::bulk::compress(&header, 3).unwrap(), zstd::bulk::compress(&bytes, 3).unwrap()].concat(),
+            (true, false) => [zstd::bulk::compress(&header, 3).unwrap(), bytes].concat(),
+        };
         std::fs::write(&path, content).unwrap();
         let _ = journal::read(&path);
+        let _ = journal::finished(&path);
+        if let Ok((_, mut player)) = xstack::replay::Player::open(&path) {
+            let end = player.end();
+            player.seek(end);
+        }
     }
 
     #[test]
     fn journal_round_trip(texts in proptest::collection::vec("(?s).{0,60}", 1..20), times in proptest::collection::vec(0.0f64..1e5, 1..20)) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal.jsonl");
+        let path = dir.path().join(journal::JOURNAL_FILE);
         let mut writer = JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).unwrap();
         let mut expected = Vec::new();
         for (i, text) in texts.iter().enumerate() {
@@ -140,6 +151,159 @@ proptest! {
         let mods = KeyModifiers::from_bits_truncate(mods);
         if let Some(bytes) = xstack::ui::keys::key_bytes(&KeyEvent::new(code, mods), mods.contains(KeyModifiers::SHIFT)) {
             prop_assert!(!bytes.is_empty());
+        }
+    }
+}
+
+/// One thing recorded in the secrets property: which event carries the text, and the text as
+/// fragments (filler, or the index of a secret).
+type Said = (u8, Vec<Result<String, usize>>);
+
+fn said() -> impl Strategy<Value = Said> {
+    let fragment = prop_oneof![
+        "(?s).{0,12}".prop_map(Ok::<String, usize>),
+        (0usize..4).prop_map(Err::<String, usize>),
+    ];
+    (0u8..14, proptest::collection::vec(fragment, 0..6))
+}
+
+/// The events that carry `text`, as a child or an agent would produce them (terminal output
+/// cut into pieces at `cuts`).
+fn events_saying(kind: u8, text: String, cuts: &[usize]) -> Vec<Event> {
+    use xstack::agent::transcript::TranscriptItem;
+    use xstack::session::event::FileContent;
+    let pieces = || {
+        let mut bounds: Vec<usize> = cuts
+            .iter()
+            .filter_map(|c| (c % (text.len() + 1)..=text.len()).find(|i| text.is_char_boundary(*i)))
+            .collect();
+        bounds.extend([0, text.len()]);
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds
+            .windows(2)
+            .map(|w| text[w[0]..w[1]].to_string())
+            .collect::<Vec<_>>()
+    };
+    let item = |item| vec![Event::Transcript { phase: 1, item }];
+    match kind {
+        0 => pieces()
+            .into_iter()
+            .map(|text| Event::AgentOutput { text })
+            .collect(),
+        1 => pieces()
+            .into_iter()
+            .map(|text| Event::RunOutput { text })
+            .collect(),
+        2 => item(TranscriptItem::Message { text }),
+        3 => item(TranscriptItem::ToolCall {
+            tool: "Bash".into(),
+            input: text,
+        }),
+        4 => item(TranscriptItem::Final {
+            text,
+            success: true,
+        }),
+        5 => item(TranscriptItem::FileEdit { path: text }),
+        6 => item(TranscriptItem::Session { id: text }),
+        7 => vec![Event::Note { text }],
+        8 => vec![Event::Message { text }],
+        9 => vec![Event::FileChanged {
+            file: FileContent {
+                path: text.clone(),
+                size: text.len() as u64,
+                text: Some(text),
+            },
+            deleted: false,
+        }],
+        10 => vec![
+            Event::AgentExited { code: Some(0) },
+            Event::AgentStarted {
+                phase: 1,
+                command: text,
+                cols: 80,
+                rows: 24,
+            },
+        ],
+        11 => vec![Event::Prompt { phase: 1, text }],
+        12 => vec![Event::Waiting { what: Some(text) }],
+        _ => vec![Event::Finished {
+            passed: false,
+            passed_in_phase: None,
+            exit_code: 3,
+            error: Some(text),
+        }],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn no_secret_reaches_anything_recorded(
+        secrets in proptest::collection::vec("[A-Za-z0-9_-]{4,20}".prop_filter("a secret inside the marker cannot be told from it", |s| !xstack::secrets::REDACTED.contains(s.as_str())), 1..4),
+        stream in proptest::collection::vec(said(), 1..24),
+        cuts in proptest::collection::vec(0usize..200, 0..12),
+    ) {
+        use std::sync::{Arc, Mutex};
+        use xstack::replay::cast::{self, CastPane};
+        use xstack::secrets::Secrets;
+        use xstack::session::progress::ProgressLines;
+        use xstack::session::recorder::{self, Recorder};
+        use xstack::session::result::RunResult;
+        use xstack::session::state::SessionState;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(journal::JOURNAL_FILE);
+        let writer = JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).unwrap();
+        let state = recorder::shared(SessionState::new());
+        let (mut rec, _changed) = Recorder::new(writer, state.clone(), 0.0);
+        rec.set_secrets(Secrets::from_vars(
+            secrets.iter().enumerate().map(|(i, s)| (format!("S{i}_TOKEN"), s.clone())),
+        ));
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let mut progress = ProgressLines::new();
+        let sink = printed.clone();
+        rec.set_observer(Box::new(move |t, event, _| {
+            sink.lock().unwrap().extend(progress.lines(t, event));
+        }));
+        rec.emit(Event::AgentStarted { phase: 1, command: "agent".into(), cols: 80, rows: 24 });
+        // As a journal line, so fields an event has beyond these take their defaults.
+        rec.emit(serde_json::from_str(r#"{"type":"run_started","phase":1,"command":"run","cols":80,"rows":24}"#).unwrap());
+        for (kind, fragments) in stream {
+            let text: String = fragments
+                .into_iter()
+                .map(|f| f.unwrap_or_else(|i| secrets[i % secrets.len()].clone()))
+                .collect();
+            for event in events_saying(kind, text, &cuts) {
+                rec.emit(event);
+            }
+        }
+        rec.emit(Event::AgentExited { code: Some(0) });
+        rec.emit(Event::RunExited { code: Some(0), timed_out: false, duration_s: 1.0 });
+        rec.flush();
+        drop(rec);
+
+        let read = journal::read(&path).unwrap();
+        let state = recorder::lock(&state).clone();
+        let mut recorded = vec![
+            String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned(),
+            String::from_utf8(zstd::stream::decode_all(&std::fs::read(&path).unwrap()[..]).unwrap()).unwrap(),
+            format!("{:?}", read.entries),
+            printed.lock().unwrap().join("\n"),
+            serde_json::to_string(&RunResult::from_state(&state, "r", "s")).unwrap(),
+            state.agent_screen.contents(),
+            state.run_screen.contents(),
+        ];
+        for pane in [CastPane::Agent, CastPane::Run] {
+            let mut cast = Vec::new();
+            cast::export(&read, pane, &mut cast).unwrap();
+            recorded.push(String::from_utf8(cast).unwrap());
+        }
+        for (i, text) in recorded.iter().enumerate() {
+            for secret in &secrets {
+                prop_assert!(!text.contains(secret.as_str()), "record {} holds {:?}", i, secret);
+            }
         }
     }
 }

@@ -83,7 +83,7 @@ fn live_and_replayed_panes_are_the_same() {
         });
         let mut live = lock(&state).clone();
         // The way `xstack replay` reads it: events read back from the file by offset.
-        let (_, mut player) = Player::open(&run_dir.join("journal.jsonl")).unwrap();
+        let (_, mut player) = Player::open(&xstack::journal::path_in(&run_dir)).unwrap();
         player.seek(player.end());
         let replayed = player.state_mut();
         assert_eq!(

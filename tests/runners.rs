@@ -163,10 +163,6 @@ fn verdicts(run_dir: &Path) -> Vec<(serde_json::Value, serde_json::Value)> {
         .collect()
 }
 
-fn journal_text(run_dir: &Path) -> String {
-    std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap_or_default()
-}
-
 #[test]
 fn ssh_runner_gives_the_same_verdicts_as_a_local_run() {
     let sshd = Sshd::start();

@@ -28,6 +28,19 @@ fn options(mode: Mode, runs: &std::path::Path) -> RunOptions {
     }
 }
 
+/// Polls `done` until it holds; fails naming `what` after five minutes of real time (a cold environment build included) (the paused
+/// clock runs ahead while the session waits on its children, so it cannot be the deadline).
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn step_mode_waits_for_n_however_long_it_takes() {
     let runs = tempfile::tempdir().unwrap();
@@ -46,13 +59,14 @@ async fn step_mode_waits_for_n_however_long_it_takes() {
     );
     let waiting = |s: &xstack::session::state::SessionState| s.waiting.clone();
     // The environment is built or found, then the session waits before the agent starts.
-    loop {
-        if let Some(w) = waiting(&lock(&state)) {
-            assert_eq!(w, "n to start phase 1: the agent migrates");
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until("the wait before phase 1", || {
+        waiting(&lock(&state)).is_some()
+    })
+    .await;
+    assert_eq!(
+        waiting(&lock(&state)).as_deref(),
+        Some("n to start phase 1: the agent migrates")
+    );
     // An hour passes on the paused clock: nothing moves without the human.
     tokio::time::sleep(Duration::from_secs(3600)).await;
     {
@@ -66,14 +80,11 @@ async fn step_mode_waits_for_n_however_long_it_takes() {
     }
     // `s` switches to auto mode, which stops the wait.
     tx.send(Command::ToggleMode).await.unwrap();
-    loop {
-        let s = lock(&state).clone();
-        if s.waiting.is_none() && s.mode == Mode::Auto {
-            break;
-        }
-        drop(s);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("auto mode without a wait", || {
+        let s = lock(&state);
+        s.waiting.is_none() && s.mode == Mode::Auto
+    })
+    .await;
     tx.send(Command::Abort).await.unwrap();
     assert_eq!(driver.await.unwrap(), 3);
 }

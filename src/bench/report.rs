@@ -136,7 +136,7 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
 
 /// Agent and verify seconds, from the journal.
 fn timing(run_dir: &Path, wall_s: f64) -> Option<Timing> {
-    let journal = journal::read(&run_dir.join(journal::JOURNAL_FILE)).ok()?;
+    let journal = journal::read(&journal::path_in(run_dir)).ok()?;
     let mut timing = Timing {
         wall_s,
         ..Timing::default()

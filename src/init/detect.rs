@@ -191,7 +191,7 @@ struct Observation {
     /// A shorter, more readable core, used when it finds exactly the same values.
     short: Option<String>,
     /// Regex capturing the line's step, and whether it stands before the value.
-    step_pattern: Option<(String, bool)>,
+    step_pattern: Option<(StepPattern, bool)>,
     /// JSON key of the line's step.
     step_key: Option<String>,
 }
@@ -390,6 +390,51 @@ fn is_progress_bar(rest: &str) -> bool {
         .is_some_and(|c| c == '|' || ('\u{2580}'..='\u{259F}').contains(&c))
 }
 
+/// A regex capturing a line's step: as printed, and with any spacing around the separator
+/// (`epoch  3` and `epoch 12` of a padded `epoch {e:2d}` are one metric's steps).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct StepPattern {
+    exact: String,
+    flexible: String,
+}
+
+impl StepPattern {
+    /// The step pattern for a step word and the separator printed between it and the number.
+    fn new(word: &str, sep: &str) -> StepPattern {
+        let word = regex::escape(word);
+        let flexible = if sep.trim().is_empty() {
+            r"[ \t]+".to_string()
+        } else {
+            let mut out = String::new();
+            let mut blank = false;
+            for c in sep.chars() {
+                if c == ' ' || c == '\t' {
+                    if !blank {
+                        out.push_str(r"[ \t]*");
+                    }
+                    blank = true;
+                } else {
+                    out.push_str(&regex::escape(&c.to_string()));
+                    blank = false;
+                }
+            }
+            out
+        };
+        StepPattern {
+            exact: format!(r"\b{word}{}(?P<step>\d+)", regex::escape(sep)),
+            flexible: format!(r"\b{word}{flexible}(?P<step>\d+)"),
+        }
+    }
+
+    /// A pattern that is already as general as it can be.
+    fn fixed(pattern: String) -> StepPattern {
+        StepPattern {
+            flexible: pattern.clone(),
+            exact: pattern,
+        }
+    }
+}
+
 /// One value a line pattern found, before the checks every value gets.
 struct Found<'a> {
     key: String,
@@ -405,7 +450,7 @@ struct LineScan<'a> {
     p: &'a Patterns,
     line: &'a str,
     index: usize,
-    step: Option<(f64, String, usize)>,
+    step: Option<(f64, StepPattern, usize)>,
     taken: Vec<std::ops::Range<usize>>,
     out: Vec<Observation>,
 }
@@ -469,11 +514,7 @@ impl LineScan<'_> {
                 return;
             };
             if let Some(step) = parse_number(num.as_str()) {
-                let pattern = format!(
-                    r"\b{}{}(?P<step>\d+)",
-                    regex::escape(word.as_str()),
-                    regex::escape(sep.as_str())
-                );
+                let pattern = StepPattern::new(word.as_str(), sep.as_str());
                 self.step = Some((step, pattern, num.start()));
                 self.taken.push(num.range());
             }
@@ -674,7 +715,7 @@ fn scan_dict(p: &Patterns, index: usize, line: &str) -> Vec<Observation> {
             short: Some(format!(r"'{}':\s*(?P<value>{SHORT_NUM})", regex::escape(k))),
             step_pattern: step.map(|(sk, _, sat)| {
                 (
-                    format!(r"'{}':\s*(?P<step>{NUM})", regex::escape(sk)),
+                    StepPattern::fixed(format!(r"'{}':\s*(?P<step>{NUM})", regex::escape(sk))),
                     sat < at,
                 )
             }),
@@ -768,13 +809,24 @@ pub fn detect(lines: &[String]) -> Vec<Candidate> {
             (spec, None)
         } else {
             let all_stepped = obs.iter().all(|o| o.step_pattern.is_some());
-            let with_step =
-                |core: &str| match most_common(obs.iter().filter_map(|o| o.step_pattern.clone())) {
-                    None => core.to_string(),
-                    Some((step, true)) if all_stepped => format!("{step}.*?{core}"),
-                    Some((step, true)) => format!("(?:{step}.*?)?{core}"),
-                    Some((step, false)) => format!("{core}(?:.*?{step})?"),
+            // The step as printed when every line prints it alike, else with any spacing.
+            let patterns: Vec<&(StepPattern, bool)> =
+                obs.iter().filter_map(|o| o.step_pattern.as_ref()).collect();
+            let alike = patterns.windows(2).all(|w| w[0] == w[1]);
+            let step = most_common(patterns.iter().map(|(pattern, before)| {
+                let chosen = if alike {
+                    &pattern.exact
+                } else {
+                    &pattern.flexible
                 };
+                (chosen.clone(), *before)
+            }));
+            let with_step = |core: &str| match &step {
+                None => core.to_string(),
+                Some((step, true)) if all_stepped => format!("{step}.*?{core}"),
+                Some((step, true)) => format!("(?:{step}.*?)?{core}"),
+                Some((step, false)) => format!("{core}(?:.*?{step})?"),
+            };
             let regex_spec = |re: String| MetricSpec {
                 name: name.clone(),
                 regex: Some(re),

@@ -1,22 +1,48 @@
-//! The session journal (SPEC §4): `journal.jsonl`, a header line then one event per line with
-//! its time offset, appended as events happen and flushed at least every 200 ms and at every
-//! phase change; a reader that replays up to the last whole line of a torn file.
+//! The session journal (SPEC §4): `journal.jsonl.zst`, a header line then one event per line
+//! with its time offset, in a sequence of zstd frames that each hold whole lines (one frame
+//! per flush: at least every 200 ms and at every phase change), so `zstdcat` prints the lines
+//! and a crash loses at most the frame being written. Journals recorded before hold the same
+//! lines uncompressed in `journal.jsonl`; every reader here takes both.
+
+mod frames;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
 use crate::session::event::Event;
 
+use frames::{FrameEnd, FrameReader};
+
 /// The journal's file name inside a run folder.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
+pub const JOURNAL_FILE: &str = "journal.jsonl.zst";
+/// The file name of a journal recorded before journals were compressed.
+pub const PLAIN_JOURNAL_FILE: &str = "journal.jsonl";
 /// The journal format written by this version.
 pub const FORMAT_VERSION: u32 = 1;
 /// Longest time an appended event may stay unflushed.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(200);
+/// A frame is written once this much text waits, whatever the interval (a longer line makes
+/// a frame of its own).
+pub const FRAME_TEXT_BYTES: usize = 1024 * 1024;
+/// The zstd level of the frames.
+const LEVEL: i32 = 3;
+
+/// The journal of the run folder `run_dir`: `journal.jsonl.zst`, or the plain `journal.jsonl`
+/// of a run recorded before (when only that one exists).
+pub fn path_in(run_dir: &Path) -> PathBuf {
+    let compressed = run_dir.join(JOURNAL_FILE);
+    let plain = run_dir.join(PLAIN_JOURNAL_FILE);
+    if !compressed.is_file() && plain.is_file() {
+        plain
+    } else {
+        compressed
+    }
+}
 
 /// Journal errors.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +63,13 @@ pub enum JournalError {
         /// Why.
         message: String,
     },
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> JournalError + '_ {
+    move |source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// The first line of a journal.
@@ -83,110 +116,151 @@ pub struct Entry {
     pub event: Event,
 }
 
-/// Appends events to a journal through a buffer.
+/// Appends events to a journal: lines gather in memory and each flush writes them as one
+/// zstd frame.
 pub struct JournalWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    file: File,
+    /// Lines not yet written.
+    text: Vec<u8>,
+    /// The compressed frame being written.
+    frame: Vec<u8>,
+    compressor: zstd::bulk::Compressor<'static>,
+    /// On tokio's clock, so tests can pause it.
     last_flush: Instant,
-    dirty: bool,
 }
 
 impl JournalWriter {
     /// Creates the journal and writes its header.
     pub fn create(path: &Path, header: &Header) -> Result<JournalWriter, JournalError> {
-        let io = |source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::create(path).map_err(io)?;
-        let mut writer = JournalWriter {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(256 * 1024, file),
-            last_flush: Instant::now(),
-            dirty: false,
-        };
-        let line = serde_json::to_string(header).map_err(|e| io(e.into()))?;
-        writer.write_line(&line)?;
+        let file = File::create(path).map_err(io_error(path))?;
+        let mut writer = JournalWriter::over(path, file)?;
+        let line = serde_json::to_vec(header).map_err(|e| io_error(path)(e.into()))?;
+        writer.text.extend_from_slice(&line);
+        writer.text.push(b'\n');
         writer.flush()?;
         Ok(writer)
     }
 
-    /// Opens an existing journal for appending (resuming a run).
-    pub fn append_to(path: &Path) -> Result<JournalWriter, JournalError> {
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|source| JournalError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+    fn over(path: &Path, file: File) -> Result<JournalWriter, JournalError> {
+        let mut compressor = zstd::bulk::Compressor::new(LEVEL).map_err(io_error(path))?;
+        compressor
+            .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
+            .map_err(io_error(path))?;
         Ok(JournalWriter {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(256 * 1024, file),
+            file,
+            text: Vec::with_capacity(FRAME_TEXT_BYTES),
+            frame: Vec::new(),
+            compressor,
             last_flush: Instant::now(),
-            dirty: false,
         })
     }
 
-    fn write_line(&mut self, line: &str) -> Result<(), JournalError> {
-        self.out
-            .write_all(line.as_bytes())
-            .and_then(|()| self.out.write_all(b"\n"))
-            .map_err(|source| JournalError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
-        self.dirty = true;
-        Ok(())
+    /// Opens the journal of `run_dir` for appending (resuming a run). A torn last frame is
+    /// cut off first, so the appended frames follow whole ones; a plain journal of an
+    /// earlier version is first rewritten as `journal.jsonl.zst` (its whole lines) and removed.
+    pub fn resume(run_dir: &Path) -> Result<JournalWriter, JournalError> {
+        let path = path_in(run_dir);
+        if path.file_name().is_some_and(|n| n == PLAIN_JOURNAL_FILE) {
+            return JournalWriter::compress_plain(&path, &run_dir.join(JOURNAL_FILE));
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_error(&path))?;
+        let mut frames = FrameReader::new(&file, 0).map_err(io_error(&path))?;
+        let mut text = Vec::new();
+        let mut whole = 0;
+        while let FrameEnd::Whole(_) = frames.next_frame(&mut text).map_err(io_error(&path))? {
+            whole = frames.at();
+        }
+        drop(frames);
+        file.set_len(whole).map_err(io_error(&path))?;
+        file.seek(SeekFrom::End(0)).map_err(io_error(&path))?;
+        JournalWriter::over(&path, file)
     }
 
-    /// Appends one event; flushes when the last flush is older than [`FLUSH_INTERVAL`] or the
-    /// event changes the phase or ends the session.
+    /// Rewrites the plain journal at `plain` as the compressed one at `path` and removes it.
+    fn compress_plain(plain: &Path, path: &Path) -> Result<JournalWriter, JournalError> {
+        let part = path.with_extension("zst.part");
+        let file = File::create(&part).map_err(io_error(&part))?;
+        let mut writer = JournalWriter::over(&part, file)?;
+        let mut lines = LineSource::open(plain)?;
+        let mut line = Vec::new();
+        while let Some((_, complete)) = lines.next_line(&mut line)? {
+            if complete {
+                writer.text.extend_from_slice(&line);
+                if writer.text.len() >= FRAME_TEXT_BYTES {
+                    writer.flush()?;
+                }
+            }
+        }
+        writer.flush()?;
+        writer.file.sync_all().map_err(io_error(&part))?;
+        std::fs::rename(&part, path).map_err(io_error(path))?;
+        std::fs::remove_file(plain).map_err(io_error(plain))?;
+        writer.path = path.to_path_buf();
+        Ok(writer)
+    }
+
+    /// Appends one event; flushes when the last flush is older than [`FLUSH_INTERVAL`], the
+    /// event changes the phase or ends the session, or a frame's worth of text waits.
     pub fn append(&mut self, t: f64, event: &Event) -> Result<(), JournalError> {
         let entry = EntryRef {
             t: (t * 1000.0).round() / 1000.0,
             event,
         };
-        serde_json::to_writer(&mut self.out, &entry)
-            .and_then(|()| self.out.write_all(b"\n").map_err(serde_json::Error::io))
-            .map_err(|e| JournalError::Io {
-                path: self.path.clone(),
-                source: e.into(),
-            })?;
-        self.dirty = true;
+        serde_json::to_writer(&mut self.text, &entry)
+            .map_err(|e| io_error(&self.path)(e.into()))?;
+        self.text.push(b'\n');
         let urgent = matches!(
             event,
             Event::Stage { .. } | Event::Graded { .. } | Event::Finished { .. }
         );
-        if urgent || self.last_flush.elapsed() >= FLUSH_INTERVAL {
+        if urgent
+            || self.text.len() >= FRAME_TEXT_BYTES
+            || self.last_flush.elapsed() >= FLUSH_INTERVAL
+        {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Flushes if anything was written since the last flush and the interval has passed.
+    /// Flushes if anything was appended since the last flush and the interval has passed.
     pub fn tick(&mut self) -> Result<(), JournalError> {
-        if self.dirty && self.last_flush.elapsed() >= FLUSH_INTERVAL {
+        if !self.text.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Writes out everything buffered.
+    /// Writes everything appended as one frame.
     pub fn flush(&mut self) -> Result<(), JournalError> {
-        self.out.flush().map_err(|source| JournalError::Io {
-            path: self.path.clone(),
-            source,
-        })?;
-        self.dirty = false;
         self.last_flush = Instant::now();
-        Ok(())
+        if self.text.is_empty() {
+            return Ok(());
+        }
+        self.frame.clear();
+        self.frame.reserve(zstd::compress_bound(self.text.len()));
+        let written = self
+            .compressor
+            .compress_to_buffer(&self.text[..], &mut self.frame)
+            .and_then(|_| self.file.write_all(&self.frame));
+        self.text.clear();
+        // A very long line leaves large buffers behind: give the memory back.
+        if self.text.capacity() > 4 * FRAME_TEXT_BYTES {
+            self.text.shrink_to(FRAME_TEXT_BYTES);
+            self.frame.shrink_to(FRAME_TEXT_BYTES);
+        }
+        written.map_err(io_error(&self.path))
     }
 }
 
 impl Drop for JournalWriter {
     fn drop(&mut self) {
-        let _ = self.out.flush();
+        let _ = self.flush();
     }
 }
 
@@ -198,6 +272,136 @@ struct EntryRef<'a> {
     event: &'a Event,
 }
 
+/// Where a line of a journal file lies: the byte offset of its frame and its byte offset in
+/// the frame's text (in a plain journal: the line's byte offset in the file, and 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// Byte offset of the frame in the file (of the line, in a plain journal).
+    pub frame: u64,
+    /// Byte offset of the line in the frame's text.
+    pub line: usize,
+}
+
+/// The lines of a journal file in either format, one at a time.
+struct LineSource {
+    path: PathBuf,
+    kind: SourceKind,
+    torn: bool,
+}
+
+enum SourceKind {
+    Plain {
+        reader: BufReader<File>,
+        offset: u64,
+    },
+    Frames {
+        frames: Box<FrameReader<File>>,
+        frame: u64,
+        text: Vec<u8>,
+        pos: usize,
+        done: bool,
+    },
+}
+
+/// Whether the file starts like a zstd frame (else it is taken for a plain journal).
+fn is_compressed(file: &mut File) -> std::io::Result<bool> {
+    let mut magic = [0u8; 4];
+    let mut read = 0;
+    while read < magic.len() {
+        match file.read(&mut magic[read..])? {
+            0 => break,
+            n => read += n,
+        }
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(read == magic.len() && magic == frames::MAGIC)
+}
+
+impl LineSource {
+    fn open(path: &Path) -> Result<LineSource, JournalError> {
+        let mut file = File::open(path).map_err(io_error(path))?;
+        let kind = if is_compressed(&mut file).map_err(io_error(path))? {
+            SourceKind::Frames {
+                frames: Box::new(FrameReader::new(file, 0).map_err(io_error(path))?),
+                frame: 0,
+                text: Vec::new(),
+                pos: 0,
+                done: false,
+            }
+        } else {
+            SourceKind::Plain {
+                reader: BufReader::with_capacity(256 * 1024, file),
+                offset: 0,
+            }
+        };
+        Ok(LineSource {
+            path: path.to_path_buf(),
+            kind,
+            torn: false,
+        })
+    }
+
+    /// The next line into `line` (newline included), with its place and whether it is
+    /// whole; None at the end. A torn last frame ends the lines (and sets `torn`).
+    fn next_line(&mut self, line: &mut Vec<u8>) -> Result<Option<(Place, bool)>, JournalError> {
+        line.clear();
+        match &mut self.kind {
+            SourceKind::Plain { reader, offset } => {
+                let read = reader
+                    .read_until(b'\n', line)
+                    .map_err(io_error(&self.path))?;
+                if read == 0 {
+                    return Ok(None);
+                }
+                let place = Place {
+                    frame: *offset,
+                    line: 0,
+                };
+                *offset += read as u64;
+                Ok(Some((place, line.last() == Some(&b'\n'))))
+            }
+            SourceKind::Frames {
+                frames,
+                frame,
+                text,
+                pos,
+                done,
+            } => {
+                while *pos >= text.len() {
+                    if *done {
+                        return Ok(None);
+                    }
+                    match frames.next_frame(text).map_err(io_error(&self.path))? {
+                        FrameEnd::Whole(start) => {
+                            *frame = start;
+                            *pos = 0;
+                        }
+                        FrameEnd::End => *done = true,
+                        FrameEnd::Torn => {
+                            *done = true;
+                            self.torn = true;
+                        }
+                    }
+                    if *done {
+                        text.clear();
+                        *pos = 0;
+                    }
+                }
+                let rest = &text[*pos..];
+                let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                line.extend_from_slice(&rest[..len]);
+                let place = Place {
+                    frame: *frame,
+                    line: *pos,
+                };
+                *pos += len;
+                // A whole frame holds whole lines, even if its last lacks a newline.
+                Ok(Some((place, true)))
+            }
+        }
+    }
+}
+
 /// A journal read back: the header, every whole event line, and what was skipped.
 #[derive(Debug, Clone)]
 pub struct Journal {
@@ -205,13 +409,13 @@ pub struct Journal {
     pub header: Header,
     /// The events in order.
     pub entries: Vec<Entry>,
-    /// Whether the last line was cut off (a crash mid-write) and skipped.
+    /// Whether the last line or frame was cut off (a crash mid-write) and skipped.
     pub torn: bool,
     /// Lines that did not parse (other than a torn last line), by 1-based number.
     pub bad_lines: Vec<usize>,
 }
 
-/// Reads a journal, tolerating a torn last line.
+/// Reads a journal of either format, tolerating a torn last line or frame.
 pub fn read(path: &Path) -> Result<Journal, JournalError> {
     let reader = JournalReader::open(path)?;
     let header = reader.header.clone();
@@ -225,103 +429,188 @@ pub fn read(path: &Path) -> Result<Journal, JournalError> {
     })
 }
 
+/// Whether the journal's last whole line is the session's `finished` event, read from the
+/// file's end only (its last frame, or its last 64 KiB).
+pub fn finished(path: &Path) -> bool {
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let tail = if is_compressed(&mut file).unwrap_or(false) {
+        let Some(start) = frames::last_frame_start(&file, len) else {
+            return false;
+        };
+        let mut text = Vec::new();
+        let whole = file.seek(SeekFrom::Start(start)).is_ok()
+            && FrameReader::new(&file, start)
+                .and_then(|mut frames| frames.next_frame(&mut text))
+                .is_ok_and(|end| matches!(end, FrameEnd::Whole(_)));
+        if !whole {
+            return false;
+        }
+        text
+    } else {
+        let mut bytes = Vec::new();
+        if file
+            .seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .is_err()
+        {
+            return false;
+        }
+        bytes
+    };
+    String::from_utf8_lossy(&tail)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.contains("\"type\":\"finished\""))
+}
+
 /// What [`JournalReader::visit`] found besides the events.
 #[derive(Debug, Clone)]
 pub struct Visited {
-    /// Whether the last line was cut off (a crash mid-write) and skipped.
+    /// Whether the last line or frame was cut off (a crash mid-write) and skipped.
     pub torn: bool,
     /// Lines that did not parse (other than a torn last line), by 1-based number.
     pub bad_lines: Vec<usize>,
 }
 
 /// A journal opened for reading line by line, so one of any size is read in the memory of
-/// one line.
+/// one frame.
 pub struct JournalReader {
     /// The header (the first line).
     pub header: Header,
-    /// Bytes of the header line, newline included.
-    header_len: u64,
-    path: PathBuf,
-    reader: BufReader<File>,
+    lines: LineSource,
 }
 
 impl JournalReader {
-    /// Opens a journal and reads its header.
+    /// Opens a journal of either format and reads its header.
     pub fn open(path: &Path) -> Result<JournalReader, JournalError> {
-        let io = |source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io)?;
-        let mut reader = BufReader::with_capacity(256 * 1024, file);
+        let mut lines = LineSource::open(path)?;
         let mut line = Vec::new();
-        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
-            return Err(JournalError::BadHeader {
-                path: path.to_path_buf(),
-                message: "the file is empty".to_string(),
-            });
+        let bad = |message: String| JournalError::BadHeader {
+            path: path.to_path_buf(),
+            message,
+        };
+        if lines.next_line(&mut line)?.is_none() {
+            return Err(bad(if lines.torn {
+                "the first frame is cut off".to_string()
+            } else {
+                "the file is empty".to_string()
+            }));
         }
         let header: Header =
-            serde_json::from_slice(line.trim_ascii()).map_err(|e| JournalError::BadHeader {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
+            serde_json::from_slice(line.trim_ascii()).map_err(|e| bad(e.to_string()))?;
         if header.format != "xstack-journal" {
-            return Err(JournalError::BadHeader {
-                path: path.to_path_buf(),
-                message: format!("format is `{}`", header.format),
-            });
+            return Err(bad(format!("format is `{}`", header.format)));
         }
-        Ok(JournalReader {
-            header,
-            header_len: line.len() as u64,
-            path: path.to_path_buf(),
-            reader,
-        })
+        Ok(JournalReader { header, lines })
     }
 
-    /// Hands each event to `each` as it is parsed; a torn last line is skipped and
-    /// reported, as are lines that do not parse.
+    /// Hands each event to `each` as it is parsed; a torn last line or frame is skipped
+    /// and reported, as are lines that do not parse.
     pub fn visit(self, mut each: impl FnMut(Entry)) -> Result<Visited, JournalError> {
         self.visit_at(|_, entry| each(entry))
     }
 
-    /// [`JournalReader::visit`], with the byte offset in the file where each event's line
-    /// starts (so a player can read it back later).
-    pub fn visit_at(mut self, mut each: impl FnMut(u64, Entry)) -> Result<Visited, JournalError> {
+    /// [`JournalReader::visit`], with the place of each event's line in the file (so a
+    /// player can read it back later with a [`JournalSeeker`]).
+    pub fn visit_at(mut self, mut each: impl FnMut(Place, Entry)) -> Result<Visited, JournalError> {
         let mut torn = false;
         let mut bad_lines = Vec::new();
         let mut number = 1;
         let mut line = Vec::new();
-        let mut offset = self.header_len;
-        loop {
-            line.clear();
-            let read =
-                self.reader
-                    .read_until(b'\n', &mut line)
-                    .map_err(|source| JournalError::Io {
-                        path: self.path.clone(),
-                        source,
-                    })?;
-            if read == 0 {
-                break;
-            }
-            let start = offset;
-            offset += read as u64;
+        while let Some((place, complete)) = self.lines.next_line(&mut line)? {
             number += 1;
-            // Only the file's last line can lack its newline.
-            let complete = line.last() == Some(&b'\n');
             let trimmed = line.trim_ascii();
             if trimmed.is_empty() {
                 continue;
             }
             match serde_json::from_slice::<Entry>(trimmed) {
-                Ok(entry) => each(start, entry),
+                Ok(entry) => each(place, entry),
                 Err(_) if !complete => torn = true,
                 Err(_) => bad_lines.push(number),
             }
         }
-        Ok(Visited { torn, bad_lines })
+        Ok(Visited {
+            torn: torn || self.lines.torn,
+            bad_lines,
+        })
+    }
+}
+
+/// Reads events back by the places [`JournalReader::visit_at`] reported, holding one frame
+/// of text at a time (the last one read, so events read in order decompress each frame once).
+pub struct JournalSeeker {
+    kind: SeekerKind,
+    line: Vec<u8>,
+}
+
+enum SeekerKind {
+    Plain {
+        reader: BufReader<File>,
+        at: u64,
+    },
+    Frames {
+        frames: Box<FrameReader<File>>,
+        /// The frame whose text is held.
+        held: Option<u64>,
+        text: Vec<u8>,
+    },
+}
+
+impl JournalSeeker {
+    /// Opens the journal at `path` for reading back.
+    pub fn open(path: &Path) -> Result<JournalSeeker, JournalError> {
+        let mut file = File::open(path).map_err(io_error(path))?;
+        let kind = if is_compressed(&mut file).map_err(io_error(path))? {
+            SeekerKind::Frames {
+                frames: Box::new(FrameReader::new(file, 0).map_err(io_error(path))?),
+                held: None,
+                text: Vec::new(),
+            }
+        } else {
+            SeekerKind::Plain {
+                reader: BufReader::with_capacity(256 * 1024, file),
+                at: 0,
+            }
+        };
+        Ok(JournalSeeker {
+            kind,
+            line: Vec::new(),
+        })
+    }
+
+    /// The event at `place`; None when it cannot be read back (the file changed under us).
+    pub fn read(&mut self, place: Place) -> Option<Entry> {
+        match &mut self.kind {
+            SeekerKind::Plain { reader, at } => {
+                if *at != place.frame {
+                    reader.seek(SeekFrom::Start(place.frame)).ok()?;
+                    *at = place.frame;
+                }
+                self.line.clear();
+                let read = reader.read_until(b'\n', &mut self.line).ok()?;
+                *at += read as u64;
+                serde_json::from_slice(self.line.trim_ascii()).ok()
+            }
+            SeekerKind::Frames { frames, held, text } => {
+                if *held != Some(place.frame) {
+                    *held = None;
+                    if frames.at() != place.frame {
+                        frames.seek(place.frame).ok()?;
+                    }
+                    match frames.next_frame(text).ok()? {
+                        FrameEnd::Whole(_) => *held = Some(place.frame),
+                        FrameEnd::End | FrameEnd::Torn => return None,
+                    }
+                }
+                let rest = text.get(place.line..)?;
+                let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                serde_json::from_slice(rest[..len].trim_ascii()).ok()
+            }
+        }
     }
 }
 

@@ -1,14 +1,23 @@
 use super::*;
 use crate::session::event::{Mode, Stage};
 
+fn header() -> Header {
+    Header::new("t", "script:x", "run-1", "2026-01-01T00:00:00Z")
+}
+
+fn mode() -> Event {
+    Event::Mode { mode: Mode::Auto }
+}
+
+fn output(text: &str) -> Event {
+    Event::AgentOutput { text: text.into() }
+}
+
+/// A journal in `dir`: the header's frame, a frame of two events, a frame of one.
 fn sample(dir: &Path) -> PathBuf {
     let path = dir.join(JOURNAL_FILE);
-    let mut w = JournalWriter::create(
-        &path,
-        &Header::new("t", "script:x", "run-1", "2026-01-01T00:00:00Z"),
-    )
-    .unwrap();
-    w.append(0.0, &Event::Mode { mode: Mode::Auto }).unwrap();
+    let mut w = JournalWriter::create(&path, &header()).unwrap();
+    w.append(0.0, &mode()).unwrap();
     w.append(
         0.5,
         &Event::Stage {
@@ -17,64 +26,90 @@ fn sample(dir: &Path) -> PathBuf {
         },
     )
     .unwrap();
-    w.append(
-        0.75,
-        &Event::AgentOutput {
-            text: "héllo\r\n".into(),
-        },
-    )
-    .unwrap();
+    w.append(0.75, &output("héllo\r\n")).unwrap();
     w.flush().unwrap();
     path
 }
 
-#[test]
-fn round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = sample(dir.path());
-    let journal = read(&path).unwrap();
-    assert_eq!(journal.header.task, "t");
-    assert_eq!(journal.header.version, FORMAT_VERSION);
-    assert_eq!(journal.entries.len(), 3);
-    assert_eq!(
-        journal.entries[2].event,
-        Event::AgentOutput {
-            text: "héllo\r\n".into()
-        }
-    );
-    assert!((journal.entries[1].t - 0.5).abs() < 1e-9);
-    assert!(!journal.torn);
-    let first_event_line = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .nth(1)
-        .unwrap()
-        .to_string();
-    assert_eq!(first_event_line, r#"{"t":0.0,"type":"mode","mode":"auto"}"#);
+/// The text `zstdcat` prints: every frame decompressed in order.
+fn zstdcat(path: &Path) -> String {
+    let bytes = zstd::stream::decode_all(&std::fs::read(path).unwrap()[..]).unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+/// Where each frame of the file at `path` starts.
+fn frame_starts(path: &Path) -> Vec<u64> {
+    let file = File::open(path).unwrap();
+    let mut frames = FrameReader::new(&file, 0).unwrap();
+    let mut text = Vec::new();
+    let mut starts = Vec::new();
+    while let FrameEnd::Whole(start) = frames.next_frame(&mut text).unwrap() {
+        starts.push(start);
+    }
+    starts
 }
 
 #[test]
-fn torn_last_line_is_skipped_at_every_cut() {
+fn round_trip_through_zstd_frames_that_zstdcat_prints_as_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sample(dir.path());
+    let journal = read(&path).unwrap();
+    assert_eq!(journal.header, header());
+    assert_eq!(journal.entries.len(), 3);
+    assert_eq!(journal.entries[2].event, output("héllo\r\n"));
+    assert!((journal.entries[1].t - 0.5).abs() < 1e-9);
+    assert!(!journal.torn);
+    let text = zstdcat(&path);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines[0].contains("\"format\":\"xstack-journal\""));
+    assert_eq!(lines[1], r#"{"t":0.0,"type":"mode","mode":"auto"}"#);
+    // The header alone, then the stage change (urgent) with the line before it, then the rest.
+    assert_eq!(frame_starts(&path).len(), 3);
+}
+
+#[test]
+fn a_torn_last_frame_loses_only_that_frame_at_every_cut() {
     let dir = tempfile::tempdir().unwrap();
     let path = sample(dir.path());
     let full = std::fs::read(&path).unwrap();
-    let last_start = full[..full.len() - 1]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .unwrap()
-        + 1;
-    for cut in last_start..full.len() {
+    let last = *frame_starts(&path).last().unwrap() as usize;
+    for cut in last..full.len() {
+        std::fs::write(&path, &full[..cut]).unwrap();
+        let journal = read(&path).unwrap();
+        assert_eq!(journal.entries.len(), 2, "cut at {cut}");
+        assert_eq!(journal.torn, cut > last, "cut at {cut}");
+        assert!(!finished(&path));
+    }
+}
+
+#[test]
+fn plain_journals_of_earlier_versions_are_read_with_a_torn_last_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(PLAIN_JOURNAL_FILE);
+    let mut full = serde_json::to_string(&header()).unwrap() + "\n";
+    full.push_str("{\"t\":0.0,\"type\":\"mode\",\"mode\":\"auto\"}\n");
+    full.push_str("{\"t\":0.5,\"type\":\"stage\",\"phase\":1,\"stage\":\"migrate\"}\n");
+    let last_start = full.len();
+    full.push_str("{\"t\":0.75,\"type\":\"agent_output\",\"text\":\"héllo\\r\\n\"}\n");
+    for cut in (last_start..=full.len()).filter(|c| full.is_char_boundary(*c)) {
         std::fs::write(&path, &full[..cut]).unwrap();
         let journal = read(&path).unwrap();
         // Only the newline missing: the line is whole and kept.
-        let whole = cut == full.len() - 1;
-        assert_eq!(
-            journal.entries.len(),
-            if whole { 3 } else { 2 },
-            "cut at {cut}"
-        );
+        let whole = cut >= full.len() - 1;
+        assert_eq!(journal.entries.len(), if whole { 3 } else { 2 }, "{cut}");
         assert_eq!(journal.torn, cut > last_start && !whole, "cut at {cut}");
     }
+    assert_eq!(path_in(dir.path()), path);
+    let (_, entry) = {
+        let mut found = Vec::new();
+        JournalReader::open(&path)
+            .unwrap()
+            .visit_at(|place, entry| found.push((place, entry)))
+            .unwrap();
+        found.pop().unwrap()
+    };
+    assert_eq!(entry.event, output("héllo\r\n"));
 }
 
 #[test]
@@ -86,22 +121,140 @@ fn a_file_that_is_not_a_journal_is_refused() {
     assert!(err.contains("not an xstack journal header"), "{err}");
     std::fs::write(&path, "").unwrap();
     assert!(read(&path).is_err());
+    std::fs::write(&path, zstd::bulk::compress(b"{\"hello\": 1}\n", 3).unwrap()).unwrap();
+    let err = read(&path).unwrap_err().to_string();
+    assert!(err.contains("not an xstack journal header"), "{err}");
+    std::fs::write(&path, &frames::MAGIC).unwrap();
+    let err = read(&path).unwrap_err().to_string();
+    assert!(err.contains("cut off"), "{err}");
 }
 
-#[test]
-fn appends_are_visible_within_the_flush_interval_after_a_tick() {
+#[tokio::test(start_paused = true)]
+async fn an_append_is_flushed_by_the_tick_once_the_interval_passes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(JOURNAL_FILE);
-    let mut w = JournalWriter::create(&path, &Header::new("t", "a", "r", "s")).unwrap();
+    let mut w = JournalWriter::create(&path, &header()).unwrap();
     w.append(0.1, &Event::Note { text: "x".into() }).unwrap();
-    // A phase change is flushed at once.
+    tokio::time::advance(FLUSH_INTERVAL / 2).await;
+    w.tick().unwrap();
+    assert_eq!(read(&path).unwrap().entries.len(), 0, "flushed too early");
+    tokio::time::advance(FLUSH_INTERVAL / 2).await;
+    w.tick().unwrap();
+    assert_eq!(
+        read(&path).unwrap().entries.len(),
+        1,
+        "not flushed by the tick"
+    );
+    // With nothing new, a tick writes no frame.
+    let len = std::fs::metadata(&path).unwrap().len();
+    tokio::time::advance(FLUSH_INTERVAL).await;
+    w.tick().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    // An append after the interval is flushed at once; a phase change always is.
+    tokio::time::advance(FLUSH_INTERVAL).await;
+    w.append(0.5, &Event::Note { text: "y".into() }).unwrap();
+    assert_eq!(read(&path).unwrap().entries.len(), 2);
     w.append(
-        0.2,
+        0.6,
         &Event::Stage {
             phase: 1,
             stage: Stage::Verify,
         },
     )
     .unwrap();
-    assert_eq!(read(&path).unwrap().entries.len(), 2);
+    assert_eq!(read(&path).unwrap().entries.len(), 3);
+}
+
+#[test]
+fn frames_are_cut_at_their_size_and_compress_repetitive_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(JOURNAL_FILE);
+    let mut w = JournalWriter::create(&path, &header()).unwrap();
+    let line = "\x1b[32m 42%\x1b[0m|\x1b[36m##########           \x1b[0m| step 4200 loss=0.0002 acc=0.2000\r\n";
+    let mut printed = 0;
+    for i in 0..20_000 {
+        let text = line.repeat(10).replace("4200", &i.to_string());
+        printed += text.len();
+        w.append(f64::from(i) * 0.001, &Event::RunOutput { text })
+            .unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let size = std::fs::metadata(&path).unwrap().len() as usize;
+    assert!(size * 4 < printed, "{size} bytes for {printed} printed");
+    assert!(frame_starts(&path).len() > 10);
+    assert_eq!(read(&path).unwrap().entries.len(), 20_000);
+}
+
+#[test]
+fn resuming_cuts_a_torn_last_frame_and_appends_after_the_whole_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sample(dir.path());
+    let full = std::fs::read(&path).unwrap();
+    let last = *frame_starts(&path).last().unwrap() as usize;
+    std::fs::write(&path, &full[..last + 5]).unwrap();
+    let mut w = JournalWriter::resume(dir.path()).unwrap();
+    w.append(1.0, &Event::Note { text: "on".into() }).unwrap();
+    w.flush().unwrap();
+    let journal = read(&path).unwrap();
+    assert!(!journal.torn);
+    assert_eq!(journal.entries.len(), 3);
+    assert_eq!(journal.entries[2].event, Event::Note { text: "on".into() });
+}
+
+#[test]
+fn resuming_a_plain_journal_compresses_it_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join(PLAIN_JOURNAL_FILE);
+    let mut text = serde_json::to_string(&header()).unwrap() + "\n";
+    text.push_str("{\"t\":0.0,\"type\":\"mode\",\"mode\":\"auto\"}\n{\"t\":0.5,\"type\":\"no");
+    std::fs::write(&plain, text).unwrap();
+    let mut w = JournalWriter::resume(dir.path()).unwrap();
+    w.append(
+        1.0,
+        &Event::Finished {
+            passed: true,
+            passed_in_phase: Some(1),
+            exit_code: 0,
+            error: None,
+        },
+    )
+    .unwrap();
+    drop(w);
+    assert!(!plain.exists());
+    let path = path_in(dir.path());
+    assert_eq!(path, dir.path().join(JOURNAL_FILE));
+    let journal = read(&path).unwrap();
+    assert_eq!(journal.header, header());
+    assert_eq!(journal.entries.len(), 2);
+    assert!(!journal.torn);
+    assert!(finished(&path));
+}
+
+#[test]
+fn the_end_is_found_from_the_last_frame_or_the_plain_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sample(dir.path());
+    assert!(!finished(&path));
+    let mut w = JournalWriter::resume(dir.path()).unwrap();
+    // A long run first, so the end lies in one frame of many.
+    for i in 0..5_000 {
+        w.append(1.0, &output(&format!("line {i} {}\r\n", "x".repeat(300))))
+            .unwrap();
+    }
+    w.append(
+        2.0,
+        &Event::Finished {
+            passed: false,
+            passed_in_phase: None,
+            exit_code: 1,
+            error: None,
+        },
+    )
+    .unwrap();
+    drop(w);
+    assert!(finished(&path));
+    let plain = dir.path().join(PLAIN_JOURNAL_FILE);
+    std::fs::write(&plain, zstdcat(&path)).unwrap();
+    assert!(finished(&plain));
 }

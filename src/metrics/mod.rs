@@ -185,6 +185,17 @@ impl LineSplitter {
     }
 }
 
+/// A whole captured output as the plain lines the extractors see, through the one
+/// [`LineSplitter`]: what `xstack init` detects metrics in and writes to `reference.log`,
+/// and what a failed run's tail shows.
+pub fn plain_lines(text: &str) -> Vec<String> {
+    let mut splitter = LineSplitter::new();
+    let mut lines = Vec::new();
+    splitter.feed(text, &mut |l| lines.push(l.to_string()));
+    splitter.finish(&mut |l| lines.push(l.to_string()));
+    lines
+}
+
 /// A metric's regex with its `value` and `step` group numbers resolved once, and capture
 /// slots reused from line to line.
 #[derive(Debug, Clone)]

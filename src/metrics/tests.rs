@@ -196,3 +196,118 @@ fn an_overlong_line_is_cut_the_same_way_on_both_paths() {
         );
     }
 }
+
+/// The lines of `text` through [`plain_lines`], checked to be the same however the text is
+/// cut into two pieces, and the points a [`MetricStream`] extracts from it checked to be
+/// the points of those lines: extraction and `xstack init` see one splitting.
+fn split_every_way(text: &str, metric: &str) -> Vec<String> {
+    let whole = plain_lines(text);
+    for cut in (0..=text.len()).filter(|i| text.is_char_boundary(*i)) {
+        assert_eq!(lines(&[&text[..cut], &text[cut..]]), whole, "cut at {cut}");
+    }
+    let spec = MetricSpec {
+        name: "m".into(),
+        regex: Some(metric.into()),
+        json_key: None,
+        step_key: None,
+    };
+    let mut by_lines = Vec::new();
+    let mut extractor = Extractor::from_specs(std::slice::from_ref(&spec)).unwrap();
+    for line in &whole {
+        extractor.extract(line, &mut by_lines);
+    }
+    let mut stream = MetricStream::new(Extractor::from_specs(&[spec]).unwrap());
+    let mut streamed = stream.feed(text);
+    streamed.extend(stream.finish());
+    assert_eq!(streamed, by_lines);
+    whole
+}
+
+#[test]
+fn tqdm_bars_are_one_line_per_refresh_and_the_closing_repeat_is_dropped() {
+    let text = "\r  0%|          | 0/3 [00:00<?, ?it/s]\
+                \r 33%|███▎      | 1/3 [00:00<00:02,  1.00it/s, loss=0.910]\
+                \r 67%|██████▋   | 2/3 [00:01<00:01,  1.00it/s, loss=0.700]\
+                \r100%|██████████| 3/3 [00:02<00:00,  1.00it/s, loss=0.520]\
+                \r100%|██████████| 3/3 [00:02<00:00,  1.00it/s, loss=0.520]\n\
+                test_acc=0.9\n";
+    assert_eq!(
+        split_every_way(text, r"loss=(?P<value>[0-9.]+)"),
+        [
+            "  0%|          | 0/3 [00:00<?, ?it/s]",
+            " 33%|███▎      | 1/3 [00:00<00:02,  1.00it/s, loss=0.910]",
+            " 67%|██████▋   | 2/3 [00:01<00:01,  1.00it/s, loss=0.700]",
+            "100%|██████████| 3/3 [00:02<00:00,  1.00it/s, loss=0.520]",
+            "test_acc=0.9",
+        ]
+    );
+}
+
+#[test]
+fn rich_bars_lose_their_colours_cursor_hiding_and_line_erasing() {
+    let text = "\x1b[?25l\r\x1b[2KEpoch 1 \x1b[38;5;237m━━━━━━━━━━\x1b[0m \x1b[35m 50%\x1b[0m \
+                \x1b[36mloss=0.612\x1b[0m\r\x1b[2KEpoch 1 \x1b[38;2;114;156;31m━━━━━━━━━━\x1b[0m \
+                \x1b[35m100%\x1b[0m \x1b[36mloss=0.412\x1b[0m\r\n\x1b[?25h";
+    assert_eq!(
+        split_every_way(text, r"loss=(?P<value>[0-9.]+)"),
+        [
+            "Epoch 1 ━━━━━━━━━━  50% loss=0.612",
+            "Epoch 1 ━━━━━━━━━━ 100% loss=0.412",
+        ]
+    );
+}
+
+#[test]
+fn keras_bars_rewritten_with_backspaces_and_carriage_returns() {
+    // Keras 2 erases with backspaces before its `\r`; Keras 3 draws in bold and colour.
+    let keras2 = format!(
+        "Epoch 1/2\n1/3 [=========>....................] - ETA: 0s - loss: 0.9100{}\r\
+         3/3 [==============================] - 0s 5ms/step - loss: 0.5200 - accuracy: 0.8000\n",
+        "\x08".repeat(62)
+    );
+    assert_eq!(
+        split_every_way(&keras2, r"loss: (?P<value>[0-9.]+)"),
+        [
+            "Epoch 1/2",
+            "1/3 [=========>....................] - ETA: 0s - loss: 0.9100",
+            "3/3 [==============================] - 0s 5ms/step - loss: 0.5200 - accuracy: 0.8000",
+        ]
+    );
+    let keras3 = "\r\x1b[1m1/3\x1b[0m \x1b[32m━━━━━━\x1b[0m\x1b[37m━━━━━━━━━━━━━━\x1b[0m \
+                  \x1b[1m0s\x1b[0m 5ms/step - accuracy: 0.7000 - loss: 0.9100\
+                  \r\x1b[1m3/3\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m \
+                  \x1b[1m0s\x1b[0m 5ms/step - accuracy: 0.8000 - loss: 0.5200\n";
+    assert_eq!(
+        split_every_way(keras3, r"loss: (?P<value>[0-9.]+)"),
+        [
+            "1/3 ━━━━━━━━━━━━━━━━━━━━ 0s 5ms/step - accuracy: 0.7000 - loss: 0.9100",
+            "3/3 ━━━━━━━━━━━━━━━━━━━━ 0s 5ms/step - accuracy: 0.8000 - loss: 0.5200",
+        ]
+    );
+}
+
+#[test]
+fn a_plain_carriage_return_bar_gives_every_update_a_line() {
+    let mut text = String::new();
+    for epoch in 1..=2 {
+        for i in 1..=3 {
+            let done = "#".repeat(i * 8 / 3);
+            text.push_str(&format!(
+                "\repoch {epoch:2} |{done:.<8}| {i:2}/3 loss=0.{epoch}{i}00"
+            ));
+        }
+        text.push('\n');
+    }
+    let lines = split_every_way(&text, r"loss=(?P<value>[0-9.]+)");
+    assert_eq!(
+        lines,
+        [
+            "epoch  1 |##......|  1/3 loss=0.1100",
+            "epoch  1 |#####...|  2/3 loss=0.1200",
+            "epoch  1 |########|  3/3 loss=0.1300",
+            "epoch  2 |##......|  1/3 loss=0.2100",
+            "epoch  2 |#####...|  2/3 loss=0.2200",
+            "epoch  2 |########|  3/3 loss=0.2300",
+        ]
+    );
+}

@@ -1,5 +1,6 @@
 //! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text through
-//! the escape-string cap.
+//! the escape-string cap, and told whether its escape-sequence parser is at rest (between
+//! sequences), the only moments a copy of it is exact.
 
 use super::filter::EscapeCap;
 
@@ -11,6 +12,7 @@ pub struct Screen {
     parser: vt100::Parser,
     cap: EscapeCap,
     scratch: String,
+    sequence: Sequence,
 }
 
 impl std::fmt::Debug for Screen {
@@ -21,7 +23,9 @@ impl std::fmt::Debug for Screen {
 }
 
 impl Clone for Screen {
-    /// A copy of the screen and its scrollback (the escape-sequence parser starts afresh).
+    /// A copy of the screen and its scrollback. The copy's escape-sequence parser starts at
+    /// rest, so the copy is exact when [`Screen::at_rest`] holds (vt100 cannot copy a parser
+    /// in the middle of a sequence).
     fn clone(&self) -> Self {
         let (rows, cols) = self.parser.screen().size();
         let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_LINES);
@@ -30,6 +34,7 @@ impl Clone for Screen {
             parser,
             cap: self.cap.clone(),
             scratch: String::new(),
+            sequence: Sequence::Ground,
         }
     }
 }
@@ -41,6 +46,7 @@ impl Screen {
             parser: vt100::Parser::new(rows.max(2), cols.max(10), SCROLLBACK_LINES),
             cap: EscapeCap::new(),
             scratch: String::new(),
+            sequence: Sequence::Ground,
         }
     }
 
@@ -48,11 +54,19 @@ impl Screen {
     pub fn process(&mut self, text: &str) {
         if self.cap.passes_unchanged(text) {
             self.parser.process(text.as_bytes());
+            self.sequence = self.sequence.after(text.as_bytes());
             return;
         }
         self.scratch.clear();
         self.cap.filter(text, &mut self.scratch);
         self.parser.process(self.scratch.as_bytes());
+        self.sequence = self.sequence.after(self.scratch.as_bytes());
+    }
+
+    /// Whether the escape-sequence parser is at rest: everything fed so far ends outside an
+    /// escape sequence, so a copy of the screen behaves as the screen does.
+    pub fn at_rest(&self) -> bool {
+        self.sequence == Sequence::Ground
     }
 
     /// Resizes the screen.
@@ -85,5 +99,139 @@ impl Screen {
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
     pub fn contents(&self) -> String {
         self.parser.screen().contents()
+    }
+}
+
+/// Where vte's parser (the one inside vt100) stands, only as far as telling when it is back
+/// in its ground state: the same transitions, without the parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sequence {
+    /// Between sequences.
+    Ground,
+    /// After ESC.
+    Escape,
+    /// After ESC and intermediate bytes.
+    EscapeIntermediate,
+    /// Inside a CSI sequence (entry, parameters, intermediates or ignored).
+    Csi,
+    /// A DCS before its final byte: entry, parameters, intermediates.
+    DcsEntry,
+    /// A DCS's parameters.
+    DcsParam,
+    /// A DCS's intermediates.
+    DcsIntermediate,
+    /// A DCS being ignored until it ends.
+    DcsIgnore,
+    /// A DCS's data.
+    DcsPassthrough,
+    /// An OSC string.
+    Osc,
+    /// An SOS, PM or APC string.
+    String,
+}
+
+impl Sequence {
+    /// The state after `bytes`. Every state goes to [`Sequence::Escape`] on ESC and the
+    /// ground state leaves only on ESC, so only the bytes after the last ESC are walked,
+    /// and only until the ground state is reached.
+    fn after(self, bytes: &[u8]) -> Sequence {
+        let (mut state, rest) = match memchr::memrchr(0x1B, bytes) {
+            Some(i) => (Sequence::Escape, &bytes[i + 1..]),
+            None => (self, bytes),
+        };
+        for &byte in rest {
+            if state == Sequence::Ground {
+                break;
+            }
+            state = state.step(byte);
+        }
+        state
+    }
+
+    /// One byte, as vte 0.15's state machine moves (for any state but the ground state).
+    fn step(self, byte: u8) -> Sequence {
+        use Sequence::*;
+        // CAN and SUB end every sequence; ESC starts a new one.
+        match byte {
+            0x18 | 0x1A => return Ground,
+            0x1B => return Escape,
+            _ => {}
+        }
+        match (self, byte) {
+            (Ground, _) => Ground,
+            (Escape, 0x20..=0x2F) => EscapeIntermediate,
+            (Escape, b'P') => DcsEntry,
+            (Escape, b'[') => Csi,
+            (Escape, b']') => Osc,
+            (Escape, b'X' | b'^' | b'_') => String,
+            (Escape, 0x30..=0x7E) => Ground,
+            (EscapeIntermediate, 0x30..=0x7E) => Ground,
+            (Csi, 0x40..=0x7E) => Ground,
+            (DcsEntry | DcsParam | DcsIntermediate, 0x40..=0x7E) => DcsPassthrough,
+            (DcsEntry | DcsParam, 0x30..=0x3B) => DcsParam,
+            (DcsEntry, 0x3C..=0x3F) => DcsParam,
+            (DcsParam, 0x3C..=0x3F) => DcsIgnore,
+            (DcsEntry | DcsParam | DcsIntermediate, 0x20..=0x2F) => DcsIntermediate,
+            (DcsIntermediate, 0x30..=0x3F) => DcsIgnore,
+            (DcsPassthrough, 0x9C) => Ground,
+            (Osc, 0x07) => Ground,
+            (state, _) => state,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parser_is_at_rest_only_between_sequences() {
+        let cases: [(&str, bool); 14] = [
+            ("plain text\r\n", true),
+            ("\x1b", false),
+            ("\x1b[", false),
+            ("\x1b[3", false),
+            ("\x1b[32", false),
+            ("\x1b[32m", true),
+            ("\x1b[32mgreen \x1b[0", false),
+            ("\x1b]0;title", false),
+            ("\x1b]0;title\x07", true),
+            ("\x1b]0;title\x1b\\", true),
+            ("\x1bP1$r", false),
+            ("\x1bP1$rdata\x1b\\ after", true),
+            ("\x1b(", false),
+            ("\x1b(B", true),
+        ];
+        for (text, rest) in cases {
+            let mut screen = Screen::new(80, 24);
+            screen.process(text);
+            assert_eq!(screen.at_rest(), rest, "{text:?}");
+        }
+        // Across calls, as output arrives in pieces.
+        let mut screen = Screen::new(80, 24);
+        for (piece, rest) in [
+            ("a\x1b[3", false),
+            ("8;5", false),
+            (";2m", true),
+            ("x", true),
+        ] {
+            screen.process(piece);
+            assert_eq!(screen.at_rest(), rest, "{piece:?}");
+        }
+    }
+
+    #[test]
+    fn a_copy_made_at_rest_goes_on_as_the_screen_does() {
+        let mut screen = Screen::new(40, 10);
+        screen.process("one \x1b[31mred");
+        assert!(screen.at_rest());
+        let mut copy = screen.clone();
+        for s in [&mut screen, &mut copy] {
+            s.process(" \x1b[1mbold\x1b[0m two\r\n");
+        }
+        assert_eq!(
+            copy.screen().contents_formatted(),
+            screen.screen().contents_formatted()
+        );
     }
 }

@@ -6,11 +6,9 @@
 pub mod cast;
 pub mod runs;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::journal::{Entry, Header, Journal, JournalError, JournalReader};
+use crate::journal::{Entry, Header, Journal, JournalError, JournalReader, JournalSeeker, Place};
 use crate::session::event::Event;
 use crate::session::state::SessionState;
 
@@ -70,22 +68,38 @@ impl Snapshots {
     }
 }
 
+/// How far apart snapshots are taken: after this much terminal text or these many events
+/// since the previous one (whichever comes first, times the spacing of [`Snapshots`]).
+#[derive(Debug, Clone, Copy)]
+struct Spacing {
+    text_bytes: usize,
+    events: usize,
+}
+
+/// The spacing of every player but the tests'.
+const SPACING: Spacing = Spacing {
+    text_bytes: SNAPSHOT_TEXT_BYTES,
+    events: SNAPSHOT_EVENTS,
+};
+
 /// One pass over a journal's events: their times, the markers and the snapshots.
 struct Index {
     times: Vec<f64>,
     markers: Vec<(f64, String)>,
     snapshots: Snapshots,
+    spacing: Spacing,
     state: SessionState,
     text_bytes: usize,
     events: usize,
 }
 
 impl Index {
-    fn new(budget: usize) -> Self {
+    fn new(budget: usize, spacing: Spacing) -> Self {
         Index {
             times: Vec::new(),
             markers: Vec::new(),
             snapshots: Snapshots::new(budget),
+            spacing,
             state: SessionState::new(),
             text_bytes: 0,
             events: 0,
@@ -101,8 +115,12 @@ impl Index {
         self.text_bytes += text_len(&entry.event);
         self.events += 1;
         let spacing = self.snapshots.spacing;
-        if self.text_bytes >= SNAPSHOT_TEXT_BYTES * spacing
-            || self.events >= SNAPSHOT_EVENTS * spacing
+        // A snapshot is only taken with both terminals between escape sequences (a copied
+        // screen restarts its parser), so restoring one is exactly playing up to it.
+        let at_rest = self.state.agent_screen.at_rest() && self.state.run_screen.at_rest();
+        if at_rest
+            && (self.text_bytes >= self.spacing.text_bytes * spacing
+                || self.events >= self.spacing.events * spacing)
         {
             self.snapshots.push(self.times.len(), &mut self.state);
             self.text_bytes = 0;
@@ -126,32 +144,47 @@ fn marker(event: &Event) -> Option<String> {
 enum Events {
     /// A journal already read into memory.
     Memory(Vec<Entry>),
-    /// The journal file, each event read back from its byte offset when it is applied, so a
-    /// journal of any length costs 16 bytes an event.
+    /// The journal file, each event read back from its place when it is applied, so a
+    /// journal of any length costs 16 bytes an event (its time and its place).
     File(JournalFile),
 }
 
 /// A journal file read back on demand.
 struct JournalFile {
-    reader: BufReader<File>,
-    offsets: Vec<u64>,
-    /// Where the reader stands.
-    at: u64,
-    line: Vec<u8>,
+    seeker: JournalSeeker,
+    /// The byte offset of each frame that holds events (of each line, in a plain journal).
+    frames: Vec<u64>,
+    /// Each event's frame (an index into `frames`) and its line's offset in the frame.
+    places: Vec<(u32, u32)>,
 }
 
 impl JournalFile {
+    fn new(seeker: JournalSeeker) -> JournalFile {
+        JournalFile {
+            seeker,
+            frames: Vec::new(),
+            places: Vec::new(),
+        }
+    }
+
+    /// Notes the place of the next event.
+    fn push(&mut self, place: Place) {
+        if self.frames.last() != Some(&place.frame) {
+            self.frames.push(place.frame);
+        }
+        let frame = u32::try_from(self.frames.len() - 1).unwrap_or(u32::MAX);
+        let line = u32::try_from(place.line).unwrap_or(u32::MAX);
+        self.places.push((frame, line));
+    }
+
     /// The event at `index`; None when it cannot be read back (the file changed under us).
     fn read(&mut self, index: usize) -> Option<Entry> {
-        let offset = *self.offsets.get(index)?;
-        if self.at != offset {
-            self.reader.seek(SeekFrom::Start(offset)).ok()?;
-            self.at = offset;
-        }
-        self.line.clear();
-        let read = self.reader.read_until(b'\n', &mut self.line).ok()?;
-        self.at += read as u64;
-        serde_json::from_slice(self.line.trim_ascii()).ok()
+        let (frame, line) = *self.places.get(index)?;
+        let frame = *self.frames.get(usize::try_from(frame).ok()?)?;
+        self.seeker.read(Place {
+            frame,
+            line: usize::try_from(line).ok()?,
+        })
     }
 }
 
@@ -188,36 +221,31 @@ impl Player {
 
     /// [`Player::new`] with the snapshots' memory bounded by `budget` bytes.
     fn with_snapshot_budget(journal: Journal, budget: usize) -> Player {
-        let mut index = Index::new(budget);
+        Player::with_snapshots(journal, budget, SPACING)
+    }
+
+    /// [`Player::new`] with the snapshots' memory budget and spacing given.
+    fn with_snapshots(journal: Journal, budget: usize, spacing: Spacing) -> Player {
+        let mut index = Index::new(budget, spacing);
         for entry in &journal.entries {
             index.add(entry);
         }
         Player::from_index(Events::Memory(journal.entries), index)
     }
 
-    /// Prepares playback of the journal file at `path`, keeping only each event's time and
-    /// byte offset in memory (events are read back as they are applied); returns the
+    /// Prepares playback of the journal file at `path` (either format), keeping only each
+    /// event's time and place in memory (events are read back as they are applied); returns the
     /// journal's header with the player.
     pub fn open(path: &Path) -> Result<(Header, Player), JournalError> {
         let reader = JournalReader::open(path)?;
         let header = reader.header.clone();
-        let mut index = Index::new(SNAPSHOT_BUDGET_BYTES);
-        let mut offsets = Vec::new();
-        reader.visit_at(|offset, entry| {
-            offsets.push(offset);
+        let mut index = Index::new(SNAPSHOT_BUDGET_BYTES, SPACING);
+        let mut file = JournalFile::new(JournalSeeker::open(path)?);
+        reader.visit_at(|place, entry| {
+            file.push(place);
             index.add(&entry);
         })?;
-        let file = File::open(path).map_err(|source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let events = Events::File(JournalFile {
-            reader: BufReader::with_capacity(256 * 1024, file),
-            offsets,
-            at: 0,
-            line: Vec::new(),
-        });
-        Ok((header, Player::from_index(events, index)))
+        Ok((header, Player::from_index(Events::File(file), index)))
     }
 
     fn from_index(events: Events, index: Index) -> Player {

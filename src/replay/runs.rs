@@ -1,10 +1,9 @@
 //! The recorded runs of a runs folder, newest first: task, agent, verdict per phase,
 //! duration, and whether the run was interrupted (its journal has no end).
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::journal::{self, JOURNAL_FILE};
+use crate::journal;
 use crate::session::result::RunResult;
 
 /// One recorded run.
@@ -28,35 +27,13 @@ pub struct RunSummary {
     pub passed: bool,
 }
 
-/// Whether the journal's end holds the `finished` event (reads only the file's tail).
-fn journal_finished(path: &Path) -> bool {
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(64 * 1024);
-    let mut tail = String::new();
-    if file.seek(SeekFrom::Start(start)).is_err() {
-        return false;
-    }
-    let mut bytes = Vec::new();
-    if file.read_to_end(&mut bytes).is_err() {
-        return false;
-    }
-    tail.push_str(&String::from_utf8_lossy(&bytes));
-    tail.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| l.contains("\"type\":\"finished\""))
-}
-
 /// Summarises one run folder; None when it holds no journal.
 pub fn summarize(dir: &Path) -> Option<RunSummary> {
-    let journal_path = dir.join(JOURNAL_FILE);
+    let journal_path = journal::path_in(dir);
     if !journal_path.is_file() {
         return None;
     }
-    let interrupted = !journal_finished(&journal_path);
+    let interrupted = !journal::finished(&journal_path);
     if let Ok(result) = RunResult::read(dir)
         && !interrupted
     {

@@ -4,13 +4,15 @@ use crate::session::event::{FileContent, Stage};
 
 fn fingerprint(s: &SessionState) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{:?}|{}",
+        "{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{}|{:?}|{}",
         s.phase,
         s.stage,
         s.phases,
         s.files,
-        s.agent_screen.contents(),
-        s.run_screen.contents(),
+        String::from_utf8_lossy(&s.agent_screen.screen().contents_formatted()),
+        String::from_utf8_lossy(&s.run_screen.screen().contents_formatted()),
+        s.agent_screen.screen().cursor_position(),
+        s.run_screen.screen().cursor_position(),
         s.timeline.len(),
         s.waiting,
         s.now
@@ -81,6 +83,7 @@ fn journal(events: usize) -> Journal {
             command: "r".into(),
             cols: 80,
             rows: 24,
+            seed_check: false,
         },
         &mut t,
     );
@@ -191,7 +194,7 @@ fn jumps_go_to_stage_changes() {
 fn a_player_reading_the_file_back_equals_one_holding_the_journal() {
     let j = journal(45_000);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.jsonl");
+    let path = dir.path().join(crate::journal::JOURNAL_FILE);
     let mut writer = crate::journal::JournalWriter::create(&path, &j.header).unwrap();
     for e in &j.entries {
         writer.append(e.t, &e.event).unwrap();
@@ -221,4 +224,106 @@ fn a_player_reading_the_file_back_equals_one_holding_the_journal() {
         fresh.apply(e.t, &e.event);
     }
     assert_eq!(fingerprint(from_file.state()), fingerprint(&fresh));
+}
+
+/// Pieces of terminal output that escape sequences are made of, cut anywhere when recorded.
+const PIECES: [&str; 14] = [
+    "text ",
+    "é✓ ",
+    "\r\n",
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b[1;4m",
+    "\x1b[38;5;200m",
+    "\x1b[2J\x1b[H",
+    "\x1b[5;10H",
+    "\x1b]0;a title\x07",
+    "\x1b]2;other\x1b\\",
+    "\x1b(0q\x1b(B",
+    "\x1bP1$r q\x1b\\",
+    "\x1b[?25l",
+];
+
+/// A journal of the agent's output `text` cut into events at `cuts` (byte offsets, moved to
+/// character boundaries), so escape sequences are split across events.
+fn cut_journal(text: &str, cuts: &[usize]) -> Journal {
+    let mut bounds: Vec<usize> = cuts
+        .iter()
+        .map(|&c| {
+            (c % (text.len() + 1)..=text.len())
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(text.len())
+        })
+        .collect();
+    bounds.extend([0, text.len()]);
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut entries = vec![Entry {
+        t: 0.0,
+        event: Event::AgentStarted {
+            phase: 1,
+            command: "a".into(),
+            cols: 30,
+            rows: 8,
+        },
+    }];
+    for (i, pair) in bounds.windows(2).enumerate() {
+        entries.push(Entry {
+            t: (i + 1) as f64,
+            event: Event::AgentOutput {
+                text: text[pair[0]..pair[1]].to_string(),
+            },
+        });
+    }
+    Journal {
+        header: Header::new("t", "a", "r", "s"),
+        entries,
+        torn: false,
+        bad_lines: Vec::new(),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn seeking_equals_playing_with_snapshots_inside_escape_sequences(
+        pieces in proptest::collection::vec(0..PIECES.len(), 1..80),
+        cuts in proptest::collection::vec(0usize..10_000, 0..60),
+        every in 1usize..4,
+        targets in proptest::collection::vec(0.0f64..70.0, 1..6),
+    ) {
+        let text: String = pieces.iter().map(|&p| PIECES[p]).collect();
+        let j = cut_journal(&text, &cuts);
+        let spacing = Spacing { text_bytes: usize::MAX, events: every };
+        let mut player = Player::with_snapshots(j.clone(), SNAPSHOT_BUDGET_BYTES, spacing);
+        for target in targets {
+            player.seek(target);
+            let mut fresh = SessionState::new();
+            for e in j.entries.iter().take_while(|e| e.t <= target) {
+                fresh.apply(e.t, &e.event);
+            }
+            proptest::prop_assert_eq!(fingerprint(player.state()), fingerprint(&fresh), "at {}", target);
+        }
+    }
+}
+
+#[test]
+fn snapshots_wait_for_the_terminals_to_be_between_escape_sequences() {
+    // Every event ends inside a colour sequence but the last.
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!("line {i} \x1b[3"));
+        text.push_str("2mgreen\x1b[0m\r\n");
+    }
+    let cuts: Vec<usize> = text.match_indices("2mgreen").map(|(i, _)| i).collect();
+    let j = cut_journal(&text, &cuts);
+    let spacing = Spacing {
+        text_bytes: usize::MAX,
+        events: 1,
+    };
+    let player = Player::with_snapshots(j, SNAPSHOT_BUDGET_BYTES, spacing);
+    // The empty state, the agent's new terminal, and the end, where the last piece closes
+    // its sequence.
+    assert_eq!(player.snapshot_count(), 3);
 }

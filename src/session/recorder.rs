@@ -13,6 +13,8 @@ use crate::journal::{JournalError, JournalWriter};
 
 use crate::secrets::{RedactStream, Secrets};
 
+use crate::agent::transcript::TranscriptItem;
+
 use super::event::{Event, FileContent};
 use super::state::SessionState;
 
@@ -135,8 +137,12 @@ impl Recorder {
                 }
                 Event::RunOutput { text }
             }
-            other if self.secrets.is_empty() => other,
-            other => redact_event(&self.secrets, other),
+            mut other => {
+                if !self.secrets.is_empty() {
+                    redact_event(&self.secrets, &mut other);
+                }
+                other
+            }
         };
         ready.push(event);
     }
@@ -187,86 +193,77 @@ impl Recorder {
     }
 }
 
-fn redact_file(secrets: &Secrets, file: FileContent) -> FileContent {
-    FileContent {
-        text: file.text.map(|t| secrets.redact(&t)),
-        ..file
+fn redact_file(secrets: &Secrets, file: &mut FileContent) {
+    secrets.redact_in_place(&mut file.path);
+    if let Some(text) = file.text.as_mut() {
+        secrets.redact_in_place(text);
     }
 }
 
-/// Redacts the free text of events other than terminal output.
-fn redact_event(secrets: &Secrets, event: Event) -> Event {
+/// Redacts every text an event carries. The match names every variant, so a new one
+/// cannot reach the journal without a decision here. Terminal output is redacted as a
+/// stream by the caller (a value may be split across pieces); here it is redacted whole.
+fn redact_event(secrets: &Secrets, event: &mut Event) {
+    let redact = |text: &mut String| secrets.redact_in_place(text);
     match event {
-        Event::Task(mut task) => {
-            task.agent = secrets.redact(&task.agent);
-            task.command = secrets.redact(&task.command);
-            task.phase2_details = secrets.redact(&task.phase2_details);
-            Event::Task(task)
+        Event::Task(task) => {
+            redact(&mut task.title);
+            redact(&mut task.agent);
+            redact(&mut task.command);
+            redact(&mut task.phase2_details);
         }
-        Event::Note { text } => Event::Note {
-            text: secrets.redact(&text),
-        },
-        Event::Message { text } => Event::Message {
-            text: secrets.redact(&text),
-        },
-        Event::Prompt { phase, text } => Event::Prompt {
-            phase,
-            text: secrets.redact(&text),
-        },
-        Event::AgentStarted {
-            phase,
-            command,
-            cols,
-            rows,
-        } => Event::AgentStarted {
-            phase,
-            command: secrets.redact(&command),
-            cols,
-            rows,
-        },
-        Event::RunStarted {
-            phase,
-            command,
-            cols,
-            rows,
-        } => Event::RunStarted {
-            phase,
-            command: secrets.redact(&command),
-            cols,
-            rows,
-        },
-        Event::Baseline { files } => Event::Baseline {
-            files: files.into_iter().map(|f| redact_file(secrets, f)).collect(),
-        },
-        Event::FileChanged { file, deleted } => Event::FileChanged {
-            file: redact_file(secrets, file),
-            deleted,
-        },
-        Event::Graded {
-            phase,
-            mut verdict,
-            exit_code,
-            duration_s,
-        } => {
-            verdict.findings = verdict.findings.iter().map(|f| secrets.redact(f)).collect();
-            Event::Graded {
-                phase,
-                verdict,
-                exit_code,
-                duration_s,
+        Event::Waiting { what } => {
+            if let Some(what) = what {
+                redact(what);
             }
         }
-        Event::Finished {
-            passed,
-            passed_in_phase,
-            exit_code,
-            error,
-        } => Event::Finished {
-            passed,
-            passed_in_phase,
-            exit_code,
-            error: error.map(|e| secrets.redact(&e)),
+        Event::Note { text }
+        | Event::Message { text }
+        | Event::Prompt { text, .. }
+        | Event::AgentOutput { text }
+        | Event::RunOutput { text } => redact(text),
+        Event::Baseline { files } => {
+            for file in files {
+                redact_file(secrets, file);
+            }
+        }
+        Event::FileChanged { file, .. } => redact_file(secrets, file),
+        Event::AgentStarted { command, .. } | Event::RunStarted { command, .. } => redact(command),
+        Event::Transcript { item, .. } => match item {
+            TranscriptItem::Session { id: text }
+            | TranscriptItem::Message { text }
+            | TranscriptItem::FileEdit { path: text }
+            | TranscriptItem::Final { text, .. } => redact(text),
+            TranscriptItem::ToolCall { tool, input } => {
+                redact(tool);
+                redact(input);
+            }
+            TranscriptItem::Usage { .. } => {}
         },
-        other => other,
+        Event::Graded { verdict, .. } => {
+            for finding in &mut verdict.findings {
+                redact(finding);
+            }
+            for record in &mut verdict.finding_records {
+                redact(&mut record.text);
+                if let Some(file) = record.file.as_mut() {
+                    redact(file);
+                }
+            }
+        }
+        Event::Finished { error, .. } => {
+            if let Some(error) = error {
+                redact(error);
+            }
+        }
+        // No text written by a child or an agent: numbers, flags, the task's metric names.
+        Event::Stage { .. }
+        | Event::Mode { .. }
+        | Event::Resized { .. }
+        | Event::AgentExited { .. }
+        | Event::Paused { .. }
+        | Event::RunExited { .. }
+        | Event::Metric { .. }
+        | Event::Metrics { .. } => {}
     }
 }

@@ -41,6 +41,82 @@ pub fn result(run_dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("result.json parses")
 }
 
+/// The JSON lines of a run folder's journal (`journal.jsonl.zst`), header first, as
+/// `zstdcat` prints them: every whole frame decompressed in order (a torn last frame, of a
+/// run still writing or killed, ends the text at the last whole line before it). Empty when
+/// there is no journal.
+pub fn journal_text(run_dir: &Path) -> String {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(run_dir.join("journal.jsonl.zst")) else {
+        return String::new();
+    };
+    let mut bytes = Vec::new();
+    // A read error is the torn last frame: what came before it stays in `bytes`.
+    let _ = zstd::stream::read::Decoder::new(file)
+        .expect("a zstd decoder")
+        .read_to_end(&mut bytes);
+    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(whole);
+    String::from_utf8(bytes).expect("the journal is UTF-8")
+}
+
+/// The events of a run folder's journal (every line after the header) as JSON.
+pub fn journal_events(run_dir: &Path) -> Vec<serde_json::Value> {
+    journal_text(run_dir)
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).expect("a journal line parses"))
+        .collect()
+}
+
+/// Fails if a file under `dir` (a run or bench folder) holds `secret`, each read as written
+/// and, when it is zstd-compressed (the journal), decompressed; the agent's own files aside
+/// (`workspace/`, and `verify/`, the clean copy the verify run used). Returns how many files
+/// were read.
+pub fn assert_no_recorded_file_holds(dir: &Path, secret: &str) -> usize {
+    let mut read = 0;
+    for entry in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "workspace" && e.file_name() != "verify")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let bytes = std::fs::read(entry.path()).unwrap();
+        let bytes = zstd::stream::decode_all(&bytes[..]).unwrap_or(bytes);
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the secret",
+            entry.path().display()
+        );
+        read += 1;
+    }
+    read
+}
+
+/// Whether the tool a test needs is here (`works` checks it can do the test's job). When it
+/// is not: under CI (`CI=true`) the test fails, naming what to install; elsewhere it says so
+/// loudly on stderr and the caller skips the test.
+pub fn require_tool(tool: &str, works: impl FnOnce() -> bool) -> bool {
+    if works() {
+        return true;
+    }
+    let message = format!("{tool} is missing or does not work here: run scripts/setup");
+    let under_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(!under_ci, "{message} (a test cannot skip under CI)");
+    eprintln!("\n*** SKIPPED: {message} ***\n");
+    false
+}
+
+/// Whether `program` runs with `args` and exits 0.
+pub fn runs_ok(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The output as text (stdout then stderr).
 pub fn text(out: &Output) -> String {
     format!(

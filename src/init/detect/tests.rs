@@ -4,7 +4,7 @@ use super::*;
 
 /// Detects and verifies; every candidate must survive verification.
 fn candidates(log: &str) -> Vec<Candidate> {
-    let lines = crate::seeds::plain_lines(log);
+    let lines = crate::metrics::plain_lines(log);
     let (kept, rejected) = verify(detect(&lines), log);
     assert!(rejected.is_empty(), "rejected: {rejected:?}");
     kept
@@ -134,6 +134,30 @@ fn tqdm_progress_bar_postfix_rewritten_with_carriage_returns() {
     assert_eq!(steps(loss), [Some(1.0), Some(1.0), Some(2.0), Some(2.0)]);
     // The bar's own percentage is not a metric.
     assert!(c.iter().all(|c| !c.percent));
+}
+
+#[test]
+fn a_padded_step_number_in_a_carriage_return_bar_is_one_metric() {
+    // `epoch {e:2d}` prints `epoch  3` for one-digit epochs and `epoch 12` after: the step
+    // regex must take both, or the proposal misses every line printed the other way.
+    let mut log = String::new();
+    for epoch in 1..=12 {
+        for i in 1..=4 {
+            log.push_str(&format!(
+                "\repoch {epoch:2} |{:.<4}| {i:2}/4 loss=0.{epoch:02}{i}",
+                "#".repeat(i)
+            ));
+        }
+        log.push('\n');
+    }
+    let c = candidates(&log);
+    let loss = get(&c, "loss");
+    assert_eq!(loss.points.len(), 48);
+    assert_eq!(loss.points[47].step, Some(12.0));
+    assert_eq!(
+        loss.spec.regex.as_deref(),
+        Some(r"\bepoch[ \t]+(?P<step>\d+).*?\bloss\s*=\s*(?P<value>[-+0-9.eE]+)")
+    );
 }
 
 #[test]
