@@ -1,6 +1,7 @@
 //! The progress lines `--headless` prints (and `replay --headless` prints again from the
 //! journal): one line per event worth reading, with metric points thinned so a run that logs
 //! a metric on every one of a million lines prints a readable trickle, not a million lines.
+//! Every line carries the session time it is printed at, so the times never go back.
 
 use std::collections::BTreeMap;
 
@@ -23,7 +24,7 @@ pub struct ProgressLines {
 #[derive(Debug)]
 struct MetricThrottle {
     printed_at: f64,
-    held: Option<(f64, Point)>,
+    held: Option<Point>,
 }
 
 impl ProgressLines {
@@ -34,7 +35,8 @@ impl ProgressLines {
 
     /// The lines to print for `event` at session time `t`, oldest first. A metric point is
     /// printed when its metric printed nothing in the last second; otherwise it is held back
-    /// and printed (if still the latest) when the run exits.
+    /// and printed (if still the latest) when the run exits, at the time of the exit (its
+    /// step, when the log gave one, says where in the run it was).
     pub fn lines(&mut self, t: f64, event: &Event) -> Vec<String> {
         let mut out = Vec::new();
         match event {
@@ -52,8 +54,8 @@ impl ProgressLines {
             }
             Event::RunStarted { .. } | Event::RunExited { .. } => {
                 for (name, throttle) in &mut self.metrics {
-                    if let Some((held_t, point)) = throttle.held.take() {
-                        out.push(text_line(held_t, &describe_point(name, &point)));
+                    if let Some(point) = throttle.held.take() {
+                        out.push(text_line(t, &describe_point(name, &point)));
                     }
                 }
                 self.metrics.clear();
@@ -67,7 +69,7 @@ impl ProgressLines {
     fn point(&mut self, t: f64, metric: &str, point: Point, out: &mut Vec<String>) {
         match self.metrics.get_mut(metric) {
             Some(throttle) if t - throttle.printed_at < METRIC_INTERVAL_S => {
-                throttle.held = Some((t, point));
+                throttle.held = Some(point);
             }
             _ => {
                 out.push(text_line(t, &describe_point(metric, &point)));
@@ -165,6 +167,75 @@ mod tests {
         assert_eq!(printed.len(), 10, "{printed:?}");
         assert!(printed[1].ends_with("metric acc=0"), "{printed:?}");
         assert!(printed[8].ends_with("metric loss=0.2"), "{printed:?}");
+    }
+
+    /// The session time a progress line starts with.
+    fn time_of(line: &str) -> f64 {
+        line.trim_start_matches('[')
+            .split_once("s]")
+            .and_then(|(t, _)| t.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no time in {line:?}"))
+    }
+
+    fn stepped(index: u16, step: f64, value: f64) -> Event {
+        Event::Metrics {
+            phase: 1,
+            points: vec![MetricPoint(index, Some(step), value)],
+        }
+    }
+
+    #[test]
+    fn a_held_back_point_is_printed_at_the_exit_not_before_later_lines() {
+        let mut p = ProgressLines::new();
+        let mut printed = p.lines(0.0, &task(&["train_mse", "val_mse"]));
+        // train_mse every 0.1 s from 20.0 s: 20.0 is printed, 20.1 … 20.9 are held back.
+        for i in 0..10 {
+            let t = 20.0 + f64::from(i) * 0.1;
+            printed.extend(p.lines(t, &stepped(0, f64::from(310 + i * 10), 0.5)));
+        }
+        printed.extend(p.lines(21.1, &stepped(1, 400.0, 0.7)));
+        let exit = Event::RunExited {
+            code: Some(0),
+            timed_out: false,
+            duration_s: 21.5,
+        };
+        printed.extend(p.lines(21.5, &exit));
+        let times: Vec<f64> = printed.iter().map(|l| time_of(l)).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{printed:#?}");
+        assert_eq!(
+            printed[printed.len() - 2],
+            "[    21.5s] metric train_mse=0.5 (step 400)"
+        );
+        assert!(
+            printed[printed.len() - 3].contains("val_mse=0.7"),
+            "{printed:#?}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn printed_times_never_go_back(
+            steps in proptest::collection::vec((0.0f64..0.7, 0u8..4), 1..120)
+        ) {
+            let mut p = ProgressLines::new();
+            let mut printed = p.lines(0.0, &task(&["a", "b", "c"]));
+            let mut t = 0.0;
+            for (i, (dt, kind)) in steps.iter().enumerate() {
+                t += dt;
+                let event = match kind {
+                    0..=2 => stepped(u16::from(*kind), i as f64, 1.0),
+                    _ if i % 2 == 0 => Event::RunExited {
+                        code: Some(0),
+                        timed_out: false,
+                        duration_s: t,
+                    },
+                    _ => Event::Note { text: "note".to_string() },
+                };
+                printed.extend(p.lines(t, &event));
+            }
+            let times: Vec<f64> = printed.iter().map(|l| time_of(l)).collect();
+            proptest::prop_assert!(times.windows(2).all(|w| w[0] <= w[1]), "{:#?}", printed);
+        }
     }
 
     #[test]
