@@ -124,7 +124,7 @@ fn a_file_that_is_not_a_journal_is_refused() {
     std::fs::write(&path, zstd::bulk::compress(b"{\"hello\": 1}\n", 3).unwrap()).unwrap();
     let err = read(&path).unwrap_err().to_string();
     assert!(err.contains("not an xstack journal header"), "{err}");
-    std::fs::write(&path, &frames::MAGIC).unwrap();
+    std::fs::write(&path, frames::MAGIC).unwrap();
     let err = read(&path).unwrap_err().to_string();
     assert!(err.contains("cut off"), "{err}");
 }
