@@ -360,8 +360,15 @@ pub fn summary_comment(c: &CriterionCalibration) -> String {
     )
 }
 
+/// Whether the seeds moved any criterion value (then `[integrity] seed_check` can tell a
+/// seeded run from a constant result).
+pub fn seed_varies(criteria: &[CriterionCalibration]) -> bool {
+    criteria.iter().any(|c| c.summary.std > 0.0)
+}
+
 /// The calibration as TOML ready to paste: comments with the numbers, then one
-/// `[[criterion]]` block per criterion.
+/// `[[criterion]]` block per criterion, and `[integrity] seed_check = true` when the seeds
+/// moved a value.
 pub fn render_toml(cal: &Calibration) -> String {
     let mut out = format!(
         "# xstack calibrate {}: {} runs of `{}` (XSTACK_SEED 0-{})\n",
@@ -379,6 +386,11 @@ pub fn render_toml(cal: &Calibration) -> String {
             c.criterion.direction,
             &c.suggestion,
         ));
+    }
+    if seed_varies(&cal.criteria) {
+        out.push_str(
+            "\n# The seeds moved the result: a port whose numbers do not move with XSTACK_SEED is a bypass.\n[integrity]\nseed_check = true\n",
+        );
     }
     out
 }

@@ -95,6 +95,9 @@ pub struct RunSpec {
     /// A verify run past this many seconds is killed and graded a crash.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,
+    /// Whether the verify run may use the network (it is cut off otherwise).
+    #[serde(default)]
+    pub network: bool,
 }
 
 fn default_timeout_s() -> u64 {
@@ -243,6 +246,10 @@ pub struct IntegritySpec {
     /// Globs of files restored from the source before grading.
     #[serde(default)]
     pub protected: Vec<String>,
+    /// Re-run a passing verify under a second seed; bit-identical criterion values under
+    /// both are a bypass.
+    #[serde(default)]
+    pub seed_check: bool,
 }
 
 fn default_forbid() -> Vec<String> {
@@ -259,6 +266,7 @@ impl Default for IntegritySpec {
             forbid_imports: default_forbid(),
             require_imports: default_require(),
             protected: Vec::new(),
+            seed_check: false,
         }
     }
 }
