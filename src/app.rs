@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::journal::{self, Header, JournalWriter};
 use crate::runner::{RunnerPool, RunnerSpec};
 use crate::session::driver::{Command, Driver, SessionConfig, new_run_dir};
-use crate::session::event::{Event, Mode};
+use crate::session::event::{Event, Interruption, Mode};
 use crate::session::progress::ProgressLines;
 use crate::session::recorder::{Recorder, SharedState};
 use crate::session::state::SessionState;
@@ -380,11 +380,17 @@ pub fn prepare_resume(
             task_dir = Some(task.dir.clone());
         }
     }
-    if state.finished.is_some() {
-        return Err(AppError::usage(format!(
-            "{} finished already; nothing to resume",
-            run_dir.display()
-        )));
+    match &state.finished {
+        // An interrupted run (a hangup, SIGTERM, the user's abort) continues where it was
+        // cut off: its end is taken back.
+        Some(end) if end.interrupted.is_some() => state.finished = None,
+        Some(_) => {
+            return Err(AppError::usage(format!(
+                "{} finished already; nothing to resume",
+                run_dir.display()
+            )));
+        }
+        None => {}
     }
     let header = &recorded.header;
     if header.agent.starts_with("none") {
@@ -531,19 +537,20 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
     Ok(code)
 }
 
-/// Turns SIGINT, SIGTERM and SIGHUP into an abort of the session.
+/// Turns SIGINT (the user's Ctrl-C), SIGTERM and SIGHUP into an interruption of the
+/// session that records which it was.
 pub fn spawn_signal_forwarder(tx: mpsc::Sender<Command>) {
     use tokio::signal::unix::{SignalKind, signal};
-    for kind in [
-        SignalKind::interrupt(),
-        SignalKind::terminate(),
-        SignalKind::hangup(),
+    for (interruption, kind) in [
+        (Interruption::UserAbort, SignalKind::interrupt()),
+        (Interruption::Terminated, SignalKind::terminate()),
+        (Interruption::Hangup, SignalKind::hangup()),
     ] {
         let tx = tx.clone();
         if let Ok(mut stream) = signal(kind) {
             tokio::spawn(async move {
                 while stream.recv().await.is_some() {
-                    if tx.send(Command::Abort).await.is_err() {
+                    if tx.send(Command::Interrupt(interruption)).await.is_err() {
                         break;
                     }
                 }

@@ -314,6 +314,17 @@ fn retry_failed_reruns_infrastructure_failures_and_never_graded_ones() {
 
     let mut args = base.clone();
     args.extend(["--runner".to_string(), unreachable.clone()]);
+    // A remote runner does not confine verify: the bench refuses it unless told otherwise.
+    let refused = bench(&refs(&args), out);
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("runs without confinement")
+            && text(&refused).contains("--allow-unconfined"),
+        "{}",
+        text(&refused)
+    );
+    assert!(trial_dirs(out).is_empty(), "nothing ran");
+    args.push("--allow-unconfined".to_string());
     let first = bench(&refs(&args), out);
     assert_eq!(first.status.code(), Some(3), "{}", text(&first));
     assert!(
@@ -363,6 +374,7 @@ fn an_unreachable_runner_in_the_pool_sends_trials_to_another() {
         closed_port_runner(),
         "--runner".to_string(),
         "local".to_string(),
+        "--allow-unconfined".to_string(),
     ]);
     let done = bench(&refs(&args), out);
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));

@@ -232,6 +232,7 @@ fn events_saying(kind: u8, text: String, cuts: &[usize]) -> Vec<Event> {
             passed_in_phase: None,
             exit_code: 3,
             error: Some(text),
+            interrupted: None,
         }],
     }
 }

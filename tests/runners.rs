@@ -494,3 +494,70 @@ fn k8s_runner_drives_kubectl() {
         "{calls}"
     );
 }
+
+/// `$XSTACK_SSH` that drops the interactive call (the verify run's `ssh -tt`) the way a lost
+/// connection does, and passes every other call to the real ssh.
+const DROPPING_SSH: &str = r#"#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = "-tt" ]; then
+    echo "Connection to 127.0.0.1 closed by remote host." >&2
+    exit 255
+  fi
+done
+exec "$@"
+"#;
+
+#[test]
+fn a_lost_ssh_connection_is_an_infrastructure_failure_and_a_remote_255_is_a_crash() {
+    let sshd = Sshd::start();
+    let (bin, _) = fake_program("dropping-ssh", DROPPING_SSH);
+    let dropping = format!(
+        "{} {}",
+        bin.path().join("dropping-ssh").display(),
+        sshd.ssh_command()
+    );
+    let repo = oracle_repo();
+    let grade = |ssh: &str, repo: &Path| {
+        let runs = tempfile::tempdir().unwrap();
+        let out = xstack()
+            .args(["grade", TASK, "--repo"])
+            .arg(repo)
+            .args(["--runner", &ssh_runner(), "--headless", "--runs-dir"])
+            .arg(runs.path())
+            .env("XSTACK_SSH", ssh)
+            .output()
+            .unwrap();
+        let dir = only_run_dir(runs.path());
+        (out.status.code().unwrap(), result(&dir), text(&out))
+    };
+    let (code, r, out) = grade(&dropping, repo.path());
+    assert_eq!(code, 3, "{out}");
+    let phase = &r["phases"][0];
+    assert_eq!(phase["outcome"], "infrastructure_failure", "{r:#}");
+    assert_eq!(phase["failure"], serde_json::Value::Null);
+    let detail = phase["outcome_detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the connection to ssh://127.0.0.1")
+            && detail.contains("Connection to 127.0.0.1 closed by remote host."),
+        "{detail}"
+    );
+
+    // The same status from the remote command itself is the port's crash.
+    std::fs::write(
+        repo.path().join("train.py"),
+        "import jax\nimport sys\nsys.exit(255)\n",
+    )
+    .unwrap();
+    let (code, r, out) = grade(&sshd.ssh_command(), repo.path());
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(r["phases"][0]["outcome"], "graded");
+    assert_eq!(r["phases"][0]["failure"], "crash");
+    assert!(
+        r["phases"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "the run exited with status 255"),
+        "{r:#}"
+    );
+}

@@ -148,7 +148,85 @@ fn the_terminal_is_restored_after_each_signal_and_a_panic() {
         assert!(!after.contains("-icanon"), "{how}: {after}");
         let expected = if how == "panic" { "EXIT=101" } else { "EXIT=3" };
         assert!(after.contains(expected), "{how}: {after}");
+        if how != "panic" {
+            // Each interruption is recorded as what it was, not as the user's abort.
+            let recorded = result(&only_run_dir(runs.path()));
+            let kind = match how {
+                "TERM" => "terminated",
+                "HUP" => "hangup",
+                _ => "user_abort",
+            };
+            assert_eq!(recorded["interrupted"], kind, "{how}: {recorded:#}");
+            assert_eq!(
+                recorded["phases"][0]["outcome"], "interrupted",
+                "{recorded:#}"
+            );
+            assert_eq!(recorded["phases"][0]["verdict"], serde_json::Value::Null);
+        }
     }
+}
+
+/// Closing the terminal around a TUI run (killing its tmux session) is a hangup, and the
+/// run stays resumable.
+#[test]
+fn a_killed_tmux_session_is_a_hangup_and_the_run_resumes() {
+    let task = root().join("tests/tasks/jsonl-protected");
+    let runs = tempfile::tempdir().unwrap();
+    let marker = runs.path().display().to_string();
+    let command = format!(
+        "{} run {} --agent 'cmd:sleep 120' --runs-dir {marker} 2>/dev/null",
+        bin(),
+        task.display(),
+    );
+    let tmux = Tmux::start(&command, 120, 36);
+    tmux.wait_for("1 Agent", LONG);
+    let pid = xstack_pid(&marker).expect("xstack runs");
+    drop(tmux);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "xstack outlived its terminal"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dir = only_run_dir(runs.path());
+    let recorded = result(&dir);
+    assert_eq!(recorded["interrupted"], "hangup", "{recorded:#}");
+    assert_eq!(
+        recorded["error"],
+        "interrupted: the terminal hung up (SIGHUP)"
+    );
+    let listed = run(&["runs", runs.path().to_str().unwrap()]);
+    assert!(text(&listed).contains("(interrupted)"), "{}", text(&listed));
+    // `--resume` accepts it: the phase continues (and is terminated here once it has).
+    let mut resumed = xstack()
+        .args(["run", "--resume", dir.to_str().unwrap(), "--headless"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let agent_starts = || {
+        journal_events(&dir)
+            .iter()
+            .filter(|e| e["type"] == "agent_started")
+            .count()
+    };
+    while agent_starts() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the resumed run did not start its agent: {}",
+            journal_text(&dir)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(resumed.id() as i32, libc::SIGTERM);
+    }
+    assert_eq!(resumed.wait().unwrap().code(), Some(3));
+    assert!(journal_text(&dir).contains("resumed from the journal"));
+    assert_eq!(result(&dir)["interrupted"], "terminated");
 }
 
 /// Peak resident memory (KiB) of a process.

@@ -25,6 +25,7 @@ use crate::config::Config;
 use crate::runner::{RunnerPool, RunnerSpec};
 use crate::session::driver::{Command, Driver};
 use crate::session::event::Mode;
+use crate::session::event::PhaseOutcome;
 use crate::session::recorder::{SharedState, lock};
 use crate::session::result::RunResult;
 use crate::task::{self, Task};
@@ -535,17 +536,24 @@ fn start(ex: &Execution<'_>, index: usize, set: &mut JoinSet<Ended>) -> Result<R
 /// Records how a trial ended and returns its report row.
 fn settle(ex: &Execution<'_>, ended: &Ended, stopping: bool) -> TrialRow {
     let trial = &ex.trials[ended.index];
+    let result = RunResult::read(&ended.run_dir).ok();
+    let agent_failed = result.as_ref().is_some_and(|r| {
+        r.phases
+            .iter()
+            .any(|p| p.outcome == PhaseOutcome::AgentFailure)
+    });
     let status = match ended.code {
         0 | 1 => TrialStatus::Finished,
         _ if ended.timed_out => TrialStatus::Timeout,
         _ if stopping => TrialStatus::Interrupted,
+        _ if agent_failed => TrialStatus::AgentFailure,
         _ => TrialStatus::Infra,
     };
     let record = TrialRecord {
         key: trial.key.clone(),
         status,
         exit_code: Some(ended.code),
-        error: RunResult::read(&ended.run_dir).ok().and_then(|r| r.error),
+        error: result.and_then(|r| r.error),
         wall_s: Some((ended.wall.as_secs_f64() * 1000.0).round() / 1000.0),
     };
     if let Err(e) = record.write(&ended.run_dir) {

@@ -20,6 +20,9 @@ pub enum TrialStatus {
     Timeout,
     /// Infrastructure failure (exit 3): run again only with `--retry-failed`.
     Infra,
+    /// The agent failed before doing any work (exit 3, no grade): a fact about the agent,
+    /// not a failed migration; not run again.
+    AgentFailure,
     /// Stopped by Ctrl-C: run again by the next invocation.
     Interrupted,
 }
@@ -28,7 +31,7 @@ impl TrialStatus {
     /// Whether a trial that ended this way is done for good (not run again).
     pub fn is_final(self, retry_failed: bool) -> bool {
         match self {
-            TrialStatus::Finished | TrialStatus::Timeout => true,
+            TrialStatus::Finished | TrialStatus::Timeout | TrialStatus::AgentFailure => true,
             TrialStatus::Infra => !retry_failed,
             TrialStatus::Running | TrialStatus::Interrupted => false,
         }

@@ -70,7 +70,11 @@ pub struct AgentSummary {
     pub trials: usize,
     /// Trials that passed.
     pub passed: usize,
-    /// passed / trials.
+    /// Trials that reached a verdict (or a timeout): not an infrastructure failure, an
+    /// agent that failed before doing any work, or an interruption.
+    #[serde(default)]
+    pub graded: usize,
+    /// passed / graded: trials that never happened are not failed migrations.
     pub pass_rate: f64,
     /// Trials that passed in phase 1.
     pub passed_phase1: usize,
@@ -107,6 +111,7 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
         ),
         TrialStatus::Timeout => Some("timeout".to_string()),
         TrialStatus::Infra => Some("infra".to_string()),
+        TrialStatus::AgentFailure => Some("agent_failure".to_string()),
         TrialStatus::Interrupted | TrialStatus::Running => Some("interrupted".to_string()),
     };
     let duration_s = result
@@ -180,14 +185,24 @@ pub fn build(rows: Vec<TrialRow>, agents: &[String]) -> Report {
                 *failures.entry(failure.clone()).or_insert(0) += 1;
             }
             let trials = mine.len();
+            let graded = mine
+                .iter()
+                .filter(|r| {
+                    !matches!(
+                        r.failure.as_deref(),
+                        Some("infra" | "agent_failure" | "interrupted")
+                    )
+                })
+                .count();
             AgentSummary {
                 agent: agent.clone(),
                 trials,
                 passed,
-                pass_rate: if trials == 0 {
+                graded,
+                pass_rate: if graded == 0 {
                     0.0
                 } else {
-                    (passed as f64 / trials as f64 * 10_000.0).round() / 10_000.0
+                    (passed as f64 / graded as f64 * 10_000.0).round() / 10_000.0
                 },
                 passed_phase1: mine.iter().filter(|r| r.passed_in_phase == Some(1)).count(),
                 passed_phase2: mine.iter().filter(|r| r.passed_in_phase == Some(2)).count(),
@@ -462,6 +477,31 @@ mod tests {
                 cost_usd: agent.starts_with("claude").then_some(0.25),
             }),
         }
+    }
+
+    #[test]
+    fn trials_that_never_happened_are_not_failed_migrations() {
+        let rows = vec![
+            trial("cmd:x", Some(1), None),
+            trial("cmd:x", None, Some("bypass")),
+            trial("cmd:x", None, Some("infra")),
+            trial("cmd:x", None, Some("agent_failure")),
+        ];
+        let report = build(rows, &["cmd:x".to_string()]);
+        let a = &report.summary[0];
+        assert_eq!((a.trials, a.graded, a.passed), (4, 2, 1));
+        assert_eq!(a.pass_rate, 0.5);
+        assert_eq!(a.failures["agent_failure"], 1);
+        assert_eq!(a.failures["infra"], 1);
+        let md = markdown(
+            &report,
+            &MarkdownContext {
+                tasks: &["t".to_string()],
+                planned: 4,
+                runners: "local",
+            },
+        );
+        assert!(md.contains("| agent_failure |"), "{md}");
     }
 
     #[test]

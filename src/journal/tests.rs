@@ -217,6 +217,7 @@ fn resuming_a_plain_journal_compresses_it_first() {
             passed_in_phase: Some(1),
             exit_code: 0,
             error: None,
+            interrupted: None,
         },
     )
     .unwrap();
@@ -249,6 +250,7 @@ fn the_end_is_found_from_the_last_frame_or_the_plain_tail() {
             passed_in_phase: None,
             exit_code: 1,
             error: None,
+            interrupted: None,
         },
     )
     .unwrap();

@@ -33,10 +33,11 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
     if !journal_path.is_file() {
         return None;
     }
-    let interrupted = !journal::finished(&journal_path);
+    let mut interrupted = !journal::finished(&journal_path);
     if let Ok(result) = RunResult::read(dir)
         && !interrupted
     {
+        interrupted = result.interrupted.is_some();
         return Some(RunSummary {
             dir: dir.to_path_buf(),
             task: result.task,
@@ -45,9 +46,10 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
             verdicts: result
                 .phases
                 .iter()
-                .map(|p| match p.failure {
-                    None => "PASS".to_string(),
-                    Some(f) => format!("FAIL {}", f.as_str()),
+                .map(|p| match (p.verdict.as_deref(), p.failure) {
+                    (None, _) => format!("NOT GRADED {}", p.outcome.as_str()),
+                    (_, None) => "PASS".to_string(),
+                    (_, Some(f)) => format!("FAIL {}", f.as_str()),
                 })
                 .collect(),
             duration_s: result.duration_s,

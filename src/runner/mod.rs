@@ -124,6 +124,12 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     /// After the run: copies what the machine keeps of it (per-worker logs) into the run
     /// folder.
     fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError>;
+
+    /// After a run whose local command failed: the exit status the job's wrapper recorded
+    /// on the machine when the job ended, None when it recorded none (the connection was lost
+    /// before the job ended). Tells a remote command's own failure (ssh's 255 included) from
+    /// the transport's.
+    fn recorded_exit(&self, job: &Job) -> Result<Option<i32>, RunnerError>;
 }
 
 /// Whether verify on the runner of `spec` is confined (SPEC §3): Ok, or why not.

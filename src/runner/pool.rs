@@ -257,6 +257,14 @@ impl Lease {
             .cancel(&self.job)
     }
 
+    /// The exit status the job's wrapper recorded on the runner (see
+    /// [`Runner::recorded_exit`]).
+    pub fn recorded_exit(&self) -> Result<Option<i32>, RunnerError> {
+        self.held.pool.slots[self.held.index]
+            .runner
+            .recorded_exit(&self.job)
+    }
+
     /// Copies what the runner keeps of the run into `run_dir`.
     pub fn collect(&self, run_dir: &Path) -> Result<(), RunnerError> {
         self.held.pool.slots[self.held.index]

@@ -224,6 +224,16 @@ impl Runner for RemoteRunner {
         self.run(&self.exec_argv(&script), &mut |_| {}).map(|_| ())
     }
 
+    fn recorded_exit(&self, job: &Job) -> Result<Option<i32>, RunnerError> {
+        let lines = self.run(
+            &self.exec_argv(&status_script(self.dir(), &job.run_id)),
+            &mut |_| {},
+        )?;
+        Ok(lines
+            .iter()
+            .find_map(|l| l.strip_prefix("status ")?.trim().parse().ok()))
+    }
+
     fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError> {
         let Remote::Tpu(t) = &self.remote else {
             return Ok(());
@@ -396,7 +406,7 @@ echo "environment ready: $E"
 /// Makes room for the run's verify folder (before `gcloud scp` and `kubectl cp`).
 pub(crate) fn stage_script(dir: &RemoteDir, run_id: &str) -> String {
     format!(
-        "set -e\n{}\nrm -rf \"$B\"/{r} \"$B\"/{r}.logs \"$B\"/{r}.pgid\n",
+        "set -e\n{}\nrm -rf \"$B\"/{r} \"$B\"/{r}.logs \"$B\"/{r}.pgid \"$B\"/{r}.status\n",
         base_line(dir, true),
         r = shell_words::quote(run_id)
     )
@@ -443,9 +453,23 @@ if [ "$W" = 0 ]; then {inner} 2>&1 | tee "$B"/{r}.logs/worker-$W.log; else {inne
         s.push('\n');
     }
     s.push_str(&format!(
-        "rc=$?\ncd \"$B\" && rm -rf \"$B\"/{r} \"$B\"/{r}.pgid\nexit $rc\n"
+        "rc=$?\necho \"$rc\" > \"$B\"/{r}.status\ncd \"$B\" && rm -rf \"$B\"/{r} \"$B\"/{r}.pgid\nexit $rc\n"
     ));
     s
+}
+
+/// Prints `status N` when the run's wrapper recorded its job's exit status N (then removes
+/// the record), nothing when it recorded none.
+pub(crate) fn status_script(dir: &RemoteDir, run_id: &str) -> String {
+    let r = shell_words::quote(run_id);
+    format!(
+        "{base} || exit 0
+f=\"$B\"/{r}.status
+if [ -f \"$f\" ]; then echo \"status $(cat \"$f\")\"; rm -f \"$f\"; fi
+exit 0
+",
+        base = base_line(dir, false)
+    )
 }
 
 /// Ends the run's process group on the machine (SIGTERM, up to 2 s, SIGKILL) and removes its

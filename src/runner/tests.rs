@@ -309,6 +309,9 @@ impl Runner for FakeRunner {
     fn cancel(&self, _job: &Job) -> Result<(), RunnerError> {
         self.check("cancel")
     }
+    fn recorded_exit(&self, _job: &Job) -> Result<Option<i32>, RunnerError> {
+        Ok(None)
+    }
     fn collect(&self, _job: &Job, _run_dir: &Path) -> Result<(), RunnerError> {
         self.check("collect")
     }

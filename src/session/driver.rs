@@ -27,7 +27,8 @@ use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
 
 use super::event::{
-    Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage, TerminalPane,
+    Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, ReferenceSeries,
+    SessionTask, Stage, TerminalPane,
 };
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
@@ -78,6 +79,9 @@ pub enum Command {
     ResizeRun(u16, u16),
     /// Open a shell in the workspace in the Agent pane (after the end, for debugging).
     OpenShell,
+    /// A signal interrupts the session (a hangup, SIGTERM, Ctrl-C): an abort that records
+    /// what interrupted it.
+    Interrupt(Interruption),
 }
 
 /// Everything a session needs.
@@ -118,10 +122,15 @@ pub struct SessionConfig {
 /// Why a session stopped before its end.
 #[derive(Debug, thiserror::Error)]
 enum Stop {
-    #[error("aborted by the user")]
+    /// Aborted or interrupted (the driver's `interruption` says by what).
+    #[error("aborted")]
     Aborted,
+    /// The environment, the runner or a set-up step failed.
     #[error("{0}")]
     Infra(String),
+    /// The agent exited non-zero having changed nothing: its last error line.
+    #[error("{0}")]
+    AgentFailed(String),
 }
 
 /// A child process being watched.
@@ -229,6 +238,8 @@ pub struct Driver {
     metric_stream: Option<MetricStream>,
     /// The seed check's run keeps its metric points here rather than in the phase.
     check_series: Option<BTreeMap<String, Series>>,
+    /// What interrupted the session, when a signal did.
+    interruption: Option<Interruption>,
     phase: u8,
     mode: Mode,
     pending_messages: Vec<String>,
@@ -273,6 +284,7 @@ impl Driver {
             run: None,
             metric_stream: None,
             check_series: None,
+            interruption: None,
             phase: 0,
             mode,
             pending_messages: Vec::new(),
@@ -292,13 +304,38 @@ impl Driver {
     pub async fn run(mut self) -> i32 {
         let outcome = self.session().await;
         self.stop_children().await;
-        let error = match outcome {
+        let mut interrupted = None;
+        let ended = match outcome {
             Ok(()) => None,
-            Err(Stop::Aborted) => Some("aborted by the user".to_string()),
-            Err(Stop::Infra(message)) => Some(message),
+            Err(Stop::Aborted) => {
+                let kind = self.interruption.unwrap_or(Interruption::UserAbort);
+                interrupted = Some(kind);
+                Some((PhaseOutcome::Interrupted, kind.describe().to_string()))
+            }
+            Err(Stop::Infra(message)) => Some((PhaseOutcome::InfrastructureFailure, message)),
+            Err(Stop::AgentFailed(line)) => Some((PhaseOutcome::AgentFailure, line)),
         };
+        let error = ended.as_ref().map(|(outcome, detail)| match outcome {
+            PhaseOutcome::AgentFailure => {
+                format!("the agent failed before doing any work: {detail}")
+            }
+            _ => detail.clone(),
+        });
+        if let Some((outcome, detail)) = ended {
+            let phase = self.phase.max(1);
+            let graded = lock(self.rec.state())
+                .phase(phase)
+                .is_some_and(|p| p.verdict.is_some());
+            if !graded {
+                self.rec.emit(Event::PhaseEnded {
+                    phase,
+                    outcome,
+                    detail: (outcome != PhaseOutcome::Interrupted).then_some(detail),
+                });
+            }
+        }
         let aborted = error.is_some();
-        let mut exit_code = self.finish(error);
+        let mut exit_code = self.finish(error, interrupted);
         if self.cfg.linger && !aborted {
             exit_code = self.debug_loop(exit_code).await;
         }
@@ -308,7 +345,7 @@ impl Driver {
 
     /// Records the end of the session (or of a debug re-run) and writes `result.json`;
     /// returns the exit status.
-    fn finish(&mut self, error: Option<String>) -> i32 {
+    fn finish(&mut self, error: Option<String>, interrupted: Option<Interruption>) -> i32 {
         let passed_in_phase = {
             let state = lock(self.rec.state());
             state
@@ -327,6 +364,7 @@ impl Driver {
             passed_in_phase,
             exit_code,
             error,
+            interrupted,
         });
         self.write_result();
         self.rec.flush();
@@ -345,9 +383,11 @@ impl Driver {
                         text: format!("re-running verify on the workspace (phase {phase})"),
                     });
                     match self.verify_and_grade(phase).await {
-                        Ok(_) => exit_code = self.finish(None),
+                        Ok(_) => exit_code = self.finish(None, None),
                         Err(Stop::Aborted) => break,
-                        Err(Stop::Infra(message)) => exit_code = self.finish(Some(message)),
+                        Err(Stop::Infra(message) | Stop::AgentFailed(message)) => {
+                            exit_code = self.finish(Some(message), None);
+                        }
                     }
                 }
                 Input::Command(Command::OpenShell) => self.open_shell(),
@@ -671,6 +711,11 @@ impl Driver {
                             cancel.store(true, Ordering::Relaxed);
                             return Err(Stop::Aborted);
                         }
+                        Some(Command::Interrupt(kind)) => {
+                            self.interruption = Some(kind);
+                            cancel.store(true, Ordering::Relaxed);
+                            return Err(Stop::Aborted);
+                        }
                         Some(other) => self.handle_common(other),
                         None => self.commands = None,
                     }
@@ -818,6 +863,10 @@ impl Driver {
                     if live_done(&self.run) {
                         return Input::RunExited;
                     }
+                }
+                Raw::Command(Some(Command::Interrupt(kind))) => {
+                    self.interruption = Some(kind);
+                    return Input::Command(Command::Abort);
                 }
                 Raw::Command(Some(cmd)) => return Input::Command(cmd),
                 Raw::Command(None) => self.commands = None,
@@ -968,7 +1017,11 @@ impl Driver {
                     rows,
                 });
             }
-            Command::Next | Command::Rerun | Command::Abort | Command::OpenShell => {}
+            Command::Next
+            | Command::Rerun
+            | Command::Abort
+            | Command::OpenShell
+            | Command::Interrupt(_) => {}
         }
     }
 
@@ -1161,9 +1214,14 @@ impl Driver {
         let done_marker = self.workspace.join(".xstack").join("done");
         let _ = std::fs::remove_file(&done_marker);
         self.last_activity = Instant::now();
+        let files_before = lock(self.rec.state()).files_version;
+        let mut exited = false;
         loop {
             match self.next_input().await {
-                Input::AgentExited => break,
+                Input::AgentExited => {
+                    exited = true;
+                    break;
+                }
                 Input::Command(Command::Abort) => return Err(Stop::Aborted),
                 Input::Command(Command::Next) => {
                     self.rec.emit(Event::Note {
@@ -1202,13 +1260,38 @@ impl Driver {
                 Input::RunExited => {}
             }
         }
+        let exit_code = self
+            .agent
+            .as_ref()
+            .and_then(|l| l.exit_info)
+            .and_then(|info| info.code);
         if !interactive {
             self.agent = None;
         }
         self.watcher = None;
         self.pending_prompt = None;
         self.scan_workspace();
+        let changed = lock(self.rec.state()).files_version != files_before;
+        if exited && !changed && exit_code.is_some_and(|c| c != 0) {
+            return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
+        }
         Ok(())
+    }
+
+    /// The agent's last line of output (its error), with its exit status.
+    fn agent_error_line(&self, code: Option<i32>) -> String {
+        let screen = lock(self.rec.state()).agent_screen.contents();
+        let last = screen
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("(no output)")
+            .to_string();
+        match code {
+            Some(code) => format!("{last} (exit status {code})"),
+            None => last,
+        }
     }
 
     /// Types the waiting prompt once the interactive agent is ready for it: it printed
@@ -1407,6 +1490,39 @@ impl Driver {
         hidden
     }
 
+    /// After a remote run that failed: None when the job itself ended with that status (it
+    /// is graded), else the message of a lost connection (the job's remains are ended).
+    async fn connection_lost(&mut self, lease: &Arc<Lease>) -> Option<String> {
+        let remote = lease.clone();
+        let recorded = tokio::task::spawn_blocking(move || remote.recorded_exit()).await;
+        let why = match recorded {
+            Ok(Ok(Some(_))) => return None,
+            Ok(Ok(None)) => {
+                let screen = lock(self.rec.state()).run_screen.contents();
+                let last = screen
+                    .lines()
+                    .rev()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("no message")
+                    .to_string();
+                format!("the job ended without its exit status ({last})")
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        };
+        let remote = lease.clone();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || remote.cancel()).await {
+            self.rec.emit(Event::Note {
+                text: format!("cannot end the run on the runner: {e}"),
+            });
+        }
+        Some(format!(
+            "the connection to {} was lost during verify: {why}",
+            lease.runner()
+        ))
+    }
+
     /// The protected Python files of the source, as the runtime audit checks them.
     fn protected_modules(&self) -> Result<Vec<ProtectedModule>, Stop> {
         let source = &self.cfg.source_dir;
@@ -1543,12 +1659,20 @@ impl Driver {
                 });
             }
         }
+        let lost = if !lease.runner().is_local() && !timed_out && exit_info.code != Some(0) {
+            self.connection_lost(&lease).await
+        } else {
+            None
+        };
         drop(lease);
         self.rec.emit(Event::RunExited {
             code: exit_info.code,
             timed_out,
             duration_s,
         });
+        if let Some(message) = lost {
+            return Err(Stop::Infra(message));
+        }
         if !seed_check {
             self.rec.emit(Event::Stage {
                 phase,

@@ -70,6 +70,55 @@ pub enum TerminalPane {
     Run,
 }
 
+/// How a phase ended (`outcome` in `result.json`): graded, or why it was not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseOutcome {
+    /// The grader gave a verdict on the port.
+    Graded,
+    /// The agent exited non-zero having changed nothing (or never received its prompt).
+    AgentFailure,
+    /// The runner lost its connection, the environment could not be built.
+    InfrastructureFailure,
+    /// The session was interrupted (the user's abort, a hangup, SIGTERM).
+    Interrupted,
+}
+
+impl PhaseOutcome {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseOutcome::Graded => "graded",
+            PhaseOutcome::AgentFailure => "agent_failure",
+            PhaseOutcome::InfrastructureFailure => "infrastructure_failure",
+            PhaseOutcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What interrupted a session (`interrupted` in `result.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interruption {
+    /// The user aborted it (`x` then `y`, or Ctrl-C).
+    UserAbort,
+    /// Its terminal hung up (SIGHUP: the terminal window or tmux session closed).
+    Hangup,
+    /// It was terminated (SIGTERM).
+    Terminated,
+}
+
+impl Interruption {
+    /// The sentence `result.json`'s `error` and the progress lines use.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Interruption::UserAbort => "aborted by the user",
+            Interruption::Hangup => "interrupted: the terminal hung up (SIGHUP)",
+            Interruption::Terminated => "interrupted: terminated by a signal (SIGTERM)",
+        }
+    }
+}
+
 /// A metric's reference series, from the task's recorded reference log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceSeries {
@@ -275,6 +324,15 @@ pub enum Event {
         /// Seconds the verify run took.
         duration_s: f64,
     },
+    /// A phase ended without a verdict: what happened instead.
+    PhaseEnded {
+        /// Phase.
+        phase: u8,
+        /// Why it was not graded.
+        outcome: PhaseOutcome,
+        /// The agent's last error line, or the runner's message.
+        detail: Option<String>,
+    },
     /// The session ended.
     Finished {
         /// Whether the task passed.
@@ -285,6 +343,9 @@ pub enum Event {
         exit_code: i32,
         /// Why it ended early, if it did (abort, infrastructure error).
         error: Option<String>,
+        /// What interrupted it, when something did.
+        #[serde(default)]
+        interrupted: Option<Interruption>,
     },
 }
 
@@ -358,6 +419,17 @@ impl Event {
                 }
                 Some(text)
             }
+            Event::PhaseEnded {
+                phase,
+                outcome,
+                detail,
+            } => Some(format!(
+                "phase {phase}: not graded ({}){}",
+                outcome.as_str(),
+                detail
+                    .as_ref()
+                    .map_or_else(String::new, |d| format!(": {d}"))
+            )),
             Event::Finished {
                 passed,
                 passed_in_phase,

@@ -251,7 +251,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                 }
             }
         }
-        Event::Finished { error, .. } => {
+        Event::Finished { error, .. } | Event::PhaseEnded { detail: error, .. } => {
             if let Some(error) = error {
                 redact(error);
             }

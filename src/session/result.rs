@@ -7,18 +7,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::{CriterionResult, FailureClass, Finding};
 
+use super::event::{Interruption, PhaseOutcome};
 use super::state::SessionState;
+
+fn graded() -> PhaseOutcome {
+    PhaseOutcome::Graded
+}
 
 /// The result file's name in a run folder.
 pub const RESULT_FILE: &str = "result.json";
 
-/// One graded phase.
+/// One phase: graded, or why it was not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
     /// 1 or 2.
     pub phase: u8,
-    /// `pass` or `fail`.
-    pub verdict: String,
+    /// `graded`, or why the phase was not: `agent_failure`, `infrastructure_failure`,
+    /// `interrupted`.
+    #[serde(default = "graded")]
+    pub outcome: PhaseOutcome,
+    /// The agent's last error line or the runner's message, when not graded.
+    #[serde(default)]
+    pub outcome_detail: Option<String>,
+    /// `pass` or `fail`; null when not graded.
+    pub verdict: Option<String>,
     /// The failure class, null for a pass.
     pub failure: Option<FailureClass>,
     /// Every criterion.
@@ -59,6 +71,9 @@ pub struct RunResult {
     /// Why the run ended early (abort, infrastructure failure); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What interrupted the run: null, `user_abort`, `hangup` or `terminated`.
+    #[serde(default)]
+    pub interrupted: Option<Interruption>,
 }
 
 impl RunResult {
@@ -69,21 +84,42 @@ impl RunResult {
             .iter()
             .enumerate()
             .filter_map(|(i, record)| {
-                let verdict = record.verdict.as_ref()?;
-                Some(PhaseResult {
-                    phase: (i + 1) as u8,
-                    verdict: if verdict.passed() { "pass" } else { "fail" }.to_string(),
-                    failure: verdict.failure,
-                    criteria: verdict.criteria.clone(),
-                    findings: verdict.findings.clone(),
-                    finding_records: verdict.finding_records.clone(),
-                    verify_confined: verdict.verify_confined,
-                    exit_code: record.exit_code,
-                    duration_s: (record.duration_s * 1000.0).round() / 1000.0,
-                })
+                let phase = (i + 1) as u8;
+                match (&record.verdict, &record.outcome) {
+                    (Some(verdict), _) => Some(PhaseResult {
+                        phase,
+                        outcome: PhaseOutcome::Graded,
+                        outcome_detail: None,
+                        verdict: Some(if verdict.passed() { "pass" } else { "fail" }.to_string()),
+                        failure: verdict.failure,
+                        criteria: verdict.criteria.clone(),
+                        findings: verdict.findings.clone(),
+                        finding_records: verdict.finding_records.clone(),
+                        verify_confined: verdict.verify_confined,
+                        exit_code: record.exit_code,
+                        duration_s: (record.duration_s * 1000.0).round() / 1000.0,
+                    }),
+                    (None, Some((outcome, detail))) => Some(PhaseResult {
+                        phase,
+                        outcome: *outcome,
+                        outcome_detail: detail.clone(),
+                        verdict: None,
+                        failure: None,
+                        criteria: Vec::new(),
+                        findings: Vec::new(),
+                        finding_records: Vec::new(),
+                        verify_confined: None,
+                        exit_code: None,
+                        duration_s: 0.0,
+                    }),
+                    (None, None) => None,
+                }
             })
             .collect();
-        let passed_in_phase = phases.iter().find(|p| p.failure.is_none()).map(|p| p.phase);
+        let passed_in_phase = phases
+            .iter()
+            .find(|p| p.verdict.as_deref() == Some("pass"))
+            .map(|p| p.phase);
         RunResult {
             task: state.task.id.clone(),
             agent: state.task.agent.clone(),
@@ -94,6 +130,7 @@ impl RunResult {
             passed_in_phase,
             phases,
             error: state.finished.as_ref().and_then(|f| f.error.clone()),
+            interrupted: state.finished.as_ref().and_then(|f| f.interrupted),
         }
     }
 

@@ -8,7 +8,10 @@ use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
 use crate::pty::screen::Screen;
 
-use super::event::{Event, FileContent, MetricPoint, Mode, SessionTask, Stage, TerminalPane};
+use super::event::{
+    Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, SessionTask, Stage,
+    TerminalPane,
+};
 
 /// Default size of a terminal pane before the UI says otherwise.
 pub const DEFAULT_COLS: u16 = 120;
@@ -32,6 +35,8 @@ pub struct PhaseRecord {
     pub started_at: Option<f64>,
     /// What the agent reported in its structured output during the phase.
     pub transcript: Vec<TranscriptItem>,
+    /// How the phase ended when it was not graded, with the agent's or runner's message.
+    pub outcome: Option<(PhaseOutcome, Option<String>)>,
 }
 
 impl PhaseRecord {
@@ -86,6 +91,8 @@ pub struct FinishInfo {
     pub exit_code: i32,
     /// Why it ended early.
     pub error: Option<String>,
+    /// What interrupted it.
+    pub interrupted: Option<Interruption>,
 }
 
 /// Everything the panes draw from.
@@ -310,11 +317,19 @@ impl SessionState {
                 record.exit_code = *exit_code;
                 record.duration_s = *duration_s;
             }
+            Event::PhaseEnded {
+                phase,
+                outcome,
+                detail,
+            } => {
+                self.phase_mut(*phase).outcome = Some((*outcome, detail.clone()));
+            }
             Event::Finished {
                 passed,
                 passed_in_phase,
                 exit_code,
                 error,
+                interrupted,
             } => {
                 self.stage = Stage::Done;
                 self.waiting = None;
@@ -325,6 +340,7 @@ impl SessionState {
                     passed_in_phase: *passed_in_phase,
                     exit_code: *exit_code,
                     error: error.clone(),
+                    interrupted: *interrupted,
                 });
             }
         }

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::session::driver::Command;
-use crate::session::event::Mode;
+use crate::session::event::{Interruption, Mode};
 use crate::session::recorder::{SharedState, lock};
 
 use app::{Action, App};
@@ -129,6 +129,7 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
     let mut was_waiting = false;
     let mut exit_code: Option<i32> = None;
     let mut signals = Signals::new();
+    let mut interrupted = None;
     let mut frames: u64 = 0;
     loop {
         let due = limiter.due();
@@ -166,7 +167,10 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                 exit_code = Some(code.unwrap_or(crate::app::EXIT_INFRA));
                 limiter.mark();
             }
-            _ = signals.recv() => break,
+            kind = signals.recv() => {
+                interrupted = Some(kind);
+                break;
+            }
             Some(built) = diff_results.recv() => {
                 diff.accept(built);
                 limiter.mark();
@@ -212,7 +216,8 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
     stop.store(true, Ordering::Relaxed);
     if let Some(driver) = view.driver.take() {
         if let Some(tx) = &view.commands {
-            let _ = tx.send(Command::Abort).await;
+            let stop = interrupted.map_or(Command::Abort, Command::Interrupt);
+            let _ = tx.send(stop).await;
         }
         exit_code = Some(driver.await.unwrap_or(crate::app::EXIT_INFRA));
     }
@@ -234,44 +239,38 @@ async fn join_opt(handle: Option<&mut JoinHandle<i32>>) -> Result<i32, tokio::ta
 
 /// SIGTERM, SIGHUP and SIGINT, which end the TUI (and the session) cleanly.
 pub(crate) struct Signals {
-    streams: Vec<tokio::signal::unix::Signal>,
+    streams: Vec<(Interruption, tokio::signal::unix::Signal)>,
 }
 
 impl Signals {
     pub(crate) fn new() -> Signals {
         use tokio::signal::unix::{SignalKind, signal};
         let streams = [
-            SignalKind::terminate(),
-            SignalKind::hangup(),
-            SignalKind::interrupt(),
+            (Interruption::Terminated, SignalKind::terminate()),
+            (Interruption::Hangup, SignalKind::hangup()),
+            (Interruption::UserAbort, SignalKind::interrupt()),
         ]
         .into_iter()
-        .filter_map(|k| signal(k).ok())
+        .filter_map(|(kind, k)| Some((kind, signal(k).ok()?)))
         .collect();
         Signals { streams }
     }
 
-    pub(crate) async fn recv(&mut self) {
+    /// Waits for the next of the signals; says which it was.
+    pub(crate) async fn recv(&mut self) -> Interruption {
         if self.streams.is_empty() {
             return std::future::pending().await;
         }
-        let futures = self.streams.iter_mut().map(|s| Box::pin(s.recv()));
-        let _ = futures_select_all(futures).await;
-    }
-}
-
-/// Waits for the first of several futures.
-async fn futures_select_all<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) {
-    let mut futures: Vec<F> = futures.collect();
-    std::future::poll_fn(move |cx| {
-        for f in futures.iter_mut() {
-            if std::pin::Pin::new(f).poll(cx).is_ready() {
-                return std::task::Poll::Ready(());
+        std::future::poll_fn(|cx| {
+            for (kind, stream) in self.streams.iter_mut() {
+                if stream.poll_recv(cx).is_ready() {
+                    return std::task::Poll::Ready(*kind);
+                }
             }
-        }
-        std::task::Poll::Pending
-    })
-    .await
+            std::task::Poll::Pending
+        })
+        .await
+    }
 }
 
 #[cfg(test)]

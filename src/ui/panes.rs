@@ -342,7 +342,11 @@ pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
             Style::default().fg(color).add_modifier(Modifier::BOLD),
         )));
     }
-    if state.phases.iter().all(|p| p.verdict.is_none()) {
+    if state
+        .phases
+        .iter()
+        .all(|p| p.verdict.is_none() && p.outcome.is_none())
+    {
         lines.push(Line::from(Span::styled(
             "no phase graded yet",
             Style::default().fg(c.dim),
@@ -350,6 +354,25 @@ pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
     }
     for (i, record) in state.phases.iter().enumerate().rev() {
         let Some(verdict) = &record.verdict else {
+            if let Some((outcome, detail)) = &record.outcome {
+                // Not a verdict on the port: say whose failure it was instead.
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!("Phase {}  ", i + 1),
+                        Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(
+                        format!("NOT GRADED {}", outcome.as_str()),
+                        Style::default().fg(c.fail).add_modifier(Modifier::BOLD),
+                    ),
+                ]));
+                if let Some(detail) = detail {
+                    lines.push(Line::from(Span::styled(
+                        format!("  • {detail}"),
+                        Style::default().fg(c.text),
+                    )));
+                }
+            }
             continue;
         };
         let color = if verdict.passed() { c.pass } else { c.fail };

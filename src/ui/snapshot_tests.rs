@@ -152,6 +152,7 @@ fn session() -> SessionState {
             passed_in_phase: Some(2),
             exit_code: 0,
             error: None,
+            interrupted: None,
         },
     ]);
     let mut state = SessionState::new();

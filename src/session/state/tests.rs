@@ -91,6 +91,7 @@ fn reducer_builds_phases_metrics_and_verdicts() {
             passed_in_phase: Some(2),
             exit_code: 0,
             error: None,
+            interrupted: None,
         },
     ];
     for (i, e) in events.iter().enumerate() {

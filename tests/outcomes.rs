@@ -1,0 +1,107 @@
+//! Blame the right party (SPEC §3 `outcome`): an agent that fails before doing any work and
+//! a session interrupted by a signal are not verdicts on a port; an agent that fails after
+//! changing files still has its work graded.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const TASK: &str = "tests/tasks/jsonl-protected";
+
+#[test]
+fn an_agent_that_exits_at_once_with_an_error_is_an_agent_failure_not_a_verdict() {
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        "cmd:sh -c 'echo Invalid auth method selected. >&2; exit 41'",
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let r = result(&only_run_dir(runs.path()));
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(
+        phases.len(),
+        1,
+        "no second phase after an agent failure: {r:#}"
+    );
+    assert_eq!(phases[0]["outcome"], "agent_failure");
+    assert_eq!(phases[0]["verdict"], serde_json::Value::Null);
+    assert_eq!(phases[0]["failure"], serde_json::Value::Null);
+    assert_eq!(
+        phases[0]["outcome_detail"],
+        "Invalid auth method selected. (exit status 41)"
+    );
+    assert_eq!(r["passed"], false);
+    assert!(
+        text(&out).contains("phase 1: not graded (agent_failure)"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn an_agent_that_fails_after_changing_files_has_its_work_graded() {
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        "cmd:sh -c 'echo \"# touched\" >> train.py; echo quota exceeded >&2; exit 2'",
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = result(&only_run_dir(runs.path()));
+    assert_eq!(r["phases"][0]["outcome"], "graded");
+    assert_eq!(r["phases"][0]["failure"], "bypass");
+}
+
+#[test]
+fn sigterm_during_a_headless_run_is_recorded_as_terminated() {
+    let runs = tempfile::tempdir().unwrap();
+    let mut child = xstack()
+        .args([
+            "run",
+            TASK,
+            "--agent",
+            "cmd:sleep 120",
+            "--headless",
+            "--runs-dir",
+        ])
+        .arg(runs.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let started = || {
+        std::fs::read_dir(runs.path())
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .is_some_and(|e| {
+                journal_events(&e.path())
+                    .iter()
+                    .any(|ev| ev["type"] == "agent_started")
+            })
+    };
+    while !started() {
+        assert!(Instant::now() < deadline, "the agent never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    let r = result(&only_run_dir(runs.path()));
+    assert_eq!(r["interrupted"], "terminated", "{r:#}");
+    assert_eq!(r["phases"][0]["outcome"], "interrupted");
+}
