@@ -124,11 +124,11 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
     assert_eq!(
         r["summary"],
         json!([
-            {"agent": agents[0], "trials": 2, "passed": 2, "pass_rate": 1.0,
+            {"agent": agents[0], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
              "passed_phase1": 2, "passed_phase2": 0, "failures": zero},
-            {"agent": agents[1], "trials": 2, "passed": 2, "pass_rate": 1.0,
+            {"agent": agents[1], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
              "passed_phase1": 0, "passed_phase2": 2, "failures": zero},
-            {"agent": agents[2], "trials": 2, "passed": 0, "pass_rate": 0.0,
+            {"agent": agents[2], "trials": 2, "graded": 2, "passed": 0, "pass_rate": 0.0,
              "passed_phase1": 0, "passed_phase2": 0,
              "failures": {"bypass": 0, "crash": 2, "missed_eval": 0, "fidelity_gap": 0}},
         ])
@@ -314,17 +314,6 @@ fn retry_failed_reruns_infrastructure_failures_and_never_graded_ones() {
 
     let mut args = base.clone();
     args.extend(["--runner".to_string(), unreachable.clone()]);
-    // A remote runner does not confine verify: the bench refuses it unless told otherwise.
-    let refused = bench(&refs(&args), out);
-    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
-    assert!(
-        text(&refused).contains("runs without confinement")
-            && text(&refused).contains("--allow-unconfined"),
-        "{}",
-        text(&refused)
-    );
-    assert!(trial_dirs(out).is_empty(), "nothing ran");
-    args.push("--allow-unconfined".to_string());
     let first = bench(&refs(&args), out);
     assert_eq!(first.status.code(), Some(3), "{}", text(&first));
     assert!(
@@ -374,7 +363,6 @@ fn an_unreachable_runner_in_the_pool_sends_trials_to_another() {
         closed_port_runner(),
         "--runner".to_string(),
         "local".to_string(),
-        "--allow-unconfined".to_string(),
     ]);
     let done = bench(&refs(&args), out);
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));
@@ -435,4 +423,27 @@ fn bad_bench_usage_is_exit_2_and_runs_nothing() {
         assert!(text(&done).contains(words), "{args:?}: {}", text(&done));
         assert!(!out.exists(), "{args:?} created the bench folder");
     }
+}
+
+/// Where verify cannot be confined (here: no bubblewrap on PATH), a bench refuses to start
+/// its trials unless `--allow-unconfined` says otherwise.
+#[test]
+fn a_bench_refuses_trials_whose_verify_cannot_be_confined() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let agent = format!("script:{TASK}/agents/pass.jsonl");
+    let refused = xstack()
+        .args(["bench", "--task", TASK, "--agent", &agent, "--out"])
+        .arg(out_dir.path())
+        .env("PATH", "/nonexistent")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("bubblewrap (`bwrap`) is not on PATH")
+            && text(&refused).contains("--allow-unconfined"),
+        "{}",
+        text(&refused)
+    );
+    assert!(trial_dirs(out_dir.path()).is_empty(), "nothing ran");
 }

@@ -105,3 +105,31 @@ fn sigterm_during_a_headless_run_is_recorded_as_terminated() {
     assert_eq!(r["interrupted"], "terminated", "{r:#}");
     assert_eq!(r["phases"][0]["outcome"], "interrupted");
 }
+
+/// An interactive agent that never acts on its prompt (a dialog took it, say) and goes idle
+/// is an agent failure, not a bypass of the untouched source.
+#[test]
+fn an_interactive_agent_that_does_nothing_with_its_prompt_is_an_agent_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[agents.deaf]\ncommand = \"sh -c 'echo Do you trust this folder?; exec sleep 300'\"\nmode = \"interactive\"\nidle_s = 2\n",
+    )
+    .unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let out = xstack()
+        .args(["run", TASK, "--agent", "deaf", "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env("XSTACK_CONFIG", &config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let r = result(&only_run_dir(runs.path()));
+    assert_eq!(r["phases"][0]["outcome"], "agent_failure", "{r:#}");
+    let detail = r["phases"][0]["outcome_detail"].as_str().unwrap();
+    assert!(
+        detail.contains("may never have received its prompt"),
+        "{detail}"
+    );
+}

@@ -185,6 +185,14 @@ fn ssh_runner_gives_the_same_verdicts_as_a_local_run() {
         verdicts(&local_dir),
         "same classes and metric values"
     );
+    // Confined on the machine as locally (bubblewrap is there).
+    let confined: Vec<_> = result(&dir)["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["verify_confined"].clone())
+        .collect();
+    assert_eq!(confined, [true, true], "{out}");
     // The run's output came back through the terminal; nothing else was copied back and the
     // remote run folder is gone.
     let run_id = dir.file_name().unwrap();
@@ -559,5 +567,73 @@ fn a_lost_ssh_connection_is_an_infrastructure_failure_and_a_remote_255_is_a_cras
             .iter()
             .any(|f| f == "the run exited with status 255"),
         "{r:#}"
+    );
+}
+
+/// A bench over a pool whose first runner drops its verify connection: the trial's
+/// infrastructure failure is retried once, on the other runner, and passes; the dropping
+/// runner is left out of the pool.
+#[test]
+fn a_bench_retries_a_lost_runner_once_on_another_one() {
+    let sshd = Sshd::start();
+    let (bin, _) = fake_program("dropping-ssh", DROPPING_SSH);
+    let dropping = format!(
+        "{} {}",
+        bin.path().join("dropping-ssh").display(),
+        sshd.ssh_command()
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let agent = format!("script:{TASK}/agents/pass.jsonl");
+    let runner = ssh_runner();
+    let out = xstack()
+        .args(["bench", "--task", TASK, "--agent", &agent, "--jobs", "1"])
+        .args(["--runner", &runner, "--runner", "local", "--out"])
+        .arg(out_dir.path())
+        .env("XSTACK_SSH", &dropping)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let printed = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    assert!(
+        printed.contains("infrastructure failure, retrying once")
+            && printed.contains("closed by remote host"),
+        "{printed}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["trials"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!(report["trials"][0]["passed"], true, "{report:#}");
+    assert_eq!(report["summary"][0]["graded"], 1);
+}
+
+/// The remote verify run is confined and audited like a local one: a dynamic import of torch
+/// is caught on the machine and reported with its file.
+#[test]
+fn a_remote_verify_is_confined_and_audited() {
+    let sshd = Sshd::start();
+    let repo = oracle_repo();
+    let case = root().join(TASK).join("adversarial/dynamic_join");
+    overlay(&case, repo.path());
+    let runs = tempfile::tempdir().unwrap();
+    let out = xstack()
+        .args(["grade", TASK, "--repo"])
+        .arg(repo.path())
+        .args(["--runner", &ssh_runner(), "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env("XSTACK_SSH", sshd.ssh_command())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let phase = result(&only_run_dir(runs.path()))["phases"][0].clone();
+    assert_eq!(phase["failure"], "bypass", "{phase:#}");
+    assert_eq!(phase["verify_confined"], true, "{phase:#}");
+    let records = phase["finding_records"].as_array().unwrap();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["kind"] == "runtime_import" && r["file"] == "train.py"),
+        "{records:#?}"
     );
 }

@@ -10,7 +10,7 @@ pub mod progress;
 pub mod record;
 pub mod report;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -375,6 +375,7 @@ async fn execute(
     let mut running: BTreeMap<usize, Running> = BTreeMap::new();
     let mut stopping = false;
     let mut failed_to_start = false;
+    let mut retried: BTreeSet<usize> = BTreeSet::new();
     let mut redraw = tokio::time::interval(REDRAW);
     loop {
         while !stopping && running.len() < ex.jobs {
@@ -407,8 +408,32 @@ async fn execute(
                 let Some(Ok(ended)) = joined else { continue };
                 running.remove(&ended.index);
                 let row = settle(&ex, &ended, stopping);
-                folders[ended.index] = Some(ended.run_dir.clone());
                 progress.clear(out);
+                // An infrastructure failure is retried once, on another runner when the pool
+                // has one (a runner that lost its connection has left the pool).
+                if row.failure.as_deref() == Some("infra")
+                    && !stopping
+                    && ex.pool.size() > 1
+                    && retried.insert(ended.index)
+                {
+                    let _ = writeln!(
+                        out,
+                        "{} × {} #{}: infrastructure failure, retrying once: {}",
+                        row.task,
+                        agent_label(&row.agent),
+                        row.repeat,
+                        RunResult::read(&ended.run_dir)
+                            .ok()
+                            .and_then(|r| r.error)
+                            .unwrap_or_default()
+                    );
+                    if let Err(e) = std::fs::remove_dir_all(&ended.run_dir) {
+                        tracing::warn!("cannot remove {}: {e}", ended.run_dir.display());
+                    }
+                    queue.push_front(ended.index);
+                    continue;
+                }
+                folders[ended.index] = Some(ended.run_dir.clone());
                 let extra = match row.failure.as_deref() {
                     Some("infra") => RunResult::read(&ended.run_dir)
                         .ok()

@@ -120,22 +120,13 @@ impl AuditRun {
         } else {
             run.log_dir()
         };
-        let protected: serde_json::Map<String, serde_json::Value> = protected
-            .iter()
-            .map(|p| {
-                (
-                    p.module.clone(),
-                    serde_json::json!({"file": p.file, "defs": p.defs}),
-                )
-            })
-            .collect();
-        let config = serde_json::json!({
-            "forbid": forbid,
-            "root": root,
-            "log_dir": log_dir,
-            "protected": protected,
-        });
-        write(&run.config(), &config.to_string())?;
+        let config = config_json(
+            &root.display().to_string(),
+            &log_dir.display().to_string(),
+            forbid,
+            protected,
+        );
+        write(&run.config(), &config)?;
         write(&run.hook_dir().join(MODULE_FILE), AUDIT_PY)?;
         write(&run.hook_dir().join("sitecustomize.py"), SITECUSTOMIZE)?;
         Ok(run)
@@ -159,25 +150,60 @@ impl AuditRun {
 
     /// What the processes recorded, as findings (one per module and importing place).
     pub fn findings(&self) -> Vec<Finding> {
-        let mut records: Vec<Record> = Vec::new();
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.log_dir())
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
         files.sort();
-        for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            for line in text.lines() {
-                if let Ok(record) = serde_json::from_str::<Record>(line)
-                    && !records.contains(&record)
-                {
-                    records.push(record);
-                }
-            }
-        }
-        records.into_iter().map(Record::finding).collect()
+        let text: String = files
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect::<Vec<_>>()
+            .join("\n");
+        findings_of(text.lines())
     }
+}
+
+/// The findings of the audit's log lines (from every process, in any order; repeats once).
+pub fn findings_of<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<Finding> {
+    let mut records: Vec<Record> = Vec::new();
+    for line in lines {
+        if let Ok(record) = serde_json::from_str::<Record>(line)
+            && !records.contains(&record)
+        {
+            records.push(record);
+        }
+    }
+    records.into_iter().map(Record::finding).collect()
+}
+
+/// The audit's module, for a remote environment.
+pub fn module_source() -> &'static str {
+    AUDIT_PY
+}
+
+/// The audit's configuration for a run in `root`, writing into `log_dir`.
+pub fn config_json(
+    root: &str,
+    log_dir: &str,
+    forbid: &[String],
+    protected: &[ProtectedModule],
+) -> String {
+    let protected: serde_json::Map<String, serde_json::Value> = protected
+        .iter()
+        .map(|p| {
+            (
+                p.module.clone(),
+                serde_json::json!({"file": p.file, "defs": p.defs}),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "forbid": forbid,
+        "root": root,
+        "log_dir": log_dir,
+        "protected": protected,
+    })
+    .to_string()
 }
 
 /// One line of the audit's log.

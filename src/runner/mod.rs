@@ -125,19 +125,32 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     /// folder.
     fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError>;
 
-    /// After a run whose local command failed: the exit status the job's wrapper recorded
-    /// on the machine when the job ended, None when it recorded none (the connection was lost
-    /// before the job ended). Tells a remote command's own failure (ssh's 255 included) from
-    /// the transport's.
-    fn recorded_exit(&self, job: &Job) -> Result<Option<i32>, RunnerError>;
+    /// After a run: what the job's wrapper recorded on the machine when the job ended (its
+    /// exit status, whether it was confined, the audit's records), None when it recorded
+    /// nothing (the connection was lost before the job ended, or the run was local). Tells a
+    /// remote command's own failure (ssh's 255 included) from the transport's.
+    fn recorded(&self, job: &Job) -> Result<Option<Recorded>, RunnerError>;
+
+    /// Whether verify runs on this machine can be confined (a working bubblewrap there): Ok,
+    /// or why not.
+    fn confinement(&self) -> Result<(), String>;
 }
 
-/// Whether verify on the runner of `spec` is confined (SPEC §3): Ok, or why not.
+/// What a remote job's wrapper recorded when the job ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The job's exit status.
+    pub exit: i32,
+    /// Whether it ran confined by bubblewrap on the machine.
+    pub confined: bool,
+    /// The runtime audit's log lines (JSON).
+    pub audit: Vec<String>,
+}
+
+/// Whether verify on the runner of `spec` can be confined (SPEC §3): Ok, or why not. A
+/// machine that cannot be reached is not refused here (the pool leaves it out later).
 pub fn confinement(spec: &RunnerSpec) -> Result<(), String> {
-    match spec {
-        RunnerSpec::Local => confine::bwrap().map(|_| ()),
-        other => Err(format!("verify on {other} runs without confinement")),
-    }
+    make(spec).confinement()
 }
 
 /// The runner of a spec.

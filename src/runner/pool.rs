@@ -257,12 +257,22 @@ impl Lease {
             .cancel(&self.job)
     }
 
-    /// The exit status the job's wrapper recorded on the runner (see
-    /// [`Runner::recorded_exit`]).
-    pub fn recorded_exit(&self) -> Result<Option<i32>, RunnerError> {
+    /// What the job's wrapper recorded on the runner (see [`Runner::recorded`]).
+    pub fn recorded(&self) -> Result<Option<super::Recorded>, RunnerError> {
         self.held.pool.slots[self.held.index]
             .runner
-            .recorded_exit(&self.job)
+            .recorded(&self.job)
+    }
+
+    /// Leaves the runner out of the pool after it lost its connection mid-run, when the pool
+    /// has others (a pool of one keeps its only runner: the next run tries it again).
+    pub fn leave_out(&self, reason: &str) {
+        let pool = &self.held.pool;
+        if pool.size() > 1 {
+            tracing::warn!("{reason}");
+            lock(&pool.state).down[self.held.index] = Some(reason.to_string());
+            pool.freed.notify_all();
+        }
     }
 
     /// Copies what the runner keeps of the run into `run_dir`.

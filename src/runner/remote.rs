@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::spec::{K8sTarget, RemoteDir, SshTarget, TpuTarget};
-use super::{Job, Launch, Runner, RunnerError, RunnerSpec};
+use super::{Job, Launch, Recorded, Runner, RunnerError, RunnerSpec};
+use crate::grade::audit;
 
 /// Exit status of the environment script when the build itself failed (not the transport).
 const ENV_BUILD_FAILED: i32 = 86;
@@ -214,8 +215,10 @@ impl Runner for RemoteRunner {
             argv: self.tty_argv(&run_script(dir, job, worker_logs)),
             cwd: verify_dir.to_path_buf(),
             env: Vec::new(),
+            // The wrapper confines the job when the machine has a working bubblewrap, and
+            // records whether it did; the driver reads that back after the run.
             confined: false,
-            unconfined_reason: Some(format!("verify on {} runs without confinement", self.spec)),
+            unconfined_reason: None,
         })
     }
 
@@ -224,14 +227,23 @@ impl Runner for RemoteRunner {
         self.run(&self.exec_argv(&script), &mut |_| {}).map(|_| ())
     }
 
-    fn recorded_exit(&self, job: &Job) -> Result<Option<i32>, RunnerError> {
+    fn confinement(&self) -> Result<(), String> {
+        let probe = "if command -v bwrap >/dev/null 2>&1 && bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true >/dev/null 2>&1; then echo confinement yes; else echo confinement no; fi";
+        match self.run(&self.exec_argv(probe), &mut |_| {}) {
+            Ok(lines) if lines.iter().any(|l| l == "confinement no") => Err(format!(
+                "verify on {} cannot be confined: no working bubblewrap (`bwrap`) there",
+                self.spec
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn recorded(&self, job: &Job) -> Result<Option<Recorded>, RunnerError> {
         let lines = self.run(
             &self.exec_argv(&status_script(self.dir(), &job.run_id)),
             &mut |_| {},
         )?;
-        Ok(lines
-            .iter()
-            .find_map(|l| l.strip_prefix("status ")?.trim().parse().ok()))
+        Ok(parse_recorded(&lines))
     }
 
     fn collect(&self, job: &Job, run_dir: &Path) -> Result<(), RunnerError> {
@@ -386,7 +398,15 @@ pub(crate) fn prepare_script(dir: &RemoteDir, packages: &[String]) -> String {
 mkdir -p "$B/envs"
 exec 9>"$E.lock"
 if command -v flock >/dev/null 2>&1; then flock 9; fi
-if [ -f "$E/.xstack-complete" ]; then echo "using cached environment $E on $(hostname)"; exit 0; fi
+audit() {{
+  for sp in "$E"/lib/python*/site-packages; do
+    [ -d "$sp" ] || continue
+    cat > "$sp/_xstack_audit.py" <<'XSTACK_AUDIT_PY'
+{audit_py}XSTACK_AUDIT_PY
+    echo 'import _xstack_audit' > "$sp/_xstack_audit.pth"
+  done
+}}
+if [ -f "$E/.xstack-complete" ]; then audit; echo "using cached environment $E on $(hostname)"; exit 0; fi
 rm -rf "$E"
 echo "building environment [$(echo {list})] in $E on $(hostname)"
 if command -v uv >/dev/null 2>&1; then
@@ -396,9 +416,11 @@ else
   python3 -m venv "$E" || exit {ENV_BUILD_FAILED}
   "$E/bin/python" -m pip install --quiet {pkgs} || exit {ENV_BUILD_FAILED}
 fi
+audit
 echo {list} > "$E/.xstack-complete"
 echo "environment ready: $E"
-"#
+"#,
+        audit_py = audit::module_source(),
     ));
     s
 }
@@ -438,7 +460,8 @@ pub(crate) fn run_script(dir: &RemoteDir, job: &Job, worker_logs: bool) -> Strin
     for (name, value) in &job.vars {
         s.push_str(&format!("export {name}={}\n", shell_words::quote(value)));
     }
-    let inner = remote_bash(&job.script);
+    s.push_str(&confine_lines(&r, job));
+    let inner = format!("\"${{W[@]}}\" {}", remote_bash(&job.script));
     if worker_logs {
         s.push_str(&format!(
             r#"W=$(curl -s -m 2 -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number 2>/dev/null) || W=0
@@ -453,23 +476,116 @@ if [ "$W" = 0 ]; then {inner} 2>&1 | tee "$B"/{r}.logs/worker-$W.log; else {inne
         s.push('\n');
     }
     s.push_str(&format!(
-        "rc=$?\necho \"$rc\" > \"$B\"/{r}.status\ncd \"$B\" && rm -rf \"$B\"/{r} \"$B\"/{r}.pgid\nexit $rc\n"
+        "rc=$?\necho \"$rc $C\" > \"$B\"/{r}.status\ncd \"$B\" && rm -rf \"$B\"/{r} \"$B\"/{r}.pgid\nexit $rc\n"
     ));
     s
 }
 
-/// Prints `status N` when the run's wrapper recorded its job's exit status N (then removes
-/// the record), nothing when it recorded none.
+/// Prints `status N C` when the run's wrapper recorded its job's exit status N (C: 1 when
+/// it was confined), then `audit LINE` for each line of the runtime audit's log; removes
+/// both records. Prints nothing when the wrapper recorded nothing.
 pub(crate) fn status_script(dir: &RemoteDir, run_id: &str) -> String {
     let r = shell_words::quote(run_id);
     format!(
-        "{base} || exit 0
-f=\"$B\"/{r}.status
-if [ -f \"$f\" ]; then echo \"status $(cat \"$f\")\"; rm -f \"$f\"; fi
+        r#"{base} || exit 0
+f="$B"/{r}.status
+if [ -f "$f" ]; then
+  echo "status $(cat "$f")"
+  for l in "$B"/{r}.audit/log/*.jsonl; do [ -f "$l" ] && sed 's/^/audit /' "$l"; done
+fi
+rm -rf "$f" "$B"/{r}.audit
 exit 0
-",
+"#,
         base = base_line(dir, false)
     )
+}
+
+/// What [`status_script`] printed, None when the wrapper recorded nothing.
+fn parse_recorded(lines: &[String]) -> Option<Recorded> {
+    let status = lines.iter().find_map(|l| l.strip_prefix("status "))?;
+    let mut words = status.split_whitespace();
+    let exit = words.next()?.parse().ok()?;
+    Some(Recorded {
+        exit,
+        confined: words.next() == Some("1"),
+        audit: lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("audit "))
+            .map(str::to_string)
+            .collect(),
+    })
+}
+
+/// The wrapper's lines that write the run's audit configuration into `$B/<run-id>.audit` and
+/// set `W` to bubblewrap's command line when bubblewrap works on the machine (`C=1`), binding
+/// what the local runner's `confine.rs` binds; otherwise `W` stays empty and the audit is
+/// configured through `XSTACK_AUDIT_CONFIG`.
+fn confine_lines(r: &str, job: &Job) -> String {
+    let integrity = &job.integrity;
+    let mut s = String::from(
+        "C=0\nW=()\nif command -v bwrap >/dev/null 2>&1 && bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true >/dev/null 2>&1; then C=1; fi\n",
+    );
+    s.push_str(&format!(
+        "A=\"$B\"/{r}.audit\nrm -rf \"$A\"\nmkdir -p \"$A/log\" \"$A/hook\"\n"
+    ));
+    if integrity.audit_dir.is_some() {
+        let config = audit::config_json("@ROOT@", "@LOG@", &integrity.forbid, &integrity.protected);
+        s.push_str(&format!(
+            "CFG={}\nCFG=${{CFG//@ROOT@/$B/{r}}}\nif [ \"$C\" = 1 ]; then CFG=${{CFG//@LOG@/{log}}}; else CFG=${{CFG//@LOG@/$A/log}}; export {var}=\"$A/audit.json\"; fi\nprintf '%s' \"$CFG\" > \"$A/audit.json\"\n",
+            shell_words::quote(&config),
+            log = audit::CONFINED_LOG,
+            var = audit::CONFIG_VAR,
+        ));
+        if job.packages.is_empty() {
+            s.push_str(&format!(
+                "cat > \"$A/hook/_xstack_audit.py\" <<'XSTACK_AUDIT_PY'\n{}XSTACK_AUDIT_PY\necho 'import _xstack_audit' > \"$A/hook/sitecustomize.py\"\nif [ \"$C\" = 1 ]; then export PYTHONPATH={hook}; else export PYTHONPATH=\"$A/hook\"; fi\n",
+                audit::module_source(),
+                hook = audit::CONFINED_HOOK,
+            ));
+        }
+    }
+    let net = if integrity.network {
+        " --share-net"
+    } else {
+        ""
+    };
+    let protected: String = integrity
+        .protected
+        .iter()
+        .map(|p| {
+            let f = shell_words::quote(&p.file);
+            format!("  [ -f \"$B\"/{r}/{f} ] && W+=(--ro-bind \"$B\"/{r}/{f} \"$B\"/{r}/{f})\n")
+        })
+        .collect();
+    s.push_str(&format!(
+        r#"if [ "$C" = 1 ]; then
+  W=(bwrap --die-with-parent --unshare-all{net})
+  for d in /usr /bin /sbin /lib /lib32 /lib64 /etc /opt; do
+    if [ -L "$d" ]; then W+=(--symlink "$(readlink "$d")" "$d"); elif [ -d "$d" ]; then W+=(--ro-bind "$d" "$d"); fi
+  done
+  W+=(--proc /proc --dev /dev --ro-bind-try /sys /sys --tmpfs /tmp)
+  for d in /dev/nvidia* /dev/accel* /dev/vfio /dev/kfd /dev/dri; do [ -e "$d" ] && W+=(--dev-bind "$d" "$d"); done
+  if [ -n "${{VIRTUAL_ENV:-}}" ]; then
+    W+=(--ro-bind "$VIRTUAL_ENV" "$VIRTUAL_ENV")
+    H=$(sed -n 's/^home *= *//p' "$VIRTUAL_ENV/pyvenv.cfg" 2>/dev/null)
+  else
+    H=$(python3 -c 'import sys; print(sys.base_prefix + "/bin")' 2>/dev/null)
+    [ -n "$H" ] && export PATH="$H:$PATH"
+  fi
+  if [ -n "$H" ]; then
+    P=$(dirname "$(readlink -f "$H")")
+    case "$P" in /usr|/usr/*|/opt|/opt/*) ;; *) W+=(--ro-bind "$P" "$P");; esac
+  fi
+  W+=(--bind "$B"/{r} "$B"/{r})
+{protected}  W+=(--ro-bind-try "$A/audit.json" {config} --bind "$A/log" {log} --ro-bind "$A/hook" {hook})
+  W+=(--setenv HOME /tmp --setenv TMPDIR /tmp --chdir "$B"/{r} --)
+fi
+"#,
+        config = audit::CONFINED_CONFIG,
+        log = audit::CONFINED_LOG,
+        hook = audit::CONFINED_HOOK,
+    ));
+    s
 }
 
 /// Ends the run's process group on the machine (SIGTERM, up to 2 s, SIGKILL) and removes its

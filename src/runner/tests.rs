@@ -309,7 +309,10 @@ impl Runner for FakeRunner {
     fn cancel(&self, _job: &Job) -> Result<(), RunnerError> {
         self.check("cancel")
     }
-    fn recorded_exit(&self, _job: &Job) -> Result<Option<i32>, RunnerError> {
+    fn confinement(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn recorded(&self, _job: &Job) -> Result<Option<super::Recorded>, RunnerError> {
         Ok(None)
     }
     fn collect(&self, _job: &Job, _run_dir: &Path) -> Result<(), RunnerError> {

@@ -1216,6 +1216,7 @@ impl Driver {
         self.last_activity = Instant::now();
         let files_before = lock(self.rec.state()).files_version;
         let mut exited = false;
+        let mut idled_out = false;
         loop {
             match self.next_input().await {
                 Input::AgentExited => {
@@ -1254,6 +1255,7 @@ impl Driver {
                                 limit.as_secs()
                             ),
                         });
+                        idled_out = true;
                         break;
                     }
                 }
@@ -1274,6 +1276,14 @@ impl Driver {
         let changed = lock(self.rec.state()).files_version != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
             return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
+        }
+        if idled_out && !changed {
+            // An interactive agent that did nothing with its prompt (a dialog may have taken
+            // it): the phase did not happen.
+            return Err(Stop::AgentFailed(format!(
+                "the agent changed nothing and went idle: it may never have received its prompt; its screen ends with: {}",
+                self.agent_error_line(None)
+            )));
         }
         Ok(())
     }
@@ -1490,13 +1500,26 @@ impl Driver {
         hidden
     }
 
-    /// After a remote run that failed: None when the job itself ended with that status (it
-    /// is graded), else the message of a lost connection (the job's remains are ended).
-    async fn connection_lost(&mut self, lease: &Arc<Lease>) -> Option<String> {
+    /// After a remote run: what its wrapper recorded (the run is graded). When it recorded
+    /// nothing, a run that succeeded is graded unconfined (Ok(None)), and one that failed
+    /// lost its connection: Err with the message (the job's remains are ended, and the
+    /// runner leaves a pool that has others).
+    async fn remote_record(
+        &mut self,
+        lease: &Arc<Lease>,
+        succeeded: bool,
+    ) -> Result<Option<crate::runner::Recorded>, String> {
         let remote = lease.clone();
-        let recorded = tokio::task::spawn_blocking(move || remote.recorded_exit()).await;
+        let recorded = tokio::task::spawn_blocking(move || remote.recorded()).await;
         let why = match recorded {
-            Ok(Ok(Some(_))) => return None,
+            Ok(Ok(Some(recorded))) => return Ok(Some(recorded)),
+            Ok(Ok(None)) if succeeded => return Ok(None),
+            Ok(Err(e)) if succeeded => {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot read what the runner recorded of the run: {e}"),
+                });
+                return Ok(None);
+            }
             Ok(Ok(None)) => {
                 let screen = lock(self.rec.state()).run_screen.contents();
                 let last = screen
@@ -1517,10 +1540,12 @@ impl Driver {
                 text: format!("cannot end the run on the runner: {e}"),
             });
         }
-        Some(format!(
+        let message = format!(
             "the connection to {} was lost during verify: {why}",
             lease.runner()
-        ))
+        );
+        lease.leave_out(&message);
+        Err(message)
     }
 
     /// The protected Python files of the source, as the runtime audit checks them.
@@ -1659,11 +1684,28 @@ impl Driver {
                 });
             }
         }
-        let lost = if !lease.runner().is_local() && !timed_out && exit_info.code != Some(0) {
-            self.connection_lost(&lease).await
-        } else {
-            None
-        };
+        let mut confined = launch.confined;
+        let mut audit = Vec::new();
+        let mut lost = None;
+        if !lease.runner().is_local() && !timed_out {
+            match self.remote_record(&lease, exit_info.code == Some(0)).await {
+                Ok(Some(recorded)) => {
+                    confined = recorded.confined;
+                    audit = grade::audit::findings_of(recorded.audit.iter().map(String::as_str));
+                    if !confined {
+                        self.rec.emit(Event::Note {
+                            text: format!(
+                                "phase {phase}: verify is not confined: no working bubblewrap on {}",
+                                lease.runner()
+                            ),
+                        });
+                    }
+                }
+                Ok(None) => {}
+                Err(message) => lost = Some(message),
+            }
+        }
+        let lease_was_local = lease.runner().is_local();
         drop(lease);
         self.rec.emit(Event::RunExited {
             code: exit_info.code,
@@ -1679,14 +1721,16 @@ impl Driver {
                 stage: Stage::Grade,
             });
         }
-        let audit = AuditRun { dir: audit_dir }.findings();
+        if lease_was_local {
+            audit = AuditRun { dir: audit_dir }.findings();
+        }
         Ok(VerifyRun {
             exit: RunExit {
                 code: exit_info.code,
                 timed_out,
             },
             duration_s,
-            confined: launch.confined,
+            confined,
             audit,
             series,
         })
