@@ -1,7 +1,10 @@
 //! Runs a PyTorch source repository once per seed, the way `xstack calibrate` and
 //! `xstack init` need it: a clean copy of the source, `[env].setup` then the command in a PTY
 //! with `XSTACK_SEED` set and the reference environment first on PATH, bounded by a timeout;
-//! the whole output is kept for metric extraction.
+//! the whole output is kept for metric extraction. [`usage`] reads what the source does with
+//! its seed.
+
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -311,7 +311,7 @@ pub fn command_flags(words: &[String]) -> Vec<(String, String)> {
 }
 
 /// The Python file the command runs: the first `*.py` word, or `-m pkg.module`.
-fn entry_file(repo: &Path, words: &[String]) -> Option<PathBuf> {
+pub fn entry_file(repo: &Path, words: &[String]) -> Option<PathBuf> {
     if let Some(py) = words.iter().find(|w| w.ends_with(".py")) {
         let p = repo.join(py);
         return p.is_file().then_some(p);
