@@ -9,7 +9,10 @@
 //! `name=value` (also tqdm and PyTorch Lightning progress-bar postfixes and the Trainer's
 //! `log_metrics` tables); `name: value` (also `Accuracy: 9905/10000 (99%)`); `Name value`
 //! for names that contain a metric word; result-table rows (`│ test_acc │ 0.97 │`, Lightning).
-//! A value followed by `%` is a percentage and is kept as printed.
+//! A value followed by `%` is a percentage and is kept as printed. Fragments are not metrics:
+//! a value that an arithmetic expression continues (a printed formula, `y = +11.74 x^1 …`),
+//! one followed by two more bare numbers (a row of a numeric table), a one-letter name, a
+//! number with a thousands separator, and names that count things (`tokens per iteration`).
 
 use std::collections::HashMap;
 
@@ -138,10 +141,28 @@ const NOT_METRIC_SUFFIXES: &[&str] = &[
     "_size",
     "_steps",
     "_epochs",
+    "_iters",
+    "_iterations",
+    "_interval",
+    "_every",
+    "_freq",
     "_s",
     "_sec",
     "_per_sec",
     "_ms",
+];
+/// Things counted: a name without a metric word that has one of these tokens is a counter.
+const COUNTED: &[&str] = &[
+    "iteration",
+    "iterations",
+    "tokens",
+    "parameters",
+    "params",
+    "tensors",
+    "samples",
+    "examples",
+    "batches",
+    "workers",
 ];
 /// Name beginnings of counters.
 const NOT_METRIC_PREFIXES: &[&str] = &["num_", "n_", "max_"];
@@ -293,12 +314,15 @@ fn has_metric_word(name: &str) -> bool {
     tokens(name).any(|t| METRIC_WORDS.iter().any(|w| token_is(t, w)))
 }
 
-/// Whether a name is a counter, timing or hyper-parameter rather than a metric.
+/// Whether a name is a counter, timing or hyper-parameter rather than a metric; a name
+/// without a metric word that counts something (`tokens per iteration`, `decayed parameter
+/// tensors`) is a counter.
 pub fn is_noise(name: &str) -> bool {
     name.is_empty()
         || NOT_METRICS.contains(&name)
         || NOT_METRIC_SUFFIXES.iter().any(|s| name.ends_with(s))
         || NOT_METRIC_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (!has_metric_word(name) && tokens(name).any(|t| COUNTED.contains(&t)))
 }
 
 /// Whether a metric looks like an evaluation result: its name has a test/eval/validation
@@ -374,13 +398,58 @@ fn parse_number(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Whether the text right after a value ends it, the same rule as [`AFTER`].
+/// Whether the text right after a value ends it, the same rule as [`AFTER`]; a comma
+/// before digits (`16,384`) is a thousands separator, not the end.
 fn value_ends(rest: &str) -> bool {
     match rest.chars().next() {
         None => true,
         Some(' ' | '\t') => !rest.trim_start_matches([' ', '\t']).starts_with('%'),
+        Some(',') => !rest[1..].starts_with(|c: char| c.is_ascii_digit()),
         Some(c) => !(c.is_alphanumeric() || c.is_whitespace() || "_./:%".contains(c)),
     }
+}
+
+/// Whether text starts with a one-letter variable: `x`, `x^2`, `x*…`, `x + …`.
+fn variable_term(t: &str) -> bool {
+    let mut chars = t.chars();
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic()) {
+        return false;
+    }
+    let rest = chars.as_str();
+    match rest.chars().next() {
+        None | Some('^' | '*' | '(') => true,
+        Some(' ' | '\t') => {
+            let r = rest.trim_start();
+            r.is_empty() || r.starts_with(['+', '-', '*', '/', '^', '=', ')'])
+        }
+        _ => false,
+    }
+}
+
+/// Whether the text after a value makes it a fragment of something else: an arithmetic
+/// expression (`y = 2.0 * x + 1`, `y = +11.74 x^1 -3.27 x^2`, a printed formula) or a row of
+/// a numeric table (the value followed by two more bare numbers).
+fn is_fragment(rest: &str) -> bool {
+    let t = rest.trim_start_matches([' ', '\t']);
+    let spaced = t.len() < rest.len();
+    let mut chars = t.chars();
+    let formula = match chars.next() {
+        Some('*' | '^' | '×' | '·') => true,
+        Some('/') => spaced,
+        Some('+' | '-') if spaced => {
+            let after = chars.as_str().trim_start();
+            after.starts_with(|c: char| c.is_ascii_digit() || c == '.') || variable_term(after)
+        }
+        Some(_) if spaced => variable_term(t),
+        _ => false,
+    };
+    let row = t
+        .split_whitespace()
+        .take(2)
+        .filter(|w| parse_number(w).is_some())
+        .count()
+        == 2;
+    formula || row
 }
 
 /// Whether the text right after a percentage is a progress bar (tqdm's `45%|███`).
@@ -474,7 +543,8 @@ impl LineScan<'_> {
             short,
         } = f;
         let name = sanitize(&key);
-        if is_noise(&name) || !self.free(&value_range) {
+        // A one-letter name is a formula's variable (`y = 2.0 * x`), not a metric.
+        if is_noise(&name) || name.len() < 2 || !self.free(&value_range) {
             return;
         }
         let Some(value) = parse_number(value_text) else {
@@ -525,7 +595,7 @@ impl LineScan<'_> {
             };
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && !value_ends(&line[num.end()..]) {
+            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
                 continue;
             }
             if percent && is_progress_bar(&line[end..]) {
@@ -558,7 +628,7 @@ impl LineScan<'_> {
             let fraction = c.get(2).is_some();
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && !value_ends(&line[num.end()..]) {
+            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
                 continue;
             }
             if percent && is_progress_bar(&line[end..]) {
@@ -605,7 +675,7 @@ impl LineScan<'_> {
             let table = !sep.as_str().trim().is_empty();
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && !value_ends(&line[num.end()..]) {
+            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
                 continue;
             }
             if percent && is_progress_bar(&line[end..]) {

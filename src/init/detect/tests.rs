@@ -318,3 +318,69 @@ fn names_are_sanitized_and_directions_follow_them() {
         assert_eq!(direction_for(name), dir, "{name}");
     }
 }
+
+#[test]
+fn printed_formulas_tables_and_thousands_are_not_metrics() {
+    // PyTorch's polynomial regression example: one result line and two printed formulas.
+    let log = "Loss: 0.000897 after 231 batches\n\
+               ==> Learned function:\ty = +11.74 x^1 -3.27 x^2 +1.75 x^3 +2.64 x^4 +1.37\n\
+               ==> Actual function:\ty = +11.83 x^1 -3.27 x^2 +1.86 x^3 +2.61 x^4 +1.40\n\
+               fit = 2.0 * x + 0.5\n\
+               loss 0.51 0.42 0.37 0.33\n\
+               tokens per iteration will be: 16,384\n\
+               num decayed parameter tensors: 18, with 802,816 parameters\n";
+    let c = candidates(log);
+    assert_eq!(names(&c), ["loss"]);
+    assert_eq!(values(get(&c, "loss")), [0.000897]);
+    assert_eq!(get(&c, "loss").style, Style::KeyColon);
+    // A dash between Keras-style results is a separator, not a minus.
+    let c = candidates("32/32 - 1s - loss: 0.2942 - accuracy: 0.9167 - val_loss: 0.31\n");
+    assert_eq!(names(&c), ["loss", "accuracy", "val_loss"]);
+}
+
+#[test]
+fn nanogpt_output_offers_its_losses_not_its_settings() {
+    // What nanoGPT's train.py prints with the README's CPU command: the config file echoed,
+    // one `Overriding:` line per flag, then evaluations (`step N: …`) and iterations.
+    let config = include_str!("../../../tests/fixtures/nanogpt/config/train_shakespeare_char.py");
+    let mut log = format!("Overriding config with config/train_shakespeare_char.py:\n{config}\n");
+    for (k, v) in [
+        ("device", "cpu"),
+        ("compile", "False"),
+        ("eval_iters", "20"),
+        ("log_interval", "1"),
+        ("block_size", "64"),
+        ("batch_size", "12"),
+        ("n_layer", "4"),
+        ("max_iters", "2000"),
+        ("lr_decay_iters", "2000"),
+        ("dropout", "0.0"),
+    ] {
+        log.push_str(&format!("Overriding: {k} = {v}\n"));
+    }
+    log.push_str(
+        "tokens per iteration will be: 768\n\
+         found vocab_size = 65 (inside data/shakespeare_char/meta.pkl)\n\
+         Initializing a new model from scratch\n\
+         number of parameters: 0.80M\n\
+         num decayed parameter tensors: 18, with 802,816 parameters\n\
+         num non-decayed parameter tensors: 9, with 1,152 parameters\n\
+         using fused AdamW: False\n\
+         step 0: train loss 4.1676, val loss 4.1649\n\
+         iter 0: loss 4.1828, time 405.31ms, mfu -100.00%\n\
+         iter 1: loss 4.1201, time 32.41ms, mfu -100.00%\n\
+         step 2000: train loss 1.7648, val loss 1.8857\n\
+         saving checkpoint to out-shakespeare-char\n\
+         iter 2000: loss 1.7502, time 35.10ms, mfu 0.04%\n",
+    );
+    let c = candidates(&log);
+    assert_eq!(names(&c), ["train_loss", "val_loss", "loss"]);
+    assert_eq!(values(get(&c, "val_loss")), [4.1649, 1.8857]);
+    assert_eq!(steps(get(&c, "val_loss")), [Some(0.0), Some(2000.0)]);
+    let evaluations: Vec<&str> = c
+        .iter()
+        .filter(|c| looks_like_evaluation(&c.name, &c.example))
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(evaluations, ["val_loss"]);
+}
