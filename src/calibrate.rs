@@ -1,26 +1,32 @@
 //! `xstack calibrate`: runs a task's PyTorch source once per seed and turns the spread of each
-//! criterion's metric into a suggested `published` value and `tolerance`. The statistics and
-//! the tolerance rule are shared with `xstack init`.
+//! criterion's metric into a suggested `published` value and `tolerance`. The statistics, the
+//! tolerance rule and the seed runs are shared with `xstack init`.
 //!
-//! The rule: `published` is the mean over the seeds; `tolerance` is the larger of three sample
-//! standard deviations and a floor of 1% of |mean| (at least 0.001), rounded up to two
-//! significant digits; `published` is rounded to the same decimal place.
+//! The rule ([`rule`]): `published` is the mean over the seeds; `tolerance` is the larger of
+//! three sample standard deviations, 1% of |mean| and the metric's print resolution, both
+//! rounded to one decimal place that keeps four significant digits of the value (the
+//! tolerance rounded up). Seeds that moved nothing are found out: when every criterion value
+//! is bit-identical over the seeds and the repository has a seed option of its own, the seeds
+//! run again with the command setting it from `XSTACK_SEED`; a criterion that still did not
+//! move gets no measured tolerance but [`UNMEASURED_RELATIVE`] of |mean|, flagged as such.
+
+pub mod rule;
 
 use std::path::Path;
 use std::time::Duration;
 
 use crate::metrics::{self, Extractor};
+use crate::seeds::usage::{self, Location, SEED_VAR, SeedOption, SeedUse};
 use crate::seeds::{self, RunPlan, Scratch, SeedError, SeedRun};
-use crate::task::{CriterionSpec, Direction, Reduce, Task};
+use crate::task::{CriterionSpec, Direction, MetricSpec, Reduce, Task};
+
+pub use rule::{
+    FLOOR_RELATIVE, STD_FACTOR, Suggestion, Summary, UNMEASURED_RELATIVE, floor, resolution_of,
+    short, unmeasured,
+};
 
 /// The default number of seeds.
 pub const DEFAULT_SEEDS: u64 = 5;
-/// Relative part of the tolerance floor: 1% of |mean|.
-pub const FLOOR_RELATIVE: f64 = 0.01;
-/// Absolute part of the tolerance floor.
-pub const FLOOR_ABSOLUTE: f64 = 1e-3;
-/// Standard deviations in a suggested tolerance.
-pub const STD_FACTOR: f64 = 3.0;
 
 /// Why a calibration could not finish.
 #[derive(Debug, thiserror::Error)]
@@ -62,122 +68,91 @@ pub enum CalibrateError {
     },
 }
 
-/// Mean, spread and range of one metric over the seeds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    /// The values, one per seed in seed order.
-    pub values: Vec<f64>,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Sample standard deviation (n - 1); 0 for a single value.
-    pub std: f64,
-    /// Smallest value.
-    pub min: f64,
-    /// Largest value.
-    pub max: f64,
+/// How a criterion's tolerance was set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// From the spread the seeds measured: max(3 std, floor).
+    Measured,
+    /// The seeds moved nothing: a relative guess, flagged in the output.
+    Unmeasured,
+    /// Typed by the user (`xstack init` on a terminal).
+    Given,
 }
 
-impl Summary {
-    /// The summary of `values`; None when there are none.
-    pub fn of(values: &[f64]) -> Option<Summary> {
-        if values.is_empty() {
-            return None;
+impl Basis {
+    /// The name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Measured => "measured",
+            Basis::Unmeasured => "unmeasured",
+            Basis::Given => "given",
         }
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let std = if values.len() > 1 {
-            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
-        Some(Summary {
-            values: values.to_vec(),
-            mean,
-            std,
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
     }
 }
 
-/// The smallest tolerance suggested around `mean`: 1% of |mean|, at least 0.001.
-pub fn floor(mean: f64) -> f64 {
-    (FLOOR_RELATIVE * mean.abs()).max(FLOOR_ABSOLUTE)
+/// What made the values of the runs differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spread {
+    /// `XSTACK_SEED`, read where the location says.
+    XstackSeed(Location),
+    /// The repository's own seed option, set from `XSTACK_SEED` by the command.
+    SeedOption(SeedOption),
+    /// Nothing reads the seed: the runs vary on their own.
+    RunToRun,
+    /// Nothing: every seed gave bit-identical values.
+    Nothing,
 }
 
-/// A `published` value and `tolerance` as they are written into a task file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Suggestion {
-    /// The published value, rounded to the tolerance's decimal place.
-    pub published: f64,
-    /// The tolerance, rounded up to two significant digits.
-    pub tolerance: f64,
-    /// Decimal places both are written with.
-    pub decimals: usize,
-}
-
-impl Suggestion {
-    /// Rounds a centre value and a raw tolerance the way task files get them: the tolerance
-    /// up to two significant digits, the value to the same decimal place.
-    pub fn rounded(value: f64, raw_tolerance: f64) -> Suggestion {
-        let raw = raw_tolerance.max(f64::MIN_POSITIVE);
-        let exponent = raw.log10().floor() as i32;
-        let unit = 10f64.powi(exponent - 1);
-        // A hair below the exact multiple so that 0.0031 stays 0.0031 despite binary noise.
-        let tolerance = ((raw / unit) * (1.0 - 1e-12)).ceil() * unit;
-        let exponent = tolerance.log10().floor() as i32;
-        let decimals = (1 - exponent).max(0) as usize;
-        let quantum = 10f64.powi(-(decimals as i32));
-        let published = (value / quantum).round() * quantum;
-        Suggestion {
-            published: round_to(published, decimals),
-            tolerance: round_to(tolerance, decimals),
-            decimals,
+impl Spread {
+    /// The name used in JSON.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Spread::XstackSeed(_) => "xstack_seed",
+            Spread::SeedOption(_) => "seed_option",
+            Spread::RunToRun => "run_to_run",
+            Spread::Nothing => "none",
         }
     }
 
-    /// The suggestion for a seed summary: mean, and the larger of 3 std and the floor.
-    pub fn from_summary(s: &Summary) -> Suggestion {
-        Suggestion::rounded(s.mean, (STD_FACTOR * s.std).max(floor(s.mean)))
-    }
-
-    /// The published value as TOML (always a float).
-    pub fn published_toml(&self) -> String {
-        toml_float(self.published, self.decimals)
-    }
-
-    /// The tolerance as TOML (always a float).
-    pub fn tolerance_toml(&self) -> String {
-        toml_float(self.tolerance, self.decimals)
+    /// Where the spread of a criterion that moved came from, in words; `seeds` is `0-4`.
+    pub fn describe(&self, seeds: &str) -> String {
+        match self {
+            Spread::XstackSeed(at) => {
+                format!("moved by the seed: spread of XSTACK_SEED {seeds}, read at {}", at.place())
+            }
+            Spread::SeedOption(o) => format!(
+                "moved by the seed: spread of the repository's own seed option {} ({} at {}), set from XSTACK_SEED {seeds} by the command",
+                o.name,
+                o.kind,
+                o.at.place()
+            ),
+            Spread::RunToRun => "moved from run to run, not by the seed: the source does not read XSTACK_SEED, so the spread is its own run-to-run variation".to_string(),
+            Spread::Nothing => "not moved".to_string(),
+        }
     }
 }
 
-fn round_to(v: f64, decimals: usize) -> f64 {
-    format!("{v:.decimals$}").parse().unwrap_or(v)
-}
-
-/// `v` with `decimals` places, and a `.0` when that leaves an integer (TOML would read an
-/// integer otherwise).
-pub fn toml_float(v: f64, decimals: usize) -> String {
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') { s } else { format!("{s}.0") }
-}
-
-/// A number for people: up to 6 significant digits, no trailing zeros.
-pub fn short(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    if !(-4..=9).contains(&magnitude) {
-        return format!("{v:.5e}");
-    }
-    let decimals = (5 - magnitude).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
+/// Why every seed gave the same values, in words.
+pub fn unmoved_reason(seed_use: &SeedUse) -> String {
+    match (&seed_use.reads, seed_use.fixed_text(), &seed_use.option) {
+        (Some(at), Some(fixed), _) => format!(
+            "XSTACK_SEED is read ({}), but a seed is also fixed: {fixed}",
+            at.place()
+        ),
+        (Some(at), None, _) => format!(
+            "XSTACK_SEED is read ({}), but nothing it printed moved with it",
+            at.place()
+        ),
+        (None, Some(fixed), _) => {
+            format!("the source does not read XSTACK_SEED and fixes its seed: {fixed}")
+        }
+        (None, None, Some(o)) => format!(
+            "the source does not read XSTACK_SEED, and its own seed option {} ({} at {}) keeps its default",
+            o.name,
+            o.kind,
+            o.at.place()
+        ),
+        (None, None, None) => "the source does not read XSTACK_SEED and no fixed seed was found in it: it computes the same numbers every time".to_string(),
     }
 }
 
@@ -188,8 +163,46 @@ pub struct CriterionCalibration {
     pub criterion: CriterionSpec,
     /// The reduced value of each seed.
     pub summary: Summary,
+    /// One unit of the last digit the metric is printed with (the finest over the seeds).
+    pub resolution: Option<f64>,
+    /// How the tolerance was set.
+    pub basis: Basis,
     /// The suggested values.
     pub suggestion: Suggestion,
+}
+
+impl CriterionCalibration {
+    /// The calibration of a criterion from its seed summary: a measured tolerance when the
+    /// seeds moved it, the unmeasured guess when they did not.
+    pub fn new(criterion: CriterionSpec, summary: Summary, resolution: Option<f64>) -> Self {
+        let (basis, raw) = if summary.identical {
+            (Basis::Unmeasured, unmeasured(summary.mean, resolution))
+        } else {
+            (
+                Basis::Measured,
+                (STD_FACTOR * summary.std).max(floor(summary.mean, resolution)),
+            )
+        };
+        CriterionCalibration {
+            suggestion: Suggestion::rounded(summary.mean, raw),
+            criterion,
+            summary,
+            resolution,
+            basis,
+        }
+    }
+
+    /// Whether the seeds moved its value.
+    pub fn moved(&self) -> bool {
+        !self.summary.identical
+    }
+
+    /// The same calibration with a tolerance the user gave.
+    pub fn with_tolerance(mut self, tolerance: f64) -> Self {
+        self.basis = Basis::Given;
+        self.suggestion = Suggestion::rounded(self.summary.mean, tolerance);
+        self
+    }
 }
 
 /// The outcome of a calibration.
@@ -197,7 +210,7 @@ pub struct CriterionCalibration {
 pub struct Calibration {
     /// The task id.
     pub task: String,
-    /// The command that ran.
+    /// The command whose runs gave the values.
     pub command: String,
     /// The seeds, in order.
     pub seeds: Vec<u64>,
@@ -205,6 +218,21 @@ pub struct Calibration {
     pub durations_s: Vec<f64>,
     /// One entry per criterion, in task order.
     pub criteria: Vec<CriterionCalibration>,
+    /// What the source does with its seed.
+    pub seed_use: SeedUse,
+    /// What made the values differ.
+    pub spread: Spread,
+    /// The task's own command, when the repository's seed option replaced it.
+    pub task_command: Option<String>,
+    /// A seed option that was tried and moved nothing either.
+    pub tried_option: Option<SeedOption>,
+}
+
+impl Calibration {
+    /// The seeds as `0-4`.
+    pub fn seed_range(&self) -> String {
+        format!("0-{}", self.seeds.len().saturating_sub(1))
+    }
 }
 
 /// The reduced value of each criterion in one run's output, in criterion order; Err names
@@ -227,19 +255,57 @@ pub fn criterion_values(
         .collect()
 }
 
+/// The print resolution of each criterion's metric in one run's output (the finest of its
+/// printed values), in criterion order; None where it cannot be read.
+pub fn printed_resolutions(
+    specs: &[MetricSpec],
+    criteria: &[CriterionSpec],
+    output: &str,
+) -> Vec<Option<f64>> {
+    let lines = metrics::plain_lines(output);
+    criteria
+        .iter()
+        .map(|c| {
+            let spec = specs.iter().find(|m| m.name == c.metric)?;
+            let pattern = match (&spec.regex, &spec.json_key) {
+                (Some(re), _) => regex::Regex::new(re).ok()?,
+                (None, Some(key)) => regex::Regex::new(&format!(
+                    r#""{}"\s*:\s*"?(?P<value>[-+0-9.eE]+)"#,
+                    regex::escape(key)
+                ))
+                .ok()?,
+                (None, None) => return None,
+            };
+            lines
+                .iter()
+                .flat_map(|line| {
+                    pattern
+                        .captures_iter(line)
+                        .filter_map(|m| m.name("value").and_then(|v| resolution_of(v.as_str())))
+                        .collect::<Vec<_>>()
+                })
+                .reduce(f64::min)
+        })
+        .collect()
+}
+
 /// Summarises per-seed criterion values (`per_seed[seed][criterion]`) into calibrations.
-pub fn summarize(criteria: &[CriterionSpec], per_seed: &[Vec<f64>]) -> Vec<CriterionCalibration> {
+pub fn summarize(
+    criteria: &[CriterionSpec],
+    per_seed: &[Vec<f64>],
+    resolutions: &[Option<f64>],
+) -> Vec<CriterionCalibration> {
     criteria
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
             let values: Vec<f64> = per_seed.iter().filter_map(|v| v.get(i).copied()).collect();
             let summary = Summary::of(&values)?;
-            Some(CriterionCalibration {
-                criterion: c.clone(),
-                suggestion: Suggestion::from_summary(&summary),
+            Some(CriterionCalibration::new(
+                c.clone(),
                 summary,
-            })
+                resolutions.get(i).copied().flatten(),
+            ))
         })
         .collect()
 }
@@ -268,9 +334,222 @@ pub fn check_run(
     })
 }
 
+/// What the seed runs of a calibration need.
+#[derive(Debug, Clone, Copy)]
+pub struct SeedRunner<'a> {
+    /// The source, the command and its environment.
+    pub plan: &'a RunPlan,
+    /// The metric extractors.
+    pub extractor: &'a Extractor,
+    /// The metric definitions (for the print resolution).
+    pub metrics: &'a [MetricSpec],
+    /// The criteria.
+    pub criteria: &'a [CriterionSpec],
+    /// Where the runs' copies are made.
+    pub scratch: &'a Path,
+}
+
+/// One pass over the seeds with one command.
+#[derive(Debug, Clone)]
+pub struct Pass {
+    /// The command.
+    pub command: String,
+    /// The criterion values, `per_seed[seed][criterion]`.
+    pub per_seed: Vec<Vec<f64>>,
+    /// Each criterion's print resolution, the finest over the seeds.
+    pub resolutions: Vec<Option<f64>>,
+    /// Seconds each run took.
+    pub durations_s: Vec<f64>,
+    /// The run with seed 0.
+    pub first: SeedRun,
+}
+
+impl Pass {
+    /// Whether any criterion value differs between two seeds (bit for bit).
+    pub fn moved(&self) -> bool {
+        let Some(first) = self.per_seed.first() else {
+            return false;
+        };
+        self.per_seed.iter().any(|values| {
+            values
+                .iter()
+                .zip(first)
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+        })
+    }
+}
+
+/// The seed runs of a calibration and what made them differ.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// The pass whose values count.
+    pub pass: Pass,
+    /// What made them differ.
+    pub spread: Spread,
+    /// The task's own command, when the repository's seed option replaced it.
+    pub task_command: Option<String>,
+    /// A seed option that was tried and moved nothing either.
+    pub tried_option: Option<SeedOption>,
+}
+
+/// Runs `command` with XSTACK_SEED = 0..n-1 (seed 0 is `first` when it already ran).
+fn run_pass(
+    r: &SeedRunner<'_>,
+    command: &str,
+    n: u64,
+    first: Option<SeedRun>,
+    progress: &mut dyn FnMut(String),
+) -> Result<Pass, CalibrateError> {
+    let mut plan = r.plan.clone();
+    plan.command = command.to_string();
+    let mut per_seed = Vec::new();
+    let mut resolutions: Vec<Option<f64>> = vec![None; r.criteria.len()];
+    let mut durations_s = Vec::new();
+    let mut seed_zero = None;
+    let mut pending = first;
+    for seed in 0..n {
+        let run = match pending.take().filter(|run| run.seed == seed) {
+            Some(run) => run,
+            None => {
+                progress(format!("seed {seed}: $ {command}"));
+                let run = seeds::run_seed(&plan, seed, r.scratch, &mut |_| {})?;
+                let values = check_run(&run, r.extractor.clone(), r.criteria)?;
+                let shown: Vec<String> = r
+                    .criteria
+                    .iter()
+                    .zip(&values)
+                    .map(|(c, v)| format!("{}={}", c.metric, short(*v)))
+                    .collect();
+                progress(format!(
+                    "seed {seed}: {} in {:.1} s, {}",
+                    run.ending(),
+                    run.duration_s,
+                    shown.join(" ")
+                ));
+                run
+            }
+        };
+        per_seed.push(check_run(&run, r.extractor.clone(), r.criteria)?);
+        for (best, found) in
+            resolutions
+                .iter_mut()
+                .zip(printed_resolutions(r.metrics, r.criteria, &run.output))
+        {
+            *best = match (*best, found) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        durations_s.push(run.duration_s);
+        if seed == 0 {
+            seed_zero = Some(run);
+        }
+    }
+    let Some(first) = seed_zero else {
+        return Err(CalibrateError::TooFewSeeds(n));
+    };
+    Ok(Pass {
+        command: command.to_string(),
+        per_seed,
+        resolutions,
+        durations_s,
+        first,
+    })
+}
+
+/// Runs the seeds 0..n-1 (seed 0 is `first` when it already ran). When no criterion value
+/// moved and the repository has a seed option of its own that the command does not set from
+/// `XSTACK_SEED`, runs them all again with the command setting it, and keeps that pass when
+/// it moved something.
+pub fn measure(
+    r: &SeedRunner<'_>,
+    n: u64,
+    first: Option<SeedRun>,
+    seed_use: &SeedUse,
+    progress: &mut dyn FnMut(String),
+) -> Result<Measurement, CalibrateError> {
+    if n < 2 {
+        return Err(CalibrateError::TooFewSeeds(n));
+    }
+    let pass = run_pass(r, &r.plan.command, n, first, progress)?;
+    if pass.moved() {
+        let spread = match &seed_use.reads {
+            Some(at) => Spread::XstackSeed(at.clone()),
+            None => Spread::RunToRun,
+        };
+        return Ok(Measurement {
+            pass,
+            spread,
+            task_command: None,
+            tried_option: None,
+        });
+    }
+    progress(format!(
+        "every seed gave bit-identical values: {}",
+        unmoved_reason(seed_use)
+    ));
+    let Some(option) = seed_use
+        .option
+        .as_ref()
+        .filter(|_| !r.plan.command.contains(SEED_VAR))
+    else {
+        return Ok(Measurement {
+            pass,
+            spread: Spread::Nothing,
+            task_command: None,
+            tried_option: None,
+        });
+    };
+    let command = option.apply(&r.plan.command);
+    progress(format!(
+        "the repository has a seed option of its own, {} ({} at {}): the seeds again as `{command}`",
+        option.name,
+        option.kind,
+        option.at.place()
+    ));
+    let second = run_pass(r, &command, n, None, progress)?;
+    if second.moved() {
+        return Ok(Measurement {
+            pass: second,
+            spread: Spread::SeedOption(option.clone()),
+            task_command: Some(r.plan.command.clone()),
+            tried_option: None,
+        });
+    }
+    progress(format!("{} moved nothing either", option.name));
+    Ok(Measurement {
+        pass,
+        spread: Spread::Nothing,
+        task_command: None,
+        tried_option: Some(option.clone()),
+    })
+}
+
+/// The calibration of `criteria` from a measurement.
+pub fn from_measurement(
+    task: &str,
+    criteria: &[CriterionSpec],
+    m: Measurement,
+    seed_use: SeedUse,
+) -> Calibration {
+    let n = m.pass.per_seed.len() as u64;
+    Calibration {
+        task: task.to_string(),
+        command: m.pass.command.clone(),
+        seeds: (0..n).collect(),
+        criteria: summarize(criteria, &m.pass.per_seed, &m.pass.resolutions),
+        durations_s: m.pass.durations_s,
+        seed_use,
+        spread: m.spread,
+        task_command: m.task_command,
+        tried_option: m.tried_option,
+    }
+}
+
 /// Runs the task's source `n` times (XSTACK_SEED = 0..n-1) in its reference environment and
-/// summarises every criterion. `source` is the source folder (a git source already fetched);
-/// `progress` receives one line per step.
+/// summarises every criterion (see the module documentation for seeds that move nothing).
+/// `source` is the source folder (a git source already fetched); `progress` receives one
+/// line per step.
 pub fn calibrate(
     task: &Task,
     source: &Path,
@@ -291,38 +570,27 @@ pub fn calibrate(
         task_id: task.spec.id.clone(),
         size: (120, 36),
     };
+    let seed_use = usage::inspect(source, &plan.command);
+    progress(seed_use.summary());
     let scratch = Scratch::new("calibrate")?;
-    let criteria = &task.spec.criteria;
-    let mut per_seed = Vec::new();
-    let mut durations_s = Vec::new();
-    for seed in 0..n {
-        progress(format!("seed {seed}: $ {}", plan.command));
-        let run = seeds::run_seed(&plan, seed, scratch.path(), &mut |_| {})?;
-        let values = check_run(&run, Extractor::for_task(task), criteria)?;
-        let shown: Vec<String> = criteria
-            .iter()
-            .zip(&values)
-            .map(|(c, v)| format!("{}={}", c.metric, short(*v)))
-            .collect();
-        progress(format!(
-            "seed {seed}: {} in {:.1} s, {}",
-            run.ending(),
-            run.duration_s,
-            shown.join(" ")
-        ));
-        durations_s.push(run.duration_s);
-        per_seed.push(values);
-    }
-    Ok(Calibration {
-        task: task.spec.id.clone(),
-        command: plan.command,
-        seeds: (0..n).collect(),
-        durations_s,
-        criteria: summarize(criteria, &per_seed),
-    })
+    let extractor = Extractor::for_task(task);
+    let runner = SeedRunner {
+        plan: &plan,
+        extractor: &extractor,
+        metrics: &task.spec.metrics,
+        criteria: &task.spec.criteria,
+        scratch: scratch.path(),
+    };
+    let m = measure(&runner, n, None, &seed_use, progress)?;
+    Ok(from_measurement(
+        &task.spec.id,
+        &task.spec.criteria,
+        m,
+        seed_use,
+    ))
 }
 
-/// The `[[criterion]]` block of a suggestion, commented with the numbers behind it.
+/// The `[[criterion]]` block of a suggestion.
 pub fn criterion_block(
     metric: &str,
     reduce: Reduce,
@@ -339,47 +607,125 @@ pub fn criterion_block(
     )
 }
 
-/// The comment lines describing one criterion's seeds, each starting with `# `.
-pub fn summary_comment(c: &CriterionCalibration) -> String {
+/// The comment lines describing one criterion's seeds, each starting with `# `: the values,
+/// their statistics, whether the seed moved them and where the spread came from, and how the
+/// tolerance was made.
+pub fn summary_comment(cal: &Calibration, c: &CriterionCalibration) -> String {
     let s = &c.summary;
     let values: Vec<String> = s.values.iter().map(|v| short(*v)).collect();
-    let fl = floor(s.mean);
-    format!(
-        "# {} (reduce {}), seeds 0-{}: {}\n# mean {}  std {}  min {}  max {}\n# tolerance = max(3 std = {}, floor {}) rounded up: {}\n",
+    let seeds = cal.seed_range();
+    let mut out = format!(
+        "# {} (reduce {}), seeds {seeds}: {}\n# mean {}  std {}  min {}  max {}\n",
         c.criterion.metric,
         c.criterion.reduce.as_str(),
-        s.values.len().saturating_sub(1),
         values.join(", "),
         short(s.mean),
         short(s.std),
         short(s.min),
         short(s.max),
-        short(STD_FACTOR * s.std),
-        short(fl),
-        c.suggestion.tolerance_toml()
-    )
+    );
+    if c.moved() {
+        out.push_str(&format!("# {}\n", cal.spread.describe(&seeds)));
+    } else {
+        out.push_str(&format!(
+            "# NOT MOVED by the seed: bit-identical under every seed ({})\n",
+            unmoved_reason(&cal.seed_use)
+        ));
+    }
+    let resolution = c
+        .resolution
+        .map(|r| format!(", print resolution {}", short(r)))
+        .unwrap_or_default();
+    let tolerance = c.suggestion.tolerance_toml();
+    match c.basis {
+        Basis::Measured => out.push_str(&format!(
+            "# tolerance = max(3 std = {}, 1% of |mean| = {}{resolution}) rounded up: {tolerance}\n",
+            short(STD_FACTOR * s.std),
+            short(FLOOR_RELATIVE * s.mean.abs()),
+        )),
+        Basis::Unmeasured => out.push_str(&format!(
+            "# tolerance NOT MEASURED (no spread): max({}% of |mean| = {}{resolution}), a guess to check, rounded up: {tolerance}\n",
+            UNMEASURED_RELATIVE * 100.0,
+            short(UNMEASURED_RELATIVE * s.mean.abs()),
+        )),
+        Basis::Given => out.push_str(&format!(
+            "# tolerance {tolerance}: given (no spread was measured)\n"
+        )),
+    }
+    out
 }
 
-/// Whether the seeds moved any criterion value (then `[integrity] seed_check` can tell a
+/// Whether the runs moved any criterion value (then `[integrity] seed_check` can tell a
 /// seeded run from a constant result).
 pub fn seed_varies(criteria: &[CriterionCalibration]) -> bool {
-    criteria.iter().any(|c| c.summary.std > 0.0)
+    criteria.iter().any(CriterionCalibration::moved)
 }
 
-/// The calibration as TOML ready to paste: comments with the numbers, then one
-/// `[[criterion]]` block per criterion, and `[integrity] seed_check = true` when the seeds
+/// The `[integrity] seed_check = true` block, with a comment saying why.
+pub fn seed_check_block(spread: &Spread) -> String {
+    let why = match spread {
+        Spread::RunToRun => {
+            "The runs' numbers move (the source is not seeded): a port whose numbers are bit-identical under XSTACK_SEED 0 and 1 is a bypass."
+        }
+        _ => {
+            "The seeds moved the result: a port whose numbers do not move with XSTACK_SEED is a bypass."
+        }
+    };
+    format!("# {why}\n[integrity]\nseed_check = true\n")
+}
+
+/// The notes of a calibration for the top of its output, as comment lines: a command that
+/// replaced the task's, and seeds that moved nothing.
+pub fn notes(cal: &Calibration) -> String {
+    let mut out = String::new();
+    if let (Some(task_command), Spread::SeedOption(o)) = (&cal.task_command, &cal.spread) {
+        out.push_str(&format!(
+            "# The task's command `{task_command}` ignores XSTACK_SEED: every seed gave bit-identical values.\n\
+             # These runs set the repository's own seed option {} ({} at {}) from XSTACK_SEED; so that the\n\
+             # seed reaches the run, set in [run]:\n# command = {}\n",
+            o.name,
+            o.kind,
+            o.at.place(),
+            toml_string(&cal.command)
+        ));
+    }
+    if !seed_varies(&cal.criteria) {
+        out.push_str(&format!(
+            "# Every seed gave bit-identical values: {}.\n",
+            unmoved_reason(&cal.seed_use)
+        ));
+        if let Some(o) = &cal.tried_option {
+            out.push_str(&format!(
+                "# Its own seed option {} ({} at {}) moved nothing either.\n",
+                o.name,
+                o.kind,
+                o.at.place()
+            ));
+        }
+        out.push_str(&format!(
+            "# No spread was measured: each tolerance below is {}% of |mean|, a guess to check\n\
+             # (or make the source read XSTACK_SEED and calibrate again). No seed_check: nothing moves.\n",
+            UNMEASURED_RELATIVE * 100.0
+        ));
+    }
+    out
+}
+
+/// The calibration as TOML ready to paste: notes, comments with the numbers, then one
+/// `[[criterion]]` block per criterion, and `[integrity] seed_check = true` when the runs
 /// moved a value.
 pub fn render_toml(cal: &Calibration) -> String {
     let mut out = format!(
-        "# xstack calibrate {}: {} runs of `{}` (XSTACK_SEED 0-{})\n",
+        "# xstack calibrate {}: {} runs of `{}` (XSTACK_SEED {})\n",
         cal.task,
         cal.seeds.len(),
         cal.command,
-        cal.seeds.len().saturating_sub(1)
+        cal.seed_range()
     );
+    out.push_str(&notes(cal));
     for c in &cal.criteria {
         out.push('\n');
-        out.push_str(&summary_comment(c));
+        out.push_str(&summary_comment(cal, c));
         out.push_str(&criterion_block(
             &c.criterion.metric,
             c.criterion.reduce,
@@ -388,11 +734,14 @@ pub fn render_toml(cal: &Calibration) -> String {
         ));
     }
     if seed_varies(&cal.criteria) {
-        out.push_str(
-            "\n# The seeds moved the result: a port whose numbers do not move with XSTACK_SEED is a bypass.\n[integrity]\nseed_check = true\n",
-        );
+        out.push('\n');
+        out.push_str(&seed_check_block(&cal.spread));
     }
     out
+}
+
+fn location_json(l: &Location) -> serde_json::Value {
+    serde_json::json!({"file": l.file, "line": l.line, "text": l.text})
 }
 
 /// The calibration as a JSON object for scripts.
@@ -413,18 +762,32 @@ pub fn to_json(cal: &Calibration) -> serde_json::Value {
                 "std": s.std,
                 "min": s.min,
                 "max": s.max,
-                "floor": floor(s.mean),
+                "seed_moved": c.moved(),
+                "spread": if c.moved() { cal.spread.as_str() } else { Spread::Nothing.as_str() },
+                "resolution": c.resolution,
+                "floor": floor(s.mean, c.resolution),
+                "basis": c.basis.as_str(),
                 "published": c.suggestion.published,
                 "tolerance": c.suggestion.tolerance,
                 "current": {"published": c.criterion.published, "tolerance": c.criterion.tolerance},
             })
         })
         .collect();
+    let u = &cal.seed_use;
     serde_json::json!({
         "task": cal.task,
         "command": cal.command,
+        "task_command": cal.task_command,
         "seeds": cal.seeds,
         "durations_s": cal.durations_s,
+        "seed": {
+            "reads_xstack_seed": u.reads.as_ref().map(location_json),
+            "fixed": u.fixed.iter().map(location_json).collect::<Vec<_>>(),
+            "option": u.option.as_ref().map(|o| serde_json::json!({
+                "name": o.name, "kind": o.kind, "file": o.at.file, "line": o.at.line,
+                "setting": o.setting(),
+            })),
+        },
         "criteria": criteria,
     })
 }
@@ -451,59 +814,130 @@ pub fn toml_string(s: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn sample_std_uses_n_minus_one() {
-        let s = Summary::of(&[1.0, 2.0, 4.0]).unwrap();
-        assert!((s.mean - 7.0 / 3.0).abs() < 1e-12);
-        assert!((s.std - (7.0f64 / 3.0).sqrt()).abs() < 1e-12);
-        assert_eq!((s.min, s.max), (1.0, 4.0));
-        assert_eq!(Summary::of(&[2.5]).unwrap().std, 0.0);
-        assert!(Summary::of(&[]).is_none());
-    }
-
-    #[test]
-    fn tolerance_is_three_std_or_the_floor_rounded_up() {
-        // The test task's seeds 0-2: 3 std = 0.003102 -> 0.0032, published to 4 places.
-        let s = Summary::of(&[0.010148, 0.012203, 0.011379]).unwrap();
-        let sug = Suggestion::from_summary(&s);
-        assert_eq!(sug.tolerance_toml(), "0.0032");
-        assert_eq!(sug.published_toml(), "0.0112");
-        // digits-mlp's seeds: 3 std = 0.0047 is under the floor, 1% of 0.9778.
-        let s = Summary::of(&[0.9756, 0.98, 0.9778, 0.9778, 0.9778]).unwrap();
-        let sug = Suggestion::from_summary(&s);
-        assert_eq!(sug.tolerance_toml(), "0.0098");
-        assert_eq!(sug.published_toml(), "0.9778");
-        // Identical values near zero: the absolute floor.
-        let sug = Suggestion::from_summary(&Summary::of(&[0.0, 0.0]).unwrap());
-        assert_eq!(
-            (sug.published_toml().as_str(), sug.tolerance_toml().as_str()),
-            ("0.0000", "0.0010")
-        );
-        // Large values stay floats.
-        let sug = Suggestion::rounded(1234.5, 40.0);
-        assert_eq!(
-            (sug.published_toml().as_str(), sug.tolerance_toml().as_str()),
-            ("1235.0", "40.0")
-        );
-        assert_eq!(Suggestion::rounded(1.0, 0.0031).tolerance_toml(), "0.0031");
-    }
-
-    #[test]
-    fn rendered_blocks_parse_as_criteria() {
-        let criterion = CriterionSpec {
-            metric: "acc".into(),
+    fn criterion(metric: &str) -> CriterionSpec {
+        CriterionSpec {
+            metric: metric.into(),
             reduce: Reduce::Last,
             published: 0.5,
             tolerance: 0.1,
             direction: Direction::Higher,
-        };
-        let cal = Calibration {
+        }
+    }
+
+    fn calibration(
+        values: &[Vec<f64>],
+        resolution: f64,
+        spread: Spread,
+        seed_use: SeedUse,
+    ) -> Calibration {
+        let criteria = [criterion("acc")];
+        Calibration {
             task: "t".into(),
             command: "python train.py".into(),
-            seeds: vec![0, 1, 2],
-            durations_s: vec![1.0; 3],
-            criteria: summarize(&[criterion], &[vec![0.9], vec![0.92], vec![0.91]]),
+            seeds: (0..values.len() as u64).collect(),
+            durations_s: vec![1.0; values.len()],
+            criteria: summarize(&criteria, values, &[Some(resolution)]),
+            seed_use,
+            spread,
+            task_command: None,
+            tried_option: None,
+        }
+    }
+
+    #[test]
+    fn tolerance_is_three_std_or_the_relative_floor_rounded_up() {
+        let make = |values: &[f64], resolution: Option<f64>| {
+            CriterionCalibration::new(criterion("m"), Summary::of(values).unwrap(), resolution)
         };
+        // The test task's seeds 0-2: 3 std = 0.003102, rounded up at the fifth decimal that
+        // four digits of the mean need.
+        let c = make(&[0.010148, 0.012203, 0.011379], Some(1e-6));
+        assert_eq!(c.basis, Basis::Measured);
+        assert_eq!(
+            (c.suggestion.published_toml(), c.suggestion.tolerance_toml()),
+            ("0.01124".to_string(), "0.00311".to_string())
+        );
+        // digits-mlp's seeds: 3 std = 0.0047 is under the floor, 1% of 0.9778.
+        let c = make(&[0.9756, 0.98, 0.9778, 0.9778, 0.9778], Some(1e-4));
+        assert_eq!(c.suggestion.tolerance_toml(), "0.0098");
+        assert_eq!(c.suggestion.published_toml(), "0.9778");
+        // Across magnitudes the floor is relative: a tiny loss gets a tiny tolerance.
+        for scale in [1e-5, 1e-3, 1.0, 1e3] {
+            let c = make(&[6.1 * scale, 6.2 * scale, 6.15 * scale], None);
+            let raw = (3.0 * c.summary.std).max(0.01 * c.summary.mean);
+            assert!(
+                c.suggestion.tolerance >= raw * (1.0 - 1e-9),
+                "{scale}: {c:?}"
+            );
+            assert!(c.suggestion.tolerance <= raw * 1.1, "{scale}: {c:?}");
+            assert!(
+                (c.suggestion.published / (6.15 * scale) - 1.0).abs() < 1e-3,
+                "{c:?}"
+            );
+        }
+        // A metric printed with two decimals is never given a tolerance below 0.01.
+        let c = make(&[0.03, 0.03, 0.04], Some(0.01));
+        assert!(c.suggestion.tolerance >= 0.0173, "{c:?}");
+        let c = make(&[0.031, 0.0311, 0.0312], Some(0.01));
+        assert_eq!(c.suggestion.tolerance, 0.01, "{c:?}");
+    }
+
+    #[test]
+    fn a_zero_spread_is_flagged_never_a_silent_tolerance() {
+        // The issue's numbers: 6.58139e-5 on both seeds.
+        let fixed = SeedUse {
+            reads: None,
+            fixed: vec![Location {
+                file: "train.py".into(),
+                line: 7,
+                text: "torch.manual_seed(0)".into(),
+            }],
+            option: None,
+        };
+        let cal = calibration(
+            &[vec![6.58139e-5], vec![6.58139e-5]],
+            1e-10,
+            Spread::Nothing,
+            fixed,
+        );
+        let c = &cal.criteria[0];
+        assert_eq!((c.basis, c.moved()), (Basis::Unmeasured, false));
+        assert_eq!(c.suggestion.published_toml(), "6.581e-5");
+        assert_eq!(c.suggestion.tolerance_toml(), "3.30e-6");
+        let text = render_toml(&cal);
+        assert!(
+            text.contains("# NOT MOVED by the seed: bit-identical under every seed (the source does not read XSTACK_SEED and fixes its seed: `torch.manual_seed(0)` at train.py:7)"),
+            "{text}"
+        );
+        assert!(text.contains("# tolerance NOT MEASURED (no spread): max(5% of |mean| = 3.2907e-6, print resolution 1e-10), a guess to check, rounded up: 3.30e-6"), "{text}");
+        assert!(text.contains("# No spread was measured"), "{text}");
+        assert!(!text.contains("[integrity]"), "{text}");
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            criterion: Vec<CriterionSpec>,
+        }
+        let doc: Doc = toml::from_str(&text).unwrap();
+        assert_eq!(doc.criterion[0].published, 6.581e-5);
+        assert_eq!(doc.criterion[0].tolerance, 3.3e-6);
+        let json = to_json(&cal);
+        assert_eq!(json["criteria"][0]["seed_moved"], false);
+        assert_eq!(json["criteria"][0]["spread"], "none");
+        assert_eq!(json["criteria"][0]["basis"], "unmeasured");
+        assert_eq!(json["seed"]["fixed"][0]["line"], 7);
+    }
+
+    #[test]
+    fn rendered_blocks_parse_as_criteria() {
+        let reads = SeedUse {
+            reads: Some(Location {
+                file: "train.py".into(),
+                line: 3,
+                text: "SEED = int(os.environ['XSTACK_SEED'])".into(),
+            }),
+            ..SeedUse::default()
+        };
+        let spread = Spread::XstackSeed(reads.reads.clone().unwrap());
+        let cal = calibration(&[vec![0.9], vec![0.92], vec![0.91]], 1e-4, spread, reads);
         let text = render_toml(&cal);
         #[derive(serde::Deserialize)]
         struct Doc {
@@ -517,17 +951,24 @@ mod tests {
             text.contains("# mean 0.91  std 0.01  min 0.9  max 0.92"),
             "{text}"
         );
+        assert!(
+            text.contains("# moved by the seed: spread of XSTACK_SEED 0-2, read at train.py:3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# tolerance = max(3 std = 0.03, 1% of |mean| = 0.0091, print resolution 0.0001) rounded up: 0.0300"),
+            "{text}"
+        );
+        assert!(text.contains("[integrity]\nseed_check = true"), "{text}");
         let json = to_json(&cal);
         assert_eq!(json["criteria"][0]["values"][1]["value"], 0.92);
         assert_eq!(json["criteria"][0]["tolerance"], 0.03);
+        assert_eq!(json["criteria"][0]["spread"], "xstack_seed");
+        assert_eq!(json["seed"]["reads_xstack_seed"]["line"], 3);
     }
 
     #[test]
-    fn numbers_for_people_are_short() {
-        assert_eq!(short(0.011243333), "0.0112433");
-        assert_eq!(short(0.98), "0.98");
-        assert_eq!(short(12.0), "12");
-        assert_eq!(short(1.5e-7), "1.50000e-7");
+    fn strings_are_toml_strings() {
         assert_eq!(toml_string("a\"b\\c"), r#""a\"b\\c""#);
     }
 }

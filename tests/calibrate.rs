@@ -120,9 +120,15 @@ fn json_has_exact_mean_and_sample_std_per_criterion() {
         (score["min"].as_f64(), score["max"].as_f64()),
         (Some(1.0), Some(4.0))
     );
-    // 3 std = 4.58 -> 4.6, published to one decimal.
-    assert_eq!(score["tolerance"].as_f64(), Some(4.6));
-    assert_eq!(score["published"].as_f64(), Some(2.3));
+    // 3 std = 4.5826 rounded up at the place four digits of the mean need: 4.583, 2.333.
+    assert_eq!(score["tolerance"].as_f64(), Some(4.583));
+    assert_eq!(score["published"].as_f64(), Some(2.333));
+    // run.sh reads XSTACK_SEED: the spread is the seed's, and it says where.
+    assert_eq!(score["seed_moved"], true);
+    assert_eq!(score["spread"], "xstack_seed");
+    assert_eq!(score["basis"], "measured");
+    assert_eq!(score["resolution"].as_f64(), Some(0.1));
+    assert_eq!(j["seed"]["reads_xstack_seed"]["file"], "run.sh");
     let loss = &j["criteria"][1];
     assert!(close(&loss["mean"], 0.875 / 3.0), "{loss}");
     let var = [0.5f64, 0.25, 0.125]
@@ -154,8 +160,12 @@ fn toml_output_is_ready_to_paste() {
     }
     let doc: Doc = toml::from_str(&stdout).unwrap();
     assert_eq!(doc.criterion.len(), 2);
-    assert_eq!(doc.criterion[0].published, 2.3);
-    assert_eq!(doc.criterion[0].tolerance, 4.6);
+    assert_eq!(doc.criterion[0].published, 2.333);
+    assert_eq!(doc.criterion[0].tolerance, 4.583);
+    assert!(
+        stdout.contains("# moved by the seed: spread of XSTACK_SEED 0-2, read at run.sh:1\n# tolerance = max(3 std = 4.58258, 1% of |mean| = 0.0233333, print resolution 0.1) rounded up: 4.583\n"),
+        "{stdout}"
+    );
     assert_eq!(doc.criterion[1].metric, "loss");
     assert_eq!(doc.criterion[1].direction, xstack::task::Direction::Lower);
     // Progress went to stderr, one line per seed.
@@ -282,5 +292,188 @@ fn unreachable_git_source_is_an_infrastructure_error_naming_the_url() {
             .join("fake-calib-0123456789ab")
             .exists(),
         "a half-made clone was left in the cache"
+    );
+}
+
+/// A task under a temp folder whose repository is a copy of a seed fixture
+/// (tests/fixtures/seeds), with one metric and one criterion.
+fn fixture_task(
+    fixture: &str,
+    command: &str,
+    metric: &str,
+    regex: &str,
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(fixture);
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let src = root().join("tests/fixtures/seeds").join(fixture);
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, repo.join(path.file_name().unwrap())).unwrap();
+    }
+    let toml = format!(
+        "id = \"{fixture}\"\ntitle = \"t\"\n\n[source]\npath = \"repo\"\n\n[published]\ncitation = \"none\"\n\n\
+         [env]\nreference_packages = []\n\n[run]\ncommand = \"{command}\"\ntimeout_s = 60\n\n\
+         [[metric]]\nname = \"{metric}\"\nregex = '{regex}'\n\n\
+         [[criterion]]\nmetric = \"{metric}\"\nreduce = \"last\"\npublished = 0.5\ntolerance = 0.1\ndirection = \"lower\"\n\n\
+         [phase2]\ndetails = \"none\"\n"
+    );
+    std::fs::write(dir.join("task.toml"), toml).unwrap();
+    (tmp, dir)
+}
+
+#[test]
+fn a_hard_coded_seed_gives_a_flagged_tolerance_and_no_seed_check() {
+    let (tmp, task) = fixture_task(
+        "fixed-seed",
+        "python3 train.py",
+        "test_loss",
+        r"test loss: (?P<value>[-+0-9.eE]+)",
+    );
+    let out = calibrate(&task, &tmp.path().join("cache"), &["--seeds", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // 5.72253e-05 three times: four digits of it, 5% of it, flagged; never 0.0001 and 0.0010.
+    assert!(
+        stdout.contains("published = 5.723e-5\ntolerance = 2.87e-6\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("# Every seed gave bit-identical values: the source does not read XSTACK_SEED and fixes its seed: `random.seed(0)` at train.py:8."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("# test_loss (reduce last), seeds 0-2: 5.72253e-5, 5.72253e-5, 5.72253e-5\n# mean 5.72253e-5  std 0  min 5.72253e-5  max 5.72253e-5\n# NOT MOVED by the seed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("# tolerance NOT MEASURED (no spread)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("[integrity]"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("seed: the source does not read XSTACK_SEED; fixes a seed: `random.seed(0)` at train.py:8"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_seed_option_of_the_repository_is_run_and_the_command_suggested() {
+    let (tmp, task) = fixture_task(
+        "seed-flag",
+        "python3 train.py",
+        "val_acc",
+        r"val_acc=(?P<value>[-+0-9.eE]+)",
+    );
+    let before = tree_hash(&task);
+    let out = calibrate(
+        &task,
+        &tmp.path().join("cache"),
+        &["--seeds", "3", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let j = json(&out);
+    assert_eq!(j["command"], "python3 train.py --seed $XSTACK_SEED");
+    assert_eq!(j["task_command"], "python3 train.py");
+    assert_eq!(j["seed"]["option"]["name"], "--seed");
+    assert_eq!(j["seed"]["option"]["line"], 15);
+    let c = &j["criteria"][0];
+    assert_eq!(
+        (&c["seed_moved"], &c["spread"]),
+        (&serde_json::json!(true), &serde_json::json!("seed_option"))
+    );
+    let values: Vec<f64> = c["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_f64().unwrap())
+        .collect();
+    // The values are those of --seed 0, 1, 2.
+    for (seed, value) in values.iter().enumerate() {
+        let out = Command::new("python3")
+            .args(["train.py", "--seed", &seed.to_string()])
+            .current_dir(task.join("repo"))
+            .output()
+            .unwrap();
+        let last = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .to_string();
+        assert!(
+            last.ends_with(&format!("val_acc={value:.4}")),
+            "{last} vs {value}"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the repository has a seed option of its own, --seed (argparse option at train.py:15): the seeds again as `python3 train.py --seed $XSTACK_SEED`"),
+        "{stderr}"
+    );
+    // The TOML says how to make the task's command carry the seed.
+    let out = calibrate(&task, &tmp.path().join("cache"), &["--seeds", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("# The task's command `python3 train.py` ignores XSTACK_SEED: every seed gave bit-identical values.\n# These runs set the repository's own seed option --seed (argparse option at train.py:15) from XSTACK_SEED; so that the\n# seed reaches the run, set in [run]:\n# command = \"python3 train.py --seed $XSTACK_SEED\"\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[integrity]\nseed_check = true"),
+        "{stdout}"
+    );
+    assert_eq!(tree_hash(&task), before, "calibrate wrote into the task");
+}
+
+#[test]
+fn an_unseeded_source_reports_its_run_to_run_spread() {
+    let (tmp, task) = fixture_task(
+        "unseeded",
+        "python3 train.py",
+        "test_acc",
+        r"test_acc=(?P<value>[-+0-9.eE]+)",
+    );
+    let out = calibrate(
+        &task,
+        &tmp.path().join("cache"),
+        &["--seeds", "3", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let j = json(&out);
+    let c = &j["criteria"][0];
+    assert_eq!(
+        (&c["seed_moved"], &c["spread"]),
+        (&serde_json::json!(true), &serde_json::json!("run_to_run"))
+    );
+    assert_eq!(j["seed"]["reads_xstack_seed"], serde_json::Value::Null);
+    let mean = c["mean"].as_f64().unwrap();
+    let std = c["std"].as_f64().unwrap();
+    let raw = (3.0 * std).max(0.01 * mean).max(1e-4);
+    let tolerance = c["tolerance"].as_f64().unwrap();
+    assert!(
+        tolerance >= raw && tolerance <= raw + 1e-4,
+        "{tolerance} vs {raw}"
+    );
+}
+
+#[test]
+fn a_deterministic_final_loss_keeps_its_digits() {
+    let (tmp, task) = fixture_task(
+        "final-loss",
+        "python3 main.py",
+        "loss",
+        r"Loss: (?P<value>[-+0-9.eE]+)",
+    );
+    let out = calibrate(&task, &tmp.path().join("cache"), &["--seeds", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("published = 9.000e-4\ntolerance = 4.50e-5\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("no fixed seed was found in it: it computes the same numbers every time"),
+        "{stdout}"
     );
 }

@@ -21,12 +21,16 @@ struct Setup {
 
 impl Setup {
     fn new(fixture: &str, name: &str) -> Setup {
+        Setup::copy(&root().join("tests/fixtures/init").join(fixture), name)
+    }
+
+    /// A copy of the folder `src`.
+    fn copy(src: &Path, name: &str) -> Setup {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path().join("repos").join(name);
-        let src = root().join("tests/fixtures/init").join(fixture);
-        for entry in walkdir::WalkDir::new(&src).min_depth(1) {
+        for entry in walkdir::WalkDir::new(src).min_depth(1) {
             let entry = entry.unwrap();
-            let target = repo.join(entry.path().strip_prefix(&src).unwrap());
+            let target = repo.join(entry.path().strip_prefix(src).unwrap());
             if entry.file_type().is_dir() {
                 std::fs::create_dir_all(&target).unwrap();
             } else {
@@ -52,6 +56,24 @@ impl Setup {
             .stdin(Stdio::null())
             .output()
             .unwrap()
+    }
+
+    /// `xstack calibrate TASK ARGS...` with the same tasks folder.
+    fn calibrate(&self, id: &str, args: &[&str]) -> Output {
+        xstack()
+            .env("XSTACK_TASKS_DIR", self.tasks())
+            .env("XSTACK_CACHE_DIR", self.tmp.path().join("cache"))
+            .args(["calibrate", id])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// The task.toml init wrote for `id`, and the task loaded from it.
+    fn written(&self, id: &str) -> (String, Task) {
+        let dir = self.tasks().join(id);
+        let text = std::fs::read_to_string(dir.join("task.toml")).unwrap();
+        (text, Task::load(&dir).unwrap())
     }
 
     /// `xstack check TASK` with the same tasks folder.
@@ -143,14 +165,31 @@ fn json_lines_repository_becomes_a_task_equal_to_the_hand_written_one() {
         values(series(&made_series, "eval_mse")),
         values(series(&hand_series, "eval_mse"))
     );
-    // One run: published is that run's value, the tolerance the documented default.
+    // One run: published is that run's value to four digits, the tolerance the documented
+    // default, 2% of it (0.010896 -> 0.00022), at the same decimal place.
     let value = reduce(series(&made_series, "eval_mse"), c.reduce).unwrap();
+    assert_eq!(value, 0.010896);
+    assert_eq!((c.published, c.tolerance), (0.0109, 0.00022));
+    let toml = std::fs::read_to_string(&made.file).unwrap();
     assert!(
-        (c.published - value).abs() < 1e-4,
-        "{} vs {value}",
-        c.published
+        toml.contains("published = 0.01090\ntolerance = 0.00022\n"),
+        "{toml}"
     );
-    assert_eq!(c.tolerance, 0.001);
+    assert!(
+        toml.contains(
+            "tolerance 0.00022 (the default, 2% of |value|, at least the print resolution 1e-6)"
+        ),
+        "{toml}"
+    );
+    // The fixture reads XSTACK_SEED, and the details say where.
+    assert!(
+        made.spec
+            .phase2
+            .details
+            .contains("- seed: read from XSTACK_SEED at train.py:"),
+        "{}",
+        made.spec.phase2.details
+    );
     // The source is the repository, relative to the task folder.
     assert_eq!(
         made.spec.source.path.as_deref(),
@@ -468,4 +507,442 @@ fn on_a_terminal_it_asks_for_the_command_the_tolerance_and_the_go_ahead() {
     let made = Task::load(&setup.tasks().join("digits")).unwrap();
     assert_eq!(made.spec.run.command, "python3 train.py");
     assert_eq!(made.spec.criteria[0].tolerance, 0.015);
+}
+
+/// A copy of a seed fixture (tests/fixtures/seeds).
+fn seed_fixture(name: &str) -> Setup {
+    Setup::copy(&root().join("tests/fixtures/seeds").join(name), name)
+}
+
+/// The last value of `prefix<value>` lines in the output of `python3 ARGS` run in `repo`.
+fn printed(repo: &Path, args: &[&str], prefix: &str) -> f64 {
+    let out = std::process::Command::new("python3")
+        .args(args)
+        .current_dir(repo)
+        .env_remove("XSTACK_SEED")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().rfind(|l| l.contains(prefix)).unwrap();
+    let rest = &line[line.find(prefix).unwrap() + prefix.len()..];
+    rest.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Mean and sample standard deviation.
+fn mean_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The `published = …` and `tolerance = …` lines of the written file.
+fn written_numbers(toml: &str) -> (String, String) {
+    let line = |key: &str| {
+        toml.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no {key} in {toml}"))
+            .to_string()
+    };
+    (line("published"), line("tolerance"))
+}
+
+#[test]
+fn a_hard_coded_seed_is_pointed_at_and_the_tolerance_flagged() {
+    let setup = seed_fixture("fixed-seed");
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+        "--seeds",
+        "2",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let fixed = "`random.seed(0)` at train.py:8";
+    assert!(
+        all.contains(&format!(
+            "every seed gave bit-identical values: the source does not read XSTACK_SEED and fixes its seed: {fixed}"
+        )),
+        "{all}"
+    );
+    let (toml, task) = setup.written("fixed-seed");
+    // 5.72253e-05 under both seeds: four digits kept, 5% of it as the tolerance, rounded up
+    // in the same precision, and flagged as not measured.
+    let value = printed(&setup.repo, &["train.py"], "test loss: ");
+    assert_eq!(value, 5.72253e-5);
+    assert_eq!(
+        written_numbers(&toml),
+        ("5.723e-5".to_string(), "2.87e-6".to_string())
+    );
+    let c = &task.spec.criteria[0];
+    assert_eq!(
+        (c.metric.as_str(), c.published, c.tolerance),
+        ("test_loss", 5.723e-5, 2.87e-6)
+    );
+    assert!(
+        toml.contains(&format!(
+            "# NOT MOVED by the seed: bit-identical under every seed (the source does not read XSTACK_SEED and fixes its seed: {fixed})"
+        )),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("# tolerance NOT MEASURED (no spread): max(5% of |mean| = 2.86127e-6, print resolution 1e-10), a guess to check, rounded up: 2.87e-6"),
+        "{toml}"
+    );
+    // Nothing moves, so no seed check; the details say the seed is fixed, not XSTACK_SEED.
+    assert!(!toml.contains("[integrity]"), "{toml}");
+    assert!(!task.spec.integrity.seed_check);
+    let details = &task.spec.phase2.details;
+    assert!(
+        details.contains(&format!(
+            "- seed: fixed in the source, {fixed}; the run does not read XSTACK_SEED. Every seed gave the same numbers."
+        )),
+        "{details}"
+    );
+    assert!(!details.contains("XSTACK_SEED (0 unless"), "{details}");
+
+    // calibrate on the written task says the same, per criterion.
+    let out = setup.calibrate("fixed-seed", &["--seeds", "2", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &json["criteria"][0];
+    assert_eq!(
+        (&c["seed_moved"], &c["spread"], &c["basis"]),
+        (
+            &serde_json::json!(false),
+            &serde_json::json!("none"),
+            &serde_json::json!("unmeasured")
+        )
+    );
+    assert_eq!(c["published"], 5.723e-5);
+    assert_eq!(json["seed"]["fixed"][0]["line"], 8);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("every seed gave bit-identical values"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn the_repository_own_seed_option_is_used_and_named() {
+    let setup = seed_fixture("seed-flag");
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+        "--seeds",
+        "3",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("the repository has a seed option of its own, --seed (argparse option at train.py:15): the seeds again as `python3 train.py --seed $XSTACK_SEED`"),
+        "{all}"
+    );
+    assert_eq!(tree_hash(&setup.repo), before);
+    let (toml, task) = setup.written("seed-flag");
+    assert_eq!(
+        task.spec.run.command,
+        "python3 train.py --seed $XSTACK_SEED"
+    );
+    assert!(
+        toml.contains("# `python3 train.py` ignores XSTACK_SEED: every seed gave bit-identical values. `--seed $XSTACK_SEED` sets the repository's own seed option (argparse option at train.py:15) from XSTACK_SEED.\ncommand = \"python3 train.py --seed $XSTACK_SEED\""),
+        "{toml}"
+    );
+    // Published and tolerance from --seed 0, 1, 2: the mean, max(3 std, 1%, 0.0001).
+    let accs: Vec<f64> = (0..3)
+        .map(|s| {
+            printed(
+                &setup.repo,
+                &["train.py", "--seed", &s.to_string()],
+                "val_acc=",
+            )
+        })
+        .collect();
+    let (mean, std) = mean_std(&accs);
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.metric, "val_acc");
+    let raw = (3.0 * std).max(0.01 * mean).max(1e-4);
+    assert!(
+        c.tolerance >= raw && c.tolerance <= raw + 1e-4,
+        "{} vs {raw}",
+        c.tolerance
+    );
+    assert!(
+        (c.published - mean).abs() <= 5e-5,
+        "{} vs {mean}",
+        c.published
+    );
+    assert_eq!(written_numbers(&toml).0.len(), "0.8922".len(), "{toml}");
+    assert!(
+        toml.contains("# moved by the seed: spread of the repository's own seed option --seed (argparse option at train.py:15), set from XSTACK_SEED 0-2 by the command"),
+        "{toml}"
+    );
+    assert!(toml.contains("[integrity]\nseed_check = true"), "{toml}");
+    assert!(
+        task.spec.phase2.details.contains("- seed: `--seed $XSTACK_SEED` in the command sets the repository's own seed option (argparse option at train.py:15) from XSTACK_SEED, 0 unless calibrate varies it; the code itself does not read XSTACK_SEED."),
+        "{}",
+        task.spec.phase2.details
+    );
+    // The reference log is the run with --seed 0.
+    let log = std::fs::read_to_string(task.dir.join("reference.log")).unwrap();
+    assert!(log.contains(&format!("val_acc={:.4}", accs[0])), "{log}");
+
+    // calibrate on the written task: its command now carries the seed.
+    let out = setup.calibrate("seed-flag", &["--seeds", "3"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout.contains("# moved by the seed: spread of XSTACK_SEED 0-2, read at the command"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_repository_that_reads_no_seed_varies_on_its_own() {
+    let setup = seed_fixture("unseeded");
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+        "--seeds",
+        "3",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (toml, task) = setup.written("unseeded");
+    let values: Vec<f64> = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("# test_acc (reduce last), seeds 0-2: "))
+        .unwrap_or_else(|| panic!("{toml}"))
+        .split(", ")
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(values.len(), 3);
+    let (mean, std) = mean_std(&values);
+    let c = &task.spec.criteria[0];
+    let raw = (3.0 * std).max(0.01 * mean).max(1e-4);
+    assert!(
+        c.tolerance >= raw && c.tolerance <= raw + 1e-4,
+        "{} vs {raw}",
+        c.tolerance
+    );
+    assert!(
+        (c.published - mean).abs() <= 5e-5,
+        "{} vs {mean}",
+        c.published
+    );
+    assert!(
+        toml.contains("# moved from run to run, not by the seed: the source does not read XSTACK_SEED, so the spread is its own run-to-run variation"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("# The runs' numbers move (the source is not seeded): a port whose numbers are bit-identical under XSTACK_SEED 0 and 1 is a bypass.\n[integrity]\nseed_check = true"),
+        "{toml}"
+    );
+    assert_eq!(task.spec.run.command, "python3 train.py");
+    assert!(
+        task.spec.phase2.details.contains("- seed: none found: the run does not read XSTACK_SEED and sets no seed. Its numbers vary from run to run all the same."),
+        "{}",
+        task.spec.phase2.details
+    );
+}
+
+#[test]
+fn a_script_that_prints_only_its_final_loss_gets_it_as_the_criterion() {
+    let setup = seed_fixture("final-loss");
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 main.py",
+        "--reference-packages",
+        "none",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("criteria: loss (no metric looks like an evaluation result, and `loss` is the only one whose name says which way is better (lower); choose others with --metric)"),
+        "{all}"
+    );
+    let (toml, task) = setup.written("final-loss");
+    // The printed polynomials' `y` is not offered.
+    let names: Vec<&str> = task.spec.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["loss"]);
+    let c = &task.spec.criteria[0];
+    assert_eq!((c.metric.as_str(), c.direction), ("loss", Direction::Lower));
+    // 0.000900 keeps four digits; 2% of it, at least the print resolution 1e-6.
+    assert_eq!(
+        written_numbers(&toml),
+        ("9.000e-4".to_string(), "1.80e-5".to_string())
+    );
+    assert!(
+        task.spec
+            .phase2
+            .details
+            .contains("- seed: none found: the run does not read XSTACK_SEED and sets no seed."),
+        "{}",
+        task.spec.phase2.details
+    );
+
+    // With seeds: nothing is random, nothing moves, no fixed seed to point at.
+    let setup = seed_fixture("final-loss");
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 main.py",
+        "--reference-packages",
+        "none",
+        "--seeds",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (toml, task) = setup.written("final-loss");
+    assert_eq!(
+        written_numbers(&toml),
+        ("9.000e-4".to_string(), "4.50e-5".to_string())
+    );
+    assert!(
+        toml.contains("NOT MOVED by the seed: bit-identical under every seed (the source does not read XSTACK_SEED and no fixed seed was found in it: it computes the same numbers every time)"),
+        "{toml}"
+    );
+    assert!(!toml.contains("[integrity]"), "{toml}");
+    assert!(
+        task.spec
+            .phase2
+            .details
+            .contains("sets no seed. Every seed gave the same numbers."),
+        "{}",
+        task.spec.phase2.details
+    );
+}
+
+/// What nanoGPT's `train.py` prints with the README's CPU command (its format, shortened to
+/// two evaluations), for the stand-in `python`.
+const NANOGPT_LOG: &str = "Overriding config with config/train_shakespeare_char.py:
+eval_interval = 250 # keep frequent because we'll overfit
+eval_iters = 200
+log_interval = 10 # don't print too too often
+
+Overriding: device = cpu
+Overriding: eval_iters = 20
+Overriding: max_iters = 2000
+tokens per iteration will be: 768
+found vocab_size = 65 (inside data/shakespeare_char/meta.pkl)
+number of parameters: 0.80M
+num decayed parameter tensors: 18, with 802,816 parameters
+step 0: train loss 4.1676, val loss 4.1649
+iter 0: loss 4.1828, time 405.31ms, mfu -100.00%
+step 2000: train loss 1.7648, val loss 1.8857
+iter 2000: loss 1.7502, time 35.10ms, mfu 0.04%
+";
+
+#[test]
+fn nanogpt_readme_command_with_its_fixed_seed() {
+    // nanoGPT needs PyTorch and minutes per run: its files are real (a verbatim copy), the run
+    // is played back by a stand-in `python` first on PATH that prints nanoGPT's output.
+    let setup = Setup::copy(&root().join("tests/fixtures/nanogpt"), "nanoGPT");
+    let bin = setup.tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = setup.tmp.path().join("nanogpt.log");
+    std::fs::write(&log, NANOGPT_LOG).unwrap();
+    let python = bin.join("python");
+    std::fs::write(&python, format!("#!/bin/sh\ncat '{}'\n", log.display())).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let command = "python train.py config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0";
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = xstack()
+        .env("XSTACK_TASKS_DIR", setup.tasks())
+        .env("XSTACK_CACHE_DIR", setup.tmp.path().join("cache"))
+        .env("PATH", path)
+        .arg("init")
+        .arg(&setup.repo)
+        .args([
+            "--yes",
+            "--command",
+            command,
+            "--reference-packages",
+            "none",
+            "--seeds",
+            "2",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let fixed = "`torch.manual_seed(1337 + seed_offset)` at train.py:106";
+    assert!(
+        all.contains(&format!(
+            "seed: the source does not read XSTACK_SEED; fixes a seed: {fixed}"
+        )),
+        "{all}"
+    );
+    let (toml, task) = setup.written("nanogpt");
+    let names: Vec<&str> = task.spec.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["train_loss", "val_loss", "loss"]);
+    let c = &task.spec.criteria[0];
+    assert_eq!(task.spec.criteria.len(), 1);
+    assert_eq!(
+        (c.metric.as_str(), c.direction),
+        ("val_loss", Direction::Lower)
+    );
+    // 1.8857 under both seeds: 5% of it, flagged.
+    assert_eq!(
+        written_numbers(&toml),
+        ("1.886".to_string(), "0.095".to_string())
+    );
+    assert!(toml.contains("tolerance NOT MEASURED"), "{toml}");
+    assert!(!toml.contains("[integrity]"), "{toml}");
+    let details = &task.spec.phase2.details;
+    assert!(
+        details.contains(&format!(
+            "- seed: fixed in the source, {fixed}; the run does not read XSTACK_SEED. Every seed gave the same numbers."
+        )),
+        "{details}"
+    );
+    assert!(details.contains("--eval_iters 20"), "{details}");
+}
+
+#[test]
+fn on_a_terminal_a_seed_that_moved_nothing_asks_for_the_tolerance() {
+    use common::tmux::Tmux;
+    use std::time::Duration;
+    let setup = seed_fixture("fixed-seed");
+    let command = format!(
+        "cd {} && XSTACK_TASKS_DIR={} XSTACK_CACHE_DIR={} {} init fixed-seed --command 'python3 train.py' --reference-packages none --seeds 2; echo EXIT=$?; sleep 600",
+        setup.repo.parent().unwrap().display(),
+        setup.tasks().display(),
+        setup.tmp.path().join("cache").display(),
+        env!("CARGO_BIN_EXE_xstack")
+    );
+    let tmux = Tmux::start(&command, 160, 60);
+    let wait = Duration::from_secs(60);
+    let screen = tmux.wait_for("so no spread was measured); tolerance [2.87e-6]:", wait);
+    assert!(
+        screen.contains("test_loss = 5.72253e-5 under every seed"),
+        "{screen}"
+    );
+    tmux.keys(&["0.00001", "Enter"]);
+    let screen = tmux.wait_for("[y/N]", wait);
+    assert!(screen.contains("tolerance = 1.000e-5"), "{screen}");
+    tmux.keys(&["y", "Enter"]);
+    let screen = tmux.wait_for("EXIT=", wait);
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    let (toml, task) = setup.written("fixed-seed");
+    assert_eq!(task.spec.criteria[0].tolerance, 1e-5);
+    assert!(
+        toml.contains("# tolerance 1.000e-5: given (no spread was measured)"),
+        "{toml}"
+    );
 }

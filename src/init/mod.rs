@@ -1,10 +1,11 @@
 //! `xstack init REPO`: makes a task from any PyTorch repository. It finds the reference
 //! packages and the experiment command, runs the command once in a PTY (output shown live),
 //! detects the metrics in the output and verifies a proposed definition for each, takes the
-//! published values and tolerances from `--seeds` runs (or the single run), sketches
-//! `[phase2]` from the hyper-parameters it finds, shows the `task.toml`, and writes it with
-//! `reference.log` after confirmation, only if `xstack check` accepts it. The repository is
-//! only read.
+//! published values and tolerances from `--seeds` runs (or the single run; seeds that move
+//! nothing are found out as `xstack calibrate` does, and the repository's own seed option is
+//! used when it has one), sketches `[phase2]` from the hyper-parameters it finds and what the
+//! run does with its seed, shows the `task.toml`, and writes it with `reference.log` after
+//! confirmation, only if `xstack check` accepts it. The repository is only read.
 
 pub mod detect;
 pub mod render;
@@ -13,9 +14,12 @@ pub mod repo;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use crate::calibrate::{self, CalibrateError, Suggestion, short};
+use crate::calibrate::{
+    self, CalibrateError, Calibration, Measurement, SeedRunner, Spread, Suggestion, short,
+};
 use crate::metrics::{self, Extractor};
-use crate::seeds::{self, RunPlan, Scratch, SeedError};
+use crate::seeds::usage::{self, SeedUse};
+use crate::seeds::{self, RunPlan, Scratch, SeedError, SeedRun};
 use crate::task::{CriterionSpec, Direction, MetricSpec, Reduce, Task};
 
 use detect::Candidate;
@@ -282,10 +286,10 @@ pub fn timeout_for(longest_run_s: f64) -> u64 {
     (minutes * 60).max(MIN_TIMEOUT_S)
 }
 
-/// The default tolerance of a single run: 2% of |value|, at least the calibration floor's
-/// 0.001.
-pub fn single_run_tolerance(value: f64) -> f64 {
-    (SINGLE_RUN_RELATIVE * value.abs()).max(calibrate::FLOOR_ABSOLUTE)
+/// The default tolerance of a single run: 2% of |value|, at least the print resolution when it
+/// is known.
+pub fn single_run_tolerance(value: f64, resolution: Option<f64>) -> f64 {
+    (SINGLE_RUN_RELATIVE * value.abs()).max(resolution.unwrap_or(0.0))
 }
 
 /// A package list given on the command line: blanks dropped, `none` (or nothing) meaning an
@@ -340,15 +344,16 @@ fn choose_command(
     }
 }
 
-/// Picks the criteria among the verified candidates: `--metric`, else the ones that look like
-/// evaluation results.
+/// Picks the criteria among the verified candidates, and says why: `--metric`, else the ones
+/// that look like evaluation results, else the only candidate whose name gives a direction
+/// (a script that prints nothing but its final loss).
 fn choose_criteria<'a>(
     opts: &InitOptions,
     found: &'a [Candidate],
-) -> Result<Vec<&'a Candidate>, InitError> {
+) -> Result<(Vec<&'a Candidate>, String), InitError> {
     let names = || found.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
     if !opts.metrics.is_empty() {
-        return opts
+        let chosen = opts
             .metrics
             .iter()
             .map(|want| {
@@ -362,16 +367,35 @@ fn choose_criteria<'a>(
                         found: names(),
                     })
             })
-            .collect();
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((chosen, "--metric".to_string()));
     }
     let chosen: Vec<&Candidate> = found
         .iter()
         .filter(|c| detect::looks_like_evaluation(&c.name, &c.example))
         .collect();
-    if chosen.is_empty() {
-        return Err(InitError::NoEvaluationMetric(names()));
+    if !chosen.is_empty() {
+        return Ok((
+            chosen,
+            "the metrics that look like evaluation results; choose others with --metric"
+                .to_string(),
+        ));
     }
-    Ok(chosen)
+    let directed: Vec<&Candidate> = found
+        .iter()
+        .filter(|c| direction_for(&c.name) != Direction::Within)
+        .collect();
+    match directed.as_slice() {
+        [only] => Ok((
+            directed.clone(),
+            format!(
+                "no metric looks like an evaluation result, and `{}` is the only one whose name says which way is better ({}); choose others with --metric",
+                only.name,
+                direction_for(&only.name).as_str()
+            ),
+        )),
+        _ => Err(InitError::NoEvaluationMetric(names())),
+    }
 }
 
 /// Runs `xstack init`. See the module documentation.
@@ -482,19 +506,14 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             c.style.label()
         ));
     }
-    let chosen = choose_criteria(opts, &found)?;
+    let (chosen, why) = choose_criteria(opts, &found)?;
     console.say(&format!(
-        "criteria: {} ({})",
+        "criteria: {} ({why})",
         chosen
             .iter()
             .map(|c| c.name.as_str())
             .collect::<Vec<_>>()
             .join(", "),
-        if opts.metrics.is_empty() {
-            "the metrics that look like evaluation results; choose others with --metric"
-        } else {
-            "--metric"
-        }
     ));
 
     let criteria: Vec<CriterionSpec> = chosen
@@ -510,65 +529,31 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     let specs: Vec<MetricSpec> = found.iter().map(|c| c.spec.clone()).collect();
     let extractor =
         Extractor::from_specs(&specs).map_err(|e| InitError::BadRegex(e.to_string()))?;
-    let first_values = calibrate::check_run(&first, extractor.clone(), &criteria)?;
+    calibrate::check_run(&first, extractor.clone(), &criteria)?;
+    let seed_use = usage::inspect(&repo, &command);
+    console.say(&seed_use.summary());
 
-    let mut longest = first.duration_s;
-    let mut seed_varies = false;
-    let (suggestions, evidence): (Vec<Suggestion>, Vec<Vec<String>>) = match opts.seeds {
+    let published = match opts.seeds {
         Some(n) => {
             plan.timeout = Some(Duration::from_secs(timeout_for(first.duration_s)));
-            let mut per_seed = vec![first_values];
-            for seed in 1..n {
-                console.say(&format!("seed {seed} (of 0-{}): $ {command}", n - 1));
-                let run = seeds::run_seed(&plan, seed, scratch.path(), &mut |_| {})?;
-                per_seed.push(calibrate::check_run(&run, extractor.clone(), &criteria)?);
-                longest = longest.max(run.duration_s);
-                console.say(&format!(
-                    "seed {seed}: {} in {:.1} s",
-                    run.ending(),
-                    run.duration_s
-                ));
-            }
-            let cals = calibrate::summarize(&criteria, &per_seed);
-            seed_varies = calibrate::seed_varies(&cals);
-            let evidence = cals
-                .iter()
-                .map(|c| {
-                    calibrate::summary_comment(c)
-                        .lines()
-                        .map(|l| l.trim_start_matches("# ").to_string())
-                        .collect()
-                })
-                .collect();
-            (cals.into_iter().map(|c| c.suggestion).collect(), evidence)
+            let runner = SeedRunner {
+                plan: &plan,
+                extractor: &extractor,
+                metrics: &specs,
+                criteria: &criteria,
+                scratch: scratch.path(),
+            };
+            let m = calibrate::measure(&runner, n, Some(first.clone()), &seed_use, &mut |line| {
+                console.say(&line)
+            })?;
+            measured(opts, &id, &criteria, m, &seed_use, console)
         }
-        None => {
-            let mut suggestions = Vec::new();
-            let mut evidence = Vec::new();
-            for (c, value) in criteria.iter().zip(&first_values) {
-                let default = Suggestion::rounded(*value, single_run_tolerance(*value));
-                let tolerance = if opts.yes {
-                    default.tolerance
-                } else {
-                    ask_tolerance(console, &c.metric, *value, &default)
-                };
-                let s = if tolerance == default.tolerance {
-                    default
-                } else {
-                    Suggestion::rounded(*value, tolerance)
-                };
-                evidence.push(vec![format!(
-                    "{}: {} in one run (XSTACK_SEED=0); tolerance {} ({}). Run `xstack calibrate` for a measured spread.",
-                    c.metric,
-                    short(*value),
-                    s.tolerance_toml(),
-                    if opts.yes { "the default, 2% of |value|, at least 0.001" } else { "confirmed" }
-                )]);
-                suggestions.push(s);
-            }
-            (suggestions, evidence)
-        }
+        None => single_run(
+            opts, &criteria, &specs, &first, &extractor, &seed_use, console,
+        )?,
     };
+    let command = published.command.clone().unwrap_or(command);
+    let lines = published.first.as_ref().map_or(lines, SeedRun::lines);
 
     let n_runs = opts.seeds.unwrap_or(1);
     let date = chrono::Utc::now().format("%Y-%m-%d");
@@ -596,7 +581,8 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         reference_packages,
         packages_from,
         command: command.clone(),
-        timeout_s: timeout_for(longest),
+        command_note: published.command_note,
+        timeout_s: timeout_for(published.longest_s.max(first.duration_s)),
         metrics: found
             .iter()
             .map(|c| {
@@ -608,11 +594,12 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
                 (c.spec.clone(), how)
             })
             .collect(),
-        seed_check: seed_varies,
+        integrity: published.integrity,
+        seed_note: published.seed_note,
         criteria: chosen
             .iter()
             .zip(&criteria)
-            .zip(suggestions.into_iter().zip(evidence))
+            .zip(published.suggestions.into_iter().zip(published.evidence))
             .map(|((cand, crit), (suggestion, evidence))| ProposedCriterion {
                 metric: crit.metric.clone(),
                 direction: crit.direction,
@@ -656,24 +643,234 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     Ok(Outcome::Written(task_dir))
 }
 
-fn ask_tolerance(console: &mut dyn Console, metric: &str, value: f64, default: &Suggestion) -> f64 {
-    loop {
-        let answer = console
-            .ask(&format!(
-                "{metric} = {} from one run; tolerance [{}]: ",
+/// The published values and tolerances init writes, and what goes with them.
+struct Published {
+    /// One per criterion.
+    suggestions: Vec<Suggestion>,
+    /// The numbers behind each, as comment lines.
+    evidence: Vec<Vec<String>>,
+    /// The `[integrity] seed_check` block, when the runs moved a value.
+    integrity: Option<String>,
+    /// The `seed:` line of `[phase2]`.
+    seed_note: String,
+    /// A command that replaced the given one: the repository's seed option set from
+    /// XSTACK_SEED.
+    command: Option<String>,
+    /// The comment over `[run] command`.
+    command_note: Option<String>,
+    /// The seed-0 run of that command (for `reference.log`).
+    first: Option<SeedRun>,
+    /// The longest run.
+    longest_s: f64,
+}
+
+/// Published values from `--seeds` runs: measured where the seeds moved a value; where they
+/// moved nothing, asked on a terminal or, with `--yes`, the flagged relative guess.
+fn measured(
+    opts: &InitOptions,
+    id: &str,
+    criteria: &[CriterionSpec],
+    m: Measurement,
+    seed_use: &SeedUse,
+    console: &mut dyn Console,
+) -> Published {
+    let longest_s = m.pass.durations_s.iter().copied().fold(0.0, f64::max);
+    let (command, first, command_note) = match (&m.spread, &m.task_command) {
+        (Spread::SeedOption(o), Some(given)) => {
+            console.say(&format!(
+                "the command is now `{}`: `{given}` ignores XSTACK_SEED, and {} sets the repository's own seed option ({} at {})",
+                m.pass.command,
+                o.setting(),
+                o.kind,
+                o.at.place()
+            ));
+            (
+                Some(m.pass.command.clone()),
+                Some(m.pass.first.clone()),
+                Some(format!(
+                    "`{given}` ignores XSTACK_SEED: every seed gave bit-identical values. `{}` sets the repository's own seed option ({} at {}) from XSTACK_SEED.",
+                    o.setting(),
+                    o.kind,
+                    o.at.place()
+                )),
+            )
+        }
+        _ => (None, None, None),
+    };
+    let mut cal = calibrate::from_measurement(id, criteria, m, seed_use.clone());
+    for c in cal.criteria.iter_mut().filter(|c| !c.moved()) {
+        let value = c.summary.mean;
+        let default = c.suggestion.clone();
+        if opts.yes {
+            console.say(&format!(
+                "{}: every seed gave {}; tolerance {} ({}% of |value|, not measured: flagged in task.toml)",
+                c.criterion.metric,
                 short(value),
+                default.tolerance_toml(),
+                calibrate::UNMEASURED_RELATIVE * 100.0
+            ));
+            continue;
+        }
+        let question = format!(
+            "{} = {} under every seed (nothing moved it, so no spread was measured); tolerance [{}]: ",
+            c.criterion.metric,
+            short(value),
+            default.tolerance_toml()
+        );
+        let tolerance = ask_tolerance(console, &question, default.tolerance);
+        if tolerance != default.tolerance {
+            *c = c.clone().with_tolerance(tolerance);
+        }
+    }
+    let evidence = cal
+        .criteria
+        .iter()
+        .map(|c| {
+            calibrate::summary_comment(&cal, c)
+                .lines()
+                .map(|l| l.trim_start_matches("# ").to_string())
+                .collect()
+        })
+        .collect();
+    Published {
+        integrity: calibrate::seed_varies(&cal.criteria)
+            .then(|| calibrate::seed_check_block(&cal.spread)),
+        seed_note: seed_note(seed_use, Some(&cal)),
+        suggestions: cal.criteria.iter().map(|c| c.suggestion.clone()).collect(),
+        evidence,
+        command,
+        command_note,
+        first,
+        longest_s,
+    }
+}
+
+/// Published values from the single run: its values, with a tolerance of 2% of |value| (at
+/// least the print resolution), asked on a terminal.
+fn single_run(
+    opts: &InitOptions,
+    criteria: &[CriterionSpec],
+    specs: &[MetricSpec],
+    first: &SeedRun,
+    extractor: &Extractor,
+    seed_use: &SeedUse,
+    console: &mut dyn Console,
+) -> Result<Published, InitError> {
+    let values = calibrate::check_run(first, extractor.clone(), criteria)?;
+    let resolutions = calibrate::printed_resolutions(specs, criteria, &first.output);
+    let mut suggestions = Vec::new();
+    let mut evidence = Vec::new();
+    for ((c, value), resolution) in criteria.iter().zip(&values).zip(resolutions) {
+        let default = Suggestion::rounded(*value, single_run_tolerance(*value, resolution));
+        let tolerance = if opts.yes {
+            default.tolerance
+        } else {
+            let question = format!(
+                "{} = {} from one run; tolerance [{}]: ",
+                c.metric,
+                short(*value),
                 default.tolerance_toml()
-            ))
-            .unwrap_or_default();
+            );
+            ask_tolerance(console, &question, default.tolerance)
+        };
+        let s = if tolerance == default.tolerance {
+            default
+        } else {
+            Suggestion::rounded(*value, tolerance)
+        };
+        let how = if opts.yes {
+            match resolution {
+                Some(r) => format!(
+                    "the default, 2% of |value|, at least the print resolution {}",
+                    short(r)
+                ),
+                None => "the default, 2% of |value|".to_string(),
+            }
+        } else {
+            "confirmed".to_string()
+        };
+        evidence.push(vec![format!(
+            "{}: {} in one run (XSTACK_SEED=0); tolerance {} ({how}). Run `xstack calibrate` for a measured spread.",
+            c.metric,
+            short(*value),
+            s.tolerance_toml(),
+        )]);
+        suggestions.push(s);
+    }
+    Ok(Published {
+        suggestions,
+        evidence,
+        integrity: None,
+        seed_note: seed_note(seed_use, None),
+        command: None,
+        command_note: None,
+        first: None,
+        longest_s: first.duration_s,
+    })
+}
+
+/// Asks `question` until the answer is empty (the default) or a number >= 0.
+fn ask_tolerance(console: &mut dyn Console, question: &str, default: f64) -> f64 {
+    loop {
+        let answer = console.ask(question).unwrap_or_default();
         let answer = answer.trim();
         if answer.is_empty() {
-            return default.tolerance;
+            return default;
         }
         match answer.parse::<f64>() {
             Ok(t) if t.is_finite() && t >= 0.0 => return t,
             _ => console.say("a number >= 0, please"),
         }
     }
+}
+
+/// The `seed:` line of the `[phase2]` skeleton: what the run does with its seed, as read from
+/// the repository and, with `--seeds`, seen in the runs. It never says the seed comes from
+/// XSTACK_SEED where the source ignores it.
+pub fn seed_note(u: &SeedUse, measured: Option<&Calibration>) -> String {
+    if let Some(cal) = measured
+        && let Spread::SeedOption(o) = &cal.spread
+    {
+        return format!(
+            "`{}` in the command sets the repository's own seed option ({} at {}) from XSTACK_SEED, 0 unless calibrate varies it; the code itself does not read XSTACK_SEED.",
+            o.setting(),
+            o.kind,
+            o.at.place()
+        );
+    }
+    let moved = measured.map(|c| calibrate::seed_varies(&c.criteria));
+    let mut text = match (&u.reads, u.fixed_text()) {
+        (Some(at), _) if at.line == 0 => {
+            "the command passes XSTACK_SEED to the run (0 unless calibrate varies it).".to_string()
+        }
+        (Some(at), _) => format!(
+            "read from XSTACK_SEED at {} (0 unless calibrate varies it).",
+            at.place()
+        ),
+        (None, Some(fixed)) => {
+            format!("fixed in the source, {fixed}; the run does not read XSTACK_SEED.")
+        }
+        (None, None) => {
+            "none found: the run does not read XSTACK_SEED and sets no seed.".to_string()
+        }
+    };
+    match (moved, u.reads.is_some(), u.fixed_text()) {
+        (Some(true), false, _) => text.push_str(" Its numbers vary from run to run all the same."),
+        (Some(false), true, Some(fixed)) => text.push_str(&format!(
+            " Every seed gave the same numbers: a seed is also fixed, {fixed}."
+        )),
+        (Some(false), _, _) => text.push_str(" Every seed gave the same numbers."),
+        _ => {}
+    }
+    if let Some(o) = &u.option {
+        text.push_str(&format!(
+            " It has a seed option of its own: {} ({} at {}).",
+            o.name,
+            o.kind,
+            o.at.place()
+        ));
+    }
+    text
 }
 
 /// Writes the task folder, then loads it as `xstack check` does; on any failure the folder
@@ -744,7 +941,8 @@ mod tests {
     fn timeouts_and_single_run_tolerances() {
         assert_eq!(timeout_for(2.0), 600);
         assert_eq!(timeout_for(250.0), 780);
-        assert!((single_run_tolerance(0.97) - 0.0194).abs() < 1e-12);
-        assert_eq!(single_run_tolerance(0.01), 0.001);
+        assert!((single_run_tolerance(0.97, Some(1e-4)) - 0.0194).abs() < 1e-12);
+        assert_eq!(single_run_tolerance(6.58e-5, None), 0.02 * 6.58e-5);
+        assert_eq!(single_run_tolerance(0.01, Some(0.001)), 0.001);
     }
 }

@@ -46,14 +46,18 @@ pub struct Proposal {
     pub packages_from: String,
     /// `[run] command`.
     pub command: String,
+    /// A comment over `[run] command` (why it sets the repository's seed option).
+    pub command_note: Option<String>,
     /// `[run] timeout_s`.
     pub timeout_s: u64,
     /// The `[[metric]]`s, with the style each was found in.
     pub metrics: Vec<(MetricSpec, String)>,
     /// The `[[criterion]]`s.
     pub criteria: Vec<ProposedCriterion>,
-    /// `[integrity] seed_check`: the seeds moved a criterion value.
-    pub seed_check: bool,
+    /// The `[integrity] seed_check = true` block, when the runs moved a criterion value.
+    pub integrity: Option<String>,
+    /// What the run does with its seed, for `[phase2]`.
+    pub seed_note: String,
     /// Hyper-parameters for the `[phase2]` skeleton.
     pub settings: Vec<Settings>,
 }
@@ -123,7 +127,7 @@ pub fn phase2_details(p: &Proposal) -> String {
             .collect();
         text.push_str(&format!("- {}: {}\n", s.source, items.join(", ")));
     }
-    text.push_str("- seed: XSTACK_SEED (0 unless calibrate varies it).\n");
+    text.push_str(&format!("- seed: {}\n", p.seed_note));
     for c in &p.criteria {
         text.push_str(&format!(
             "- output: `{}` is read from lines like `{}`; the published value is {} ({}, \
@@ -167,8 +171,12 @@ pub fn task_toml(p: &Proposal) -> String {
         "reference_packages = {}\n\n",
         toml_list(&p.reference_packages)
     ));
+    out.push_str("[run]\n");
+    if let Some(note) = &p.command_note {
+        out.push_str(&format!("# {note}\n"));
+    }
     out.push_str(&format!(
-        "[run]\ncommand = {}\ntimeout_s = {}\n",
+        "command = {}\ntimeout_s = {}\n",
         toml_string(&p.command),
         p.timeout_s
     ));
@@ -200,10 +208,9 @@ pub fn task_toml(p: &Proposal) -> String {
             &c.suggestion,
         ));
     }
-    if p.seed_check {
-        out.push_str(
-            "\n# The seeds moved the result: a port whose numbers do not move with XSTACK_SEED is a bypass.\n[integrity]\nseed_check = true\n",
-        );
+    if let Some(block) = &p.integrity {
+        out.push('\n');
+        out.push_str(block);
     }
     out.push_str(&format!(
         "\n[phase2]\ndetails = {}\n\n[reference]\nlog = \"reference.log\"\n",
