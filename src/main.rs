@@ -82,10 +82,10 @@ enum Cmd {
     /// Headless batch: tasks × agents × repeats over a pool of runners; resumable.
     Bench {
         /// Task folders or ids.
-        #[arg(long = "task", required = true, num_args = 1..)]
+        #[arg(long = "task", required_unless_present = "report", num_args = 1..)]
         tasks: Vec<String>,
         /// Agent specs.
-        #[arg(long = "agent", required = true, num_args = 1..)]
+        #[arg(long = "agent", required_unless_present = "report", num_args = 1..)]
         agents: Vec<String>,
         /// Trials per task and agent.
         #[arg(long, default_value_t = 1)]
@@ -96,9 +96,12 @@ enum Cmd {
         /// Where verify runs; several form a pool (default: local).
         #[arg(long = "runner", num_args = 1..)]
         runners: Vec<String>,
-        /// The bench folder: one run folder per trial, report.md and report.json.
-        #[arg(long)]
-        out: PathBuf,
+        /// The bench folder: one run folder per trial, report.md, report.json and figures.
+        #[arg(long, required_unless_present = "report")]
+        out: Option<PathBuf>,
+        /// Rebuild the report and figures of this bench folder; runs nothing.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["tasks", "agents", "out"])]
+        report: Option<PathBuf>,
         /// Run trials that had an infrastructure failure again.
         #[arg(long)]
         retry_failed: bool,
@@ -108,6 +111,15 @@ enum Cmd {
         /// Run trials whose verify cannot be confined (no bubblewrap, a remote runner).
         #[arg(long)]
         allow_unconfined: bool,
+    },
+    /// The bench report (tables, intervals, figures) of loose run folders; runs nothing.
+    Report {
+        /// Run folders.
+        #[arg(required = true)]
+        run_dirs: Vec<PathBuf>,
+        /// Where report.md, report.json and the figures go.
+        #[arg(long, default_value = "report")]
+        out: PathBuf,
     },
     /// Validate task folders (all under the tasks folder when none is named).
     Check {
@@ -356,20 +368,28 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             retry_failed,
             trial_timeout,
             allow_unconfined,
-        }) => xstack::bench::run(
-            &xstack::bench::BenchOptions {
-                tasks,
-                agents,
-                repeats,
-                jobs,
-                runners,
-                out,
-                retry_failed,
-                trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
-                allow_unconfined,
-            },
-            &mut std::io::stdout(),
-        ),
+            report,
+        }) => match (report, out) {
+            (Some(dir), _) => xstack::bench::rebuild::bench_report(&dir, &mut std::io::stdout()),
+            (None, Some(out)) => xstack::bench::run(
+                &xstack::bench::BenchOptions {
+                    tasks,
+                    agents,
+                    repeats,
+                    jobs,
+                    runners,
+                    out,
+                    retry_failed,
+                    trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
+                    allow_unconfined,
+                },
+                &mut std::io::stdout(),
+            ),
+            (None, None) => Err(AppError::usage("bench needs --out DIR (or --report DIR)")),
+        },
+        Some(Cmd::Report { run_dirs, out }) => {
+            xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout())
+        }
         Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {
             run_dir,

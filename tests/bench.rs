@@ -121,24 +121,54 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
     ]);
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
     let zero = json!({"bypass": 0, "crash": 0, "missed_eval": 0, "fidelity_gap": 0});
+    let no_claims = json!({"claims": 0, "overclaims": 0, "overclaim_rate": null, "cost_usd": null});
+    let mut summary = json!([
+        {"agent": agents[0], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
+         "pass_rate_ci95": [0.3424, 1.0], "passed_phase1": 2, "passed_phase2": 0,
+         "failures": zero},
+        {"agent": agents[1], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
+         "pass_rate_ci95": [0.3424, 1.0], "passed_phase1": 0, "passed_phase2": 2,
+         "failures": zero},
+        {"agent": agents[2], "trials": 2, "graded": 2, "passed": 0, "pass_rate": 0.0,
+         "pass_rate_ci95": [0.0, 0.6576], "passed_phase1": 0, "passed_phase2": 0,
+         "failures": {"bypass": 0, "crash": 2, "missed_eval": 0, "fidelity_gap": 0}},
+    ]);
+    for row in summary.as_array_mut().unwrap() {
+        row.as_object_mut()
+            .unwrap()
+            .extend(no_claims.as_object().unwrap().clone());
+    }
+    assert_eq!(r["summary"], summary);
+    // One task: Wilson's intervals; two trials each cannot tell a pass from a crash.
+    assert_eq!(r["interval_method"], "wilson");
     assert_eq!(
-        r["summary"],
+        r["pairs"],
         json!([
-            {"agent": agents[0], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
-             "passed_phase1": 2, "passed_phase2": 0, "failures": zero},
-            {"agent": agents[1], "trials": 2, "graded": 2, "passed": 2, "pass_rate": 1.0,
-             "passed_phase1": 0, "passed_phase2": 2, "failures": zero},
-            {"agent": agents[2], "trials": 2, "graded": 2, "passed": 0, "pass_rate": 0.0,
-             "passed_phase1": 0, "passed_phase2": 0,
-             "failures": {"bypass": 0, "crash": 2, "missed_eval": 0, "fidelity_gap": 0}},
+            {"a": agents[0], "b": agents[1], "difference": 0.0,
+             "difference_ci95": [-0.8021, 0.8021], "distinguishable": false},
+            {"a": agents[0], "b": agents[2], "difference": 1.0,
+             "difference_ci95": [-0.1344, 1.0], "distinguishable": false},
+            {"a": agents[1], "b": agents[2], "difference": 1.0,
+             "difference_ci95": [-0.1344, 1.0], "distinguishable": false},
         ])
+    );
+    // Per phase, how it ended (these scripted agents report nothing of themselves).
+    assert_eq!(
+        trials[2]["agent_outcome"],
+        json!([{"phase": 1, "outcome": "graded", "verdict": "fail"},
+               {"phase": 2, "outcome": "graded", "verdict": "pass"}])
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("| `script:gap_then_pass.jsonl` | 2 | 2 | 100% | 0 | 2 |"),
+        md.contains("| `script:gap_then_pass.jsonl` | 2 | 2 | 2 | 100% | 34–100% | 0 | 2 |"),
         "{md}"
     );
-    assert!(md.contains("| jsonl-protected | 2/2 · "), "{md}");
+    assert!(md.contains("| jsonl-protected | 2/2 (34–100%) · "), "{md}");
+    for figure in ["pass_rate", "failures", "grid"] {
+        assert!(md.contains(&format!("(figures/{figure}.svg)")), "{md}");
+        assert!(md.contains(&format!("(figures/{figure}.png)")), "{md}");
+    }
+    assert!(md.contains("there is no figure of claims"), "{md}");
 
     // Everything is settled: a second invocation runs no trial and reports the same.
     let before = trial_dirs(out);
@@ -148,6 +178,77 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
     assert!(text(&second).contains("0 to run"), "{}", text(&second));
     assert_eq!(trial_dirs(out), before);
     assert_eq!(report(out), r);
+
+    // The report is rebuilt from the folder alone, byte for byte, as often as asked.
+    let written = report_files(out);
+    assert_eq!(
+        written.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        [
+            "figures/failures.png",
+            "figures/failures.svg",
+            "figures/grid.png",
+            "figures/grid.svg",
+            "figures/pass_rate.png",
+            "figures/pass_rate.svg",
+            "report.json",
+            "report.md"
+        ]
+    );
+    std::fs::remove_dir_all(out.join("figures")).unwrap();
+    std::fs::remove_file(out.join("report.md")).unwrap();
+    for _ in 0..2 {
+        let rebuilt = run(&["bench", "--report", out.to_str().unwrap()]);
+        assert_eq!(rebuilt.status.code(), Some(0), "{}", text(&rebuilt));
+        assert!(text(&rebuilt).contains("report: "), "{}", text(&rebuilt));
+        assert_eq!(report_files(out), written);
+    }
+    assert_eq!(trial_dirs(out), before, "--report runs nothing");
+
+    // The same report of the loose run folders.
+    let loose_dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["report".to_string()];
+    args.extend(before.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".to_string(), loose_dir.path().display().to_string()]);
+    let loose = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(loose.status.code(), Some(0), "{}", text(&loose));
+    let l = report(loose_dir.path());
+    assert_eq!(l["summary"], r["summary"]);
+    assert_eq!(l["pairs"], r["pairs"]);
+    assert!(loose_dir.path().join("figures/grid.svg").is_file());
+}
+
+/// The report files of a bench folder (report.md, report.json, figures/*), by name.
+fn report_files(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = ["report.md", "report.json"]
+        .iter()
+        .map(|n| (n.to_string(), std::fs::read(out.join(n)).unwrap()))
+        .collect();
+    for entry in std::fs::read_dir(out.join("figures")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = format!("figures/{}", path.file_name().unwrap().to_string_lossy());
+        files.push((name, std::fs::read(&path).unwrap()));
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn reports_of_what_is_not_a_bench_or_a_run_are_exit_2() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_str().unwrap();
+    let done = run(&["bench", "--report", dir]);
+    assert_eq!(done.status.code(), Some(2), "{}", text(&done));
+    assert!(
+        text(&done).contains("not a bench folder"),
+        "{}",
+        text(&done)
+    );
+    let done = run(&["report", dir, "--out", dir]);
+    assert_eq!(done.status.code(), Some(2), "{}", text(&done));
+    assert!(text(&done).contains("not a run folder"), "{}", text(&done));
+    let done = run(&["bench", "--report", dir, "--task", TASK]);
+    assert_eq!(done.status.code(), Some(2), "{}", text(&done));
+    assert!(!empty.path().join("report.md").exists());
 }
 
 /// A task that needs no Python environment and runs in an instant: its run prints the

@@ -1,14 +1,18 @@
 //! `xstack bench` (SPEC §1): trials = tasks × agents × repeats, run headless and in parallel,
 //! each a normal run folder under `--out` (so any trial opens in `xstack replay`), with their
 //! verify runs spread over a pool of runners. Resumable: a trial settled in an earlier
-//! invocation is not run again. Writes `report.json` and `report.md`.
+//! invocation is not run again. Writes `report.json`, `report.md` and the figures, and
+//! `bench.json` (its plan), from which `xstack bench --report` rebuilds them.
 //!
 //! Trials run in this process, each a [`Driver`] on a shared runtime (see
 //! docs/ARCHITECTURE.md for why not a subprocess per trial).
 
+pub mod figures;
 pub mod progress;
+pub mod rebuild;
 pub mod record;
 pub mod report;
+pub mod stats;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{IsTerminal, Write};
@@ -31,8 +35,9 @@ use crate::session::result::RunResult;
 use crate::task::{self, Task};
 
 use progress::{Progress, RunningTrial};
+use rebuild::BenchFile;
 use record::{Plan, TrialKey, TrialRecord, TrialStatus};
-use report::{MarkdownContext, TrialRow, agent_label};
+use report::{TrialRow, agent_label};
 
 /// How often the live table is redrawn.
 const REDRAW: Duration = Duration::from_millis(500);
@@ -129,6 +134,14 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
     std::fs::create_dir_all(&opts.out)
         .map_err(|e| AppError::infra(format!("--out {}: {e}", opts.out.display())))?;
     let _lock = lock_out(&opts.out)?;
+    let plan = BenchFile {
+        tasks: dedup(trials.iter().map(|t| t.key.task.clone())),
+        agents: opts.agents.clone(),
+        repeats: opts.repeats,
+        runners: opts_runners(&specs),
+    };
+    plan.write(&opts.out)
+        .map_err(|e| AppError::infra(format!("cannot write the bench's plan: {e}")))?;
     let found = record::scan(&opts.out);
     let keys: Vec<TrialKey> = trials.iter().map(|t| t.key.clone()).collect();
     let plans = record::plan(&keys, &found, opts.retry_failed);
@@ -202,30 +215,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
                 .map(|d| report::row(&trials[i].key, d, &shown(d)))
         })
         .collect();
-    let report = report::build(rows, &opts.agents);
-    let task_ids: Vec<String> = dedup(trials.iter().map(|t| t.key.task.clone()));
-    let (json, md) = report::write(
-        &opts.out,
-        &report,
-        &MarkdownContext {
-            tasks: &task_ids,
-            planned: trials.len(),
-            runners: &opts_runners(&specs),
-        },
-    )
-    .map_err(|e| AppError::infra(format!("cannot write the report: {e}")))?;
-    for s in &report.summary {
-        let _ = writeln!(
-            out,
-            "{}: {}/{} passed (phase 1: {}, phase 2: {})",
-            agent_label(&s.agent),
-            s.passed,
-            s.trials,
-            s.passed_phase1,
-            s.passed_phase2
-        );
-    }
-    let _ = writeln!(out, "report: {} and {}", md.display(), json.display());
+    let report = rebuild::write_report(&opts.out, &plan, trials.len(), rows, out)?;
     let unsettled = report
         .trials
         .iter()
@@ -326,8 +316,8 @@ fn plan_trials(opts: &BenchOptions) -> Result<Vec<Trial>, AppError> {
     Ok(trials)
 }
 
-/// Holds an exclusive lock on `out` for the bench's life.
-fn lock_out(out: &Path) -> Result<std::fs::File, AppError> {
+/// Holds an exclusive lock on `out` for the bench's life (or a report's rebuilding).
+pub(crate) fn lock_out(out: &Path) -> Result<std::fs::File, AppError> {
     use std::os::fd::AsRawFd;
     let path = out.join(LOCK_FILE);
     let file = std::fs::File::create(&path)

@@ -204,6 +204,10 @@ mod tests {
             failure: failure.map(str::to_string),
             duration_s: 4.25,
             run_dir: "x".into(),
+            runner: None,
+            job_id: None,
+            queue_s: None,
+            agent_outcome: Vec::new(),
             timing: None,
         }
     }
