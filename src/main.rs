@@ -100,7 +100,14 @@ enum Cmd {
         #[arg(long, required_unless_present = "report")]
         out: Option<PathBuf>,
         /// Rebuild the report and figures of this bench folder; runs nothing.
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["tasks", "agents", "out"])]
+        #[arg(
+            long,
+            value_name = "DIR",
+            conflicts_with_all = [
+                "tasks", "agents", "out", "repeats", "jobs", "runners", "retry_failed",
+                "trial_timeout", "allow_unconfined"
+            ]
+        )]
         report: Option<PathBuf>,
         /// Run trials that had an infrastructure failure again.
         #[arg(long)]

@@ -113,16 +113,17 @@ fn runners_of(rows: &[TrialRow]) -> String {
 /// `xstack bench --report DIR`: the report of the bench folder `dir`, from its run folders.
 pub fn bench_report(dir: &Path, out: &mut dyn Write) -> Result<i32, AppError> {
     let found = record::scan(dir);
-    if found.is_empty() {
+    let written = BenchFile::read(dir);
+    if found.is_empty() && written.is_none() {
         return Err(AppError::usage(format!(
-            "--report {}: not a bench folder (no run folder with {})",
+            "--report {}: not a bench folder (no {BENCH_FILE}, no run folder with {})",
             dir.display(),
             record::TRIAL_FILE
         )));
     }
     let _lock = super::lock_out(dir)?;
     // A folder of an older bench has no bench.json: its plan is what its trials say.
-    let plan = BenchFile::read(dir).unwrap_or_else(|| BenchFile {
+    let plan = written.unwrap_or_else(|| BenchFile {
         tasks: distinct(found.iter().map(|(_, r)| r.key.task.clone())),
         agents: distinct(found.iter().map(|(_, r)| r.key.agent.clone())),
         repeats: found.iter().map(|(_, r)| r.key.repeat).max().unwrap_or(1),
