@@ -461,7 +461,7 @@ pub(crate) fn run_script(dir: &RemoteDir, job: &Job, worker_logs: bool) -> Strin
         s.push_str(&format!("export {name}={}\n", shell_words::quote(value)));
     }
     s.push_str(&confine_lines(&r, job));
-    let inner = format!("\"${{W[@]}}\" {}", remote_bash(&job.script));
+    let inner = format!("\"${{WRAP[@]}}\" {}", remote_bash(&job.script));
     if worker_logs {
         s.push_str(&format!(
             r#"W=$(curl -s -m 2 -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/attributes/agent-worker-number 2>/dev/null) || W=0
@@ -517,13 +517,13 @@ fn parse_recorded(lines: &[String]) -> Option<Recorded> {
 }
 
 /// The wrapper's lines that write the run's audit configuration into `$B/<run-id>.audit` and
-/// set `W` to bubblewrap's command line when bubblewrap works on the machine (`C=1`), binding
-/// what the local runner's `confine.rs` binds; otherwise `W` stays empty and the audit is
+/// set `WRAP` to bubblewrap's command line when bubblewrap works on the machine (`C=1`), binding
+/// what the local runner's `confine.rs` binds; otherwise `WRAP` stays empty and the audit is
 /// configured through `XSTACK_AUDIT_CONFIG`.
 fn confine_lines(r: &str, job: &Job) -> String {
     let integrity = &job.integrity;
     let mut s = String::from(
-        "C=0\nW=()\nif command -v bwrap >/dev/null 2>&1 && bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true >/dev/null 2>&1; then C=1; fi\n",
+        "C=0\nWRAP=()\nif command -v bwrap >/dev/null 2>&1 && bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true >/dev/null 2>&1; then C=1; fi\n",
     );
     s.push_str(&format!(
         "A=\"$B\"/{r}.audit\nrm -rf \"$A\"\nmkdir -p \"$A/log\" \"$A/hook\"\n"
@@ -554,19 +554,19 @@ fn confine_lines(r: &str, job: &Job) -> String {
         .iter()
         .map(|p| {
             let f = shell_words::quote(&p.file);
-            format!("  [ -f \"$B\"/{r}/{f} ] && W+=(--ro-bind \"$B\"/{r}/{f} \"$B\"/{r}/{f})\n")
+            format!("  [ -f \"$B\"/{r}/{f} ] && WRAP+=(--ro-bind \"$B\"/{r}/{f} \"$B\"/{r}/{f})\n")
         })
         .collect();
     s.push_str(&format!(
         r#"if [ "$C" = 1 ]; then
-  W=(bwrap --die-with-parent --unshare-all{net})
+  WRAP=(bwrap --die-with-parent --unshare-all{net})
   for d in /usr /bin /sbin /lib /lib32 /lib64 /etc /opt; do
-    if [ -L "$d" ]; then W+=(--symlink "$(readlink "$d")" "$d"); elif [ -d "$d" ]; then W+=(--ro-bind "$d" "$d"); fi
+    if [ -L "$d" ]; then WRAP+=(--symlink "$(readlink "$d")" "$d"); elif [ -d "$d" ]; then WRAP+=(--ro-bind "$d" "$d"); fi
   done
-  W+=(--proc /proc --dev /dev --ro-bind-try /sys /sys --tmpfs /tmp)
-  for d in /dev/nvidia* /dev/accel* /dev/vfio /dev/kfd /dev/dri; do [ -e "$d" ] && W+=(--dev-bind "$d" "$d"); done
+  WRAP+=(--proc /proc --dev /dev --ro-bind-try /sys /sys --tmpfs /tmp)
+  for d in /dev/nvidia* /dev/accel* /dev/vfio /dev/kfd /dev/dri; do [ -e "$d" ] && WRAP+=(--dev-bind "$d" "$d"); done
   if [ -n "${{VIRTUAL_ENV:-}}" ]; then
-    W+=(--ro-bind "$VIRTUAL_ENV" "$VIRTUAL_ENV")
+    WRAP+=(--ro-bind "$VIRTUAL_ENV" "$VIRTUAL_ENV")
     H=$(sed -n 's/^home *= *//p' "$VIRTUAL_ENV/pyvenv.cfg" 2>/dev/null)
   else
     H=$(python3 -c 'import sys; print(sys.base_prefix + "/bin")' 2>/dev/null)
@@ -574,11 +574,11 @@ fn confine_lines(r: &str, job: &Job) -> String {
   fi
   if [ -n "$H" ]; then
     P=$(dirname "$(readlink -f "$H")")
-    case "$P" in /usr|/usr/*|/opt|/opt/*) ;; *) W+=(--ro-bind "$P" "$P");; esac
+    case "$P" in /usr|/usr/*|/opt|/opt/*) ;; *) WRAP+=(--ro-bind "$P" "$P");; esac
   fi
-  W+=(--bind "$B"/{r} "$B"/{r})
-{protected}  W+=(--ro-bind-try "$A/audit.json" {config} --bind "$A/log" {log} --ro-bind "$A/hook" {hook})
-  W+=(--setenv HOME /tmp --setenv TMPDIR /tmp --chdir "$B"/{r} --)
+  WRAP+=(--bind "$B"/{r} "$B"/{r})
+{protected}  WRAP+=(--ro-bind-try "$A/audit.json" {config} --bind "$A/log" {log} --ro-bind "$A/hook" {hook})
+  WRAP+=(--setenv HOME /tmp --setenv TMPDIR /tmp --chdir "$B"/{r} --)
 fi
 "#,
         config = audit::CONFINED_CONFIG,
