@@ -431,3 +431,56 @@ fn zstdcat_prints_the_journal_as_json_lines_up_to_a_torn_last_frame() {
     assert!(read.torn);
     assert_eq!(read.entries.len(), 2);
 }
+
+#[test]
+fn a_run_recorded_as_a_plain_journal_replays_exports_and_lists_the_same() {
+    let runs = tempfile::tempdir().unwrap();
+    let solution = root().join(TASK).join("solution/train.py");
+    let agent = format!("cmd:cp {} train.py", solution.display());
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(runs.path());
+    let readers = |dir: &Path| {
+        let replay = run(&["replay", dir.to_str().unwrap(), "--headless"]);
+        assert_eq!(replay.status.code(), Some(0), "{}", text(&replay));
+        let cast = dir.join("run.cast");
+        let export = run(&[
+            "export",
+            dir.to_str().unwrap(),
+            "--cast",
+            cast.to_str().unwrap(),
+            "--pane",
+            "run",
+        ]);
+        assert_eq!(export.status.code(), Some(0), "{}", text(&export));
+        let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
+        (
+            text(&replay),
+            std::fs::read_to_string(&cast).unwrap(),
+            listed,
+        )
+    };
+    let compressed = readers(&dir);
+    // The same run as an earlier version recorded it: the same lines, uncompressed.
+    std::fs::write(dir.join("journal.jsonl"), journal_text(&dir)).unwrap();
+    std::fs::remove_file(dir.join("journal.jsonl.zst")).unwrap();
+    let plain = readers(&dir);
+    assert_eq!(plain, compressed);
+    assert!(!plain.2.contains("(interrupted)"), "{}", plain.2);
+    // `runs` rebuilds an interrupted plain run from its journal: no result, no end.
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let cut = journal.rfind("{\"t\"").unwrap();
+    std::fs::write(dir.join("journal.jsonl"), &journal[..cut]).unwrap();
+    std::fs::remove_file(dir.join("result.json")).unwrap();
+    let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
+    assert!(listed.contains("(interrupted)"), "{listed}");
+    assert!(listed.contains("jsonl-protected"), "{listed}");
+}

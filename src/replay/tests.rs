@@ -327,3 +327,22 @@ fn snapshots_wait_for_the_terminals_to_be_between_escape_sequences() {
     // its sequence.
     assert_eq!(player.snapshot_count(), 3);
 }
+
+#[test]
+fn a_plain_journal_of_an_earlier_version_plays_back_from_the_file_too() {
+    let j = journal(45_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(crate::journal::PLAIN_JOURNAL_FILE);
+    let mut text = serde_json::to_string(&j.header).unwrap() + "\n";
+    for e in &j.entries {
+        text.push_str(&serde_json::to_string(e).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    let written = crate::journal::read(&path).unwrap();
+    assert_eq!(written.entries.len(), j.entries.len());
+    let (header, mut from_file) = Player::open(&path).unwrap();
+    assert_eq!(header, j.header);
+    let end = from_file.end();
+    assert_seeks_equal_playing(&mut from_file, &written, &[300.0, 12.5, end, 0.5, 449.0]);
+}
