@@ -328,7 +328,11 @@ fn an_unreachable_ssh_runner_is_an_infrastructure_failure_with_the_cause() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("Connection refused"), "{out}");
     assert!(out.contains(&runner), "{out}");
-    assert_eq!(result(&dir)["phases"].as_array().unwrap().len(), 0);
+    // Nothing was graded: the phase that could not happen says whose failure it was.
+    let phases = result(&dir)["phases"].as_array().unwrap().clone();
+    assert_eq!(phases.len(), 1);
+    assert_eq!(phases[0]["outcome"], "infrastructure_failure");
+    assert_eq!(phases[0]["verdict"], serde_json::Value::Null);
 }
 
 #[test]
@@ -446,12 +450,21 @@ fn tpu_runner_drives_gcloud_and_keeps_every_workers_log() {
     let calls = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         calls.lines().collect::<Vec<_>>(),
+        // prepare, stage, copy, run, fetch and remove the workers' logs, read what the run
+        // recorded; then the seed check's run the same way.
         [
             "ssh",
             "ssh",
             "scp --recurse to",
             "ssh --ssh-flag=-tt",
             "scp from",
+            "ssh",
+            "ssh",
+            "ssh",
+            "scp --recurse to",
+            "ssh --ssh-flag=-tt",
+            "scp from",
+            "ssh",
             "ssh"
         ],
         "{calls}"
@@ -498,7 +511,11 @@ fn k8s_runner_drives_kubectl() {
     let calls = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         calls.lines().collect::<Vec<_>>(),
-        ["exec", "exec", "cp", "exec -it"],
+        // prepare, stage, copy, run, read what the run recorded; then the seed check's run:
+        // stage, copy, run, read.
+        [
+            "exec", "exec", "cp", "exec -it", "exec", "exec", "cp", "exec -it", "exec"
+        ],
         "{calls}"
     );
 }
