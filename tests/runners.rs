@@ -195,10 +195,24 @@ fn ssh_runner_gives_the_same_verdicts_as_a_local_run() {
     assert_eq!(confined, [true, true], "{out}");
     // The run's output came back through the terminal; nothing else was copied back and the
     // remote run folder is gone.
-    let run_id = dir.file_name().unwrap();
-    assert!(!remote_dir().join(run_id).exists());
+    assert_no_remote_folder_of(&dir);
     assert!(journal_text(&dir).contains("eval_mse"));
     assert_replay_passes(&dir);
+}
+
+/// No folder of the run `dir` is left on the runner (its remote folders are named after the
+/// run folder).
+fn assert_no_remote_folder_of(dir: &Path) {
+    let name = dir.file_name().unwrap().to_string_lossy().to_string();
+    let left: Vec<String> = std::fs::read_dir(remote_dir())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with(&name))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left on the runner: {left:?}");
 }
 
 fn assert_replay_passes(dir: &Path) {
@@ -312,8 +326,7 @@ fn a_cancelled_remote_run_leaves_no_remote_process() {
         "a remote process survived: {:?}",
         processes_named(&marker)
     );
-    let run_id = dir.file_name().unwrap();
-    assert!(!remote_dir().join(run_id).exists());
+    assert_no_remote_folder_of(&dir);
 }
 
 #[test]

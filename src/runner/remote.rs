@@ -604,7 +604,7 @@ if [ -f "$f" ]; then
     kill -KILL -- -"$G" 2>/dev/null
   fi
 fi
-rm -rf "$B"/{r} "$f"
+rm -rf "$B"/{r} "$f" "$B"/{r}.audit "$B"/{r}.status
 exit 0
 "#,
         base = base_line(dir, false)

@@ -735,7 +735,9 @@ impl Driver {
         script.push_str(&spec.run.command);
         script.push('\n');
         Job {
-            run_id: self.run_id.clone(),
+            // The run folder's name is unique in its runs folder only: the process id keeps
+            // the remote folders of two xstack processes sharing a runner apart.
+            run_id: format!("{}-{}", self.run_id, std::process::id()),
             packages: spec.env.packages.clone(),
             script,
             vars: self.xstack_vars(phase),
