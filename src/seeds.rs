@@ -14,15 +14,10 @@ use tokio::time::Instant;
 
 use crate::env::PythonEnv;
 use crate::metrics;
-use crate::pty::utf8::Utf8Carry;
-use crate::pty::{ExitInfo, PtyError, PtyProcess, PtySpec};
+use crate::pty::supervise::Supervised;
+use crate::pty::{ExitInfo, PtyError, PtySpec};
 use crate::workspace::{self, WorkspaceError};
 
-/// After the run's exit, how long its terminal may stay open (a leftover background process
-/// holding it) before the group is killed.
-const DRAIN: Duration = Duration::from_secs(1);
-/// Grace between SIGTERM and SIGKILL when a run passes its timeout.
-const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// Lines shown from the end of a failed run.
 pub const TAIL_LINES: usize = 20;
 
@@ -198,13 +193,6 @@ pub fn run_seed(
     })
 }
 
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Runs `spec` in a PTY until it exits and its output is drained; returns the output, the
 /// exit, whether it timed out, and the seconds it took.
 async fn run_in_pty(
@@ -213,41 +201,14 @@ async fn run_in_pty(
     on_output: &mut dyn FnMut(&str),
 ) -> Result<(String, ExitInfo, bool, f64), SeedError> {
     let started = Instant::now();
-    let (mut process, mut streams) = PtyProcess::spawn(spec)?;
-    let deadline = timeout.map(|t| started + t);
-    let mut carry = Utf8Carry::new();
+    let child = Supervised::spawn(spec, timeout)?;
     let mut output = String::new();
-    let mut exit: Option<ExitInfo> = None;
-    let mut closed = false;
-    let mut timed_out = false;
-    let mut drain_until: Option<Instant> = None;
-    while !(closed && exit.is_some()) {
-        tokio::select! {
-            chunk = streams.output.recv(), if !closed => match chunk {
-                Some(bytes) => {
-                    let text = carry.decode(&bytes);
-                    on_output(&text);
-                    output.push_str(&text);
-                }
-                None => closed = true,
-            },
-            info = &mut streams.exit, if exit.is_none() => {
-                exit = Some(info.unwrap_or(ExitInfo { code: None }));
-                drain_until = Some(Instant::now() + DRAIN);
-            },
-            () = sleep_until_opt(deadline), if !timed_out && exit.is_none() => {
-                timed_out = true;
-                process.terminate(TERMINATE_GRACE).await;
-            },
-            () = sleep_until_opt(drain_until), if !closed && drain_until.is_some() => {
-                // The run has exited but something it left behind holds the terminal.
-                process.signal_group(libc::SIGKILL);
-                closed = true;
-            },
-        }
-    }
-    process.mark_exited();
-    let exit = exit.unwrap_or(ExitInfo { code: None });
+    let (exit, timed_out) = child
+        .run_to_end(&mut |text| {
+            on_output(text);
+            output.push_str(text);
+        })
+        .await;
     Ok((output, exit, timed_out, started.elapsed().as_secs_f64()))
 }
 

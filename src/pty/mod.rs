@@ -1,9 +1,11 @@
 //! Child processes in pseudo-terminals: spawn in their own session and process group, a
 //! reader thread per PTY feeding a bounded channel (back-pressure reaches the child through
-//! the PTY), write, resize, pause/resume/terminate the whole group, and the exit status.
+//! the PTY), write, resize, pause/resume/terminate the whole group, and the exit status;
+//! [`supervise`] watches one child (output, timeout, drain, end) for every owner.
 
 pub mod filter;
 pub mod screen;
+pub mod supervise;
 pub mod utf8;
 
 use std::ffi::OsString;

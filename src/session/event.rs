@@ -8,6 +8,36 @@ use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::task::CriterionSpec;
 
+/// What the human (or a signal) can ask of a running session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Advance to what comes next (step mode), or end an interactive agent's phase.
+    Next,
+    /// Switch between step and auto mode.
+    ToggleMode,
+    /// Pause or resume the agent's process group.
+    TogglePause,
+    /// Send the phase-two details (edited) to the agent.
+    Inject(String),
+    /// Send a message to the agent.
+    Message(String),
+    /// Re-run verify and grade on the current workspace.
+    Rerun,
+    /// Abort the session.
+    Abort,
+    /// Bytes typed into the agent's terminal (attach mode).
+    AgentInput(Vec<u8>),
+    /// The agent pane's size changed.
+    ResizeAgent(u16, u16),
+    /// The run-log pane's size changed.
+    ResizeRun(u16, u16),
+    /// Open a shell in the workspace in the Agent pane (after the end, for debugging).
+    OpenShell,
+    /// A signal interrupts the session (a hangup, SIGTERM, Ctrl-C): an abort that records
+    /// what interrupted it.
+    Interrupt(Interruption),
+}
+
 /// Where a session is within a phase (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -200,6 +230,14 @@ pub enum Event {
         /// The text.
         text: String,
     },
+    /// A command the session cannot carry out where it is, and why (the answer the human
+    /// gets instead of silence).
+    Declined {
+        /// The command, as the human knows it (its key: `r`, `n`, …).
+        command: String,
+        /// Why not now, and what works instead.
+        reason: String,
+    },
     /// The source repository's files (the diff baseline).
     Baseline {
         /// Every file.
@@ -361,6 +399,7 @@ impl Event {
             Event::Mode { mode } => Some(format!("mode {}", mode.label())),
             Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),
             Event::Note { text } => Some(text.clone()),
+            Event::Declined { command, reason } => Some(format!("{command}: not now: {reason}")),
             Event::Prompt { phase, text } => Some(format!(
                 "phase {phase}: prompt sent ({} characters)",
                 text.chars().count()

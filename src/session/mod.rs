@@ -4,6 +4,7 @@
 
 pub mod driver;
 pub mod event;
+pub mod policy;
 pub mod progress;
 pub mod recorder;
 pub mod result;

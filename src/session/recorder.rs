@@ -217,6 +217,10 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                 redact(what);
             }
         }
+        Event::Declined { command, reason } => {
+            redact(command);
+            redact(reason);
+        }
         Event::Note { text }
         | Event::Message { text }
         | Event::Prompt { text, .. }

@@ -222,7 +222,7 @@ impl SessionState {
             }
             Event::Mode { mode } => self.mode = *mode,
             Event::Waiting { what } => self.waiting = what.clone(),
-            Event::Note { .. } | Event::Message { .. } => {}
+            Event::Note { .. } | Event::Message { .. } | Event::Declined { .. } => {}
             Event::Baseline { files } => {
                 self.baseline = files.iter().map(|f| (f.path.clone(), f.clone())).collect();
                 self.files = self.baseline.clone();

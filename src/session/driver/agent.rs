@@ -1,0 +1,365 @@
+//! The agent's turn: its prompt written and sent, the agent started (confined with
+//! `--sandbox`) or reused, its output parsed into a transcript, its turn ended by its exit,
+//! `.xstack/done`, the idle limit or the human; messages, the debug shell.
+
+use std::path::{Path, PathBuf};
+
+use tokio::time::Instant;
+
+use crate::agent::sandbox;
+use crate::agent::transcript::{TranscriptItem, TranscriptParser};
+use crate::agent::{AgentMode, PhaseContext};
+use crate::pty::PtySpec;
+use crate::pty::supervise::Supervised;
+use crate::workspace::watch::WorkspaceWatcher;
+
+use super::super::event::Event;
+use super::super::policy::{AgentClock, At};
+use super::super::recorder::lock;
+use super::{Driver, Input, Stop};
+
+/// Quiet time the workspace watcher waits for before reporting a burst of writes.
+const WATCH_DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl Driver {
+    /// The agent's turn in `phase` with `prompt_text` (and the queued messages): ends when
+    /// the agent exits, writes `.xstack/done`, idles past the limit or the human ends it.
+    pub(super) async fn migrate(&mut self, phase: u8, prompt_text: &str) -> Result<(), Stop> {
+        let Some(agent) = self.cfg.agent.clone() else {
+            return Ok(());
+        };
+        let mut text = prompt_text.to_string();
+        for message in self.pending_messages.drain(..) {
+            text.push_str("\n\nMessage from the engineer supervising the migration:\n");
+            text.push_str(&message);
+        }
+        let prompts = self.cfg.run_dir.join("prompts");
+        std::fs::create_dir_all(&prompts)
+            .map_err(|e| Stop::Infra(format!("{}: {e}", prompts.display())))?;
+        let prompt_file = prompts.join(format!("phase-{phase}.txt"));
+        std::fs::write(&prompt_file, &text)
+            .map_err(|e| Stop::Infra(format!("{}: {e}", prompt_file.display())))?;
+        self.rec.emit(Event::Prompt {
+            phase,
+            text: text.clone(),
+        });
+
+        // Watch before the agent starts, so that none of its writes is missed.
+        self.watcher = match WorkspaceWatcher::start(&self.workspace, WATCH_DEBOUNCE) {
+            Ok(watcher) => Some(watcher),
+            Err(e) => {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot watch the workspace ({e}); scanning it instead"),
+                });
+                None
+            }
+        };
+        let interactive = agent.mode() == AgentMode::Interactive;
+        let reuse = interactive && self.agent.as_ref().is_some_and(Supervised::running);
+        if !reuse {
+            let ctx = PhaseContext {
+                phase,
+                prompt: &text,
+                prompt_file: &prompt_file,
+                workspace: &self.workspace,
+                task: &self.cfg.task.spec.id,
+                session: self.agent_session.as_deref(),
+            };
+            let mut argv = agent.argv(&ctx, Some(&prompt_file));
+            let mut env = self.child_env(phase);
+            env.extend(agent.env());
+            if let Some(sandbox) = &self.cfg.sandbox {
+                let path = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "PATH")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
+                let mut visible = sandbox::path_dirs(&path);
+                visible.push(prompts.clone());
+                visible.extend(agent.files_dir());
+                if let Some(dir) = std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Path::to_path_buf))
+                {
+                    visible.push(dir);
+                }
+                argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
+            }
+            let spec = PtySpec {
+                argv: argv.clone(),
+                cwd: self.workspace.clone(),
+                env,
+                env_remove: Vec::new(),
+                cols: self.cfg.agent_size.0,
+                rows: self.cfg.agent_size.1,
+            };
+            let child = Supervised::spawn(&spec, None)
+                .map_err(|e| Stop::Infra(format!("cannot start the agent: {e}")))?;
+            self.rec.emit(Event::AgentStarted {
+                phase,
+                command: shell_words::join(&argv),
+                cols: spec.cols,
+                rows: spec.rows,
+            });
+            self.agent = Some(child);
+            self.agent_exit_recorded = false;
+            self.policy.agent_changed();
+            self.transcript = TranscriptParser::new(agent.output(), &self.workspace);
+            self.agent_clock = AgentClock::starting(Instant::now());
+        }
+        if agent.types_prompt() {
+            self.pending_prompt = Some(text.clone());
+        }
+        let done_marker = self.workspace.join(".xstack").join("done");
+        remove_done_marker(&done_marker);
+        self.agent_clock.active_at = Instant::now();
+        let files_before = self.files_changed;
+        let mut exited = false;
+        let mut idled_out = false;
+        loop {
+            match self.next_input().await {
+                Input::AgentFinished => {
+                    exited = true;
+                    break;
+                }
+                Input::Command(command) => {
+                    self.command(command)?;
+                    if self.policy.at() != At::Migrate(phase) {
+                        self.rec.emit(Event::Note {
+                            text: format!("phase {phase}: the human ended the agent's turn"),
+                        });
+                        if !interactive {
+                            self.end_agent().await;
+                        }
+                        break;
+                    }
+                }
+                Input::Tick => {
+                    self.scan_workspace();
+                    self.type_pending_prompt();
+                    if interactive && done_marker.exists() {
+                        remove_done_marker(&done_marker);
+                        self.rec.emit(Event::Note {
+                            text: format!("phase {phase}: the agent wrote .xstack/done"),
+                        });
+                        break;
+                    }
+                    if let Some(limit) = self.cfg.idle_limit
+                        && interactive
+                        && !self.policy.paused()
+                        && self.agent_clock.idle_past(limit, Instant::now())
+                    {
+                        self.rec.emit(Event::Note {
+                            text: format!(
+                                "phase {phase}: the agent was idle for {} s",
+                                limit.as_secs()
+                            ),
+                        });
+                        idled_out = true;
+                        break;
+                    }
+                }
+                Input::RunFinished | Input::RunTimedOut => {}
+            }
+        }
+        let exit_code = self
+            .agent
+            .as_ref()
+            .and_then(Supervised::exit_info)
+            .and_then(|info| info.code);
+        if !interactive {
+            self.agent = None;
+        }
+        self.watcher = None;
+        self.pending_prompt = None;
+        self.scan_workspace();
+        let changed = self.files_changed != files_before;
+        if exited && !changed && exit_code.is_some_and(|c| c != 0) {
+            return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
+        }
+        if idled_out && !changed {
+            // An interactive agent that did nothing with its prompt (a dialog may have taken
+            // it): the phase did not happen.
+            return Err(Stop::AgentFailed(format!(
+                "the agent changed nothing and went idle: it may never have received its prompt; its screen ends with: {}",
+                self.agent_error_line(None)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The agent's last line of output (its error), with its exit status.
+    fn agent_error_line(&self, code: Option<i32>) -> String {
+        let screen = lock(self.rec.state()).agent_screen.contents();
+        let last = screen
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("(no output)")
+            .to_string();
+        match code {
+            Some(code) => format!("{last} (exit status {code})"),
+            None => last,
+        }
+    }
+
+    /// Types the waiting prompt once the interactive agent is ready for it: it printed
+    /// something and then stayed quiet for a moment, or it has had long enough.
+    fn type_pending_prompt(&mut self) {
+        if self.pending_prompt.is_none() || self.policy.paused() {
+            return;
+        }
+        if self.agent_clock.ready_for_prompt(Instant::now())
+            && let Some(text) = self.pending_prompt.take()
+        {
+            self.type_into_agent(&text);
+        }
+    }
+
+    /// Records the agent's exit after the last of its output, so the journal never shows
+    /// output after the exit (and text held back for redaction is never cut off early).
+    pub(super) fn record_agent_exit(&mut self, code: Option<i32>) {
+        if self.agent.is_some() && !self.agent_exit_recorded {
+            self.agent_exit_recorded = true;
+            self.policy.agent_changed();
+            self.rec.emit(Event::AgentExited { code });
+        }
+    }
+
+    /// Ends the agent (or the debug shell) if one runs, and records its exit.
+    pub(super) async fn end_agent(&mut self) {
+        let Some(mut agent) = self.agent.take() else {
+            return;
+        };
+        match agent.exit_info() {
+            // It exited while its output was still open: its exit is not recorded yet.
+            Some(info) => {
+                self.agent = Some(agent);
+                self.record_agent_exit(info.code);
+                self.agent = None;
+            }
+            None => {
+                agent.terminate().await;
+                self.agent = Some(agent);
+                self.record_agent_exit(None);
+                self.agent = None;
+            }
+        }
+    }
+
+    /// What a sandboxed agent must not see: the task folder and its siblings (other tasks,
+    /// their `solution/`), the runs folder (this run's journal and `result.json`, other
+    /// runs), and the demo task the cache holds.
+    fn hidden_from_agent(&self) -> Vec<PathBuf> {
+        let absolute = |p: &Path| p.canonicalize().ok();
+        let task = absolute(&self.cfg.task.dir);
+        let mut hidden: Vec<PathBuf> = task.iter().cloned().collect();
+        hidden.extend(
+            task.as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf),
+        );
+        hidden.extend(absolute(&self.cfg.run_dir).and_then(|r| r.parent().map(Path::to_path_buf)));
+        hidden.extend(absolute(&self.cfg.cache_dir.join("demo")));
+        hidden
+    }
+
+    /// Starts an interactive shell in the workspace in the Agent pane.
+    pub(super) fn open_shell(&mut self) {
+        let shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "bash".to_string());
+        let spec = PtySpec {
+            argv: vec![shell.clone(), "-i".to_string()],
+            cwd: self.workspace.clone(),
+            env: self.child_env(self.policy.at().phase().max(1)),
+            env_remove: Vec::new(),
+            cols: self.cfg.agent_size.0,
+            rows: self.cfg.agent_size.1,
+        };
+        match Supervised::spawn(&spec, None) {
+            Ok(child) => {
+                self.rec.emit(Event::AgentStarted {
+                    phase: self.policy.at().phase().max(1),
+                    command: format!("{shell} -i (debug shell in the workspace; a attaches)"),
+                    cols: spec.cols,
+                    rows: spec.rows,
+                });
+                self.agent = Some(child);
+                self.agent_exit_recorded = false;
+                self.policy.agent_changed();
+            }
+            Err(e) => self.rec.emit(Event::Note {
+                text: format!("cannot open a shell: {e}"),
+            }),
+        }
+    }
+
+    /// Parses the agent's structured output, if it has any, into transcript events.
+    pub(super) fn agent_transcript(&mut self, text: &str, ended: bool) {
+        let Some(parser) = self.transcript.as_mut() else {
+            return;
+        };
+        let mut items = parser.feed(text);
+        if ended {
+            items.extend(parser.finish());
+        }
+        for item in items {
+            if let TranscriptItem::Session { id } = &item {
+                self.agent_session = Some(id.clone());
+            }
+            self.rec.emit(Event::Transcript {
+                phase: self.policy.at().phase(),
+                item,
+            });
+        }
+    }
+
+    /// Types `text` into the interactive agent's terminal and submits it.
+    fn type_into_agent(&mut self, text: &str) {
+        let bracketed = lock(self.rec.state())
+            .agent_screen
+            .screen()
+            .bracketed_paste();
+        if let Some(agent) = self.agent.as_mut()
+            && let Err(e) = agent
+                .process()
+                .write(&crate::agent::typed_bytes(text, bracketed))
+        {
+            tracing::warn!("cannot type into the agent's terminal: {e}");
+            self.rec.emit(Event::Note {
+                text: format!("cannot type into the agent's terminal: {e}"),
+            });
+        }
+    }
+
+    /// Types the message into a running interactive agent, or queues it for the next prompt.
+    pub(super) fn message_agent(&mut self, text: String) {
+        let interactive = self.interactive();
+        match self.agent.as_ref() {
+            Some(agent) if interactive && agent.running() => {
+                self.type_into_agent(&text);
+                self.rec.emit(Event::Message { text });
+            }
+            _ => {
+                self.rec.emit(Event::Message { text: text.clone() });
+                self.rec.emit(Event::Note {
+                    text: "message queued: it is added to the agent's next prompt".to_string(),
+                });
+                self.pending_messages.push(text);
+            }
+        }
+    }
+}
+
+/// Removes `.xstack/done` (absent is fine; anything else is logged).
+fn remove_done_marker(marker: &Path) {
+    if let Err(e) = std::fs::remove_file(marker)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("cannot remove {}: {e}", marker.display());
+    }
+}

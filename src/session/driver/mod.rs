@@ -1,0 +1,591 @@
+//! Runs one supervised session by carrying out what [`super::policy`] decides: setup →
+//! migrate → verify → grade → (fail) inject → migrate → verify → grade → done. It owns the
+//! child processes (each under [`crate::pty::supervise`]), turns everything that happens into
+//! events for the recorder, and hands every command to one handler. The stages' work lives
+//! beside this file: `setup.rs` (workspace, environment, runners, resume), `agent.rs` (the
+//! agent's turn), `verify.rs` (the verify run and the grade).
+
+mod agent;
+mod setup;
+mod verify;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::agent::sandbox::Sandbox;
+use crate::agent::transcript::TranscriptParser;
+use crate::agent::{AgentMode, AgentSpec, prompt};
+use crate::env::PythonEnv;
+use crate::grade::Verdict;
+use crate::metrics::{MetricStream, Series};
+use crate::pty::supervise::{ChildEvent, Supervised};
+use crate::runner::RunnerPool;
+use crate::task::Task;
+use crate::workspace::Tracker;
+use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
+
+pub use super::event::Command;
+use super::event::{Event, Interruption, Mode, PhaseOutcome, Stage, TerminalPane};
+use super::policy::{AgentClock, At, Effect, Policy, Return};
+use super::recorder::{Recorder, lock};
+use super::result::RunResult;
+
+/// How often the workspace is scanned and the journal flushed while waiting.
+const TICK: Duration = Duration::from_millis(200);
+
+/// Everything a session needs.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The task.
+    pub task: Task,
+    /// The agent; None for `grade` (no agent, one phase).
+    pub agent: Option<AgentSpec>,
+    /// For `grade`: the repository to grade instead of an agent's workspace.
+    pub graded_repo: Option<PathBuf>,
+    /// The initial mode.
+    pub mode: Mode,
+    /// The run folder (exists).
+    pub run_dir: PathBuf,
+    /// The source repository folder.
+    pub source_dir: PathBuf,
+    /// The cache folder.
+    pub cache_dir: PathBuf,
+    /// `XSTACK_SEED`.
+    pub seed: u64,
+    /// Agent terminal size.
+    pub agent_size: (u16, u16),
+    /// Run terminal size.
+    pub run_size: (u16, u16),
+    /// Idle limit of an interactive agent.
+    pub idle_limit: Option<Duration>,
+    /// `--sandbox`: the agent runs confined.
+    pub sandbox: Option<Sandbox>,
+    /// Continue a session whose state was rebuilt from its journal.
+    pub resume: bool,
+    /// After the end, keep serving re-runs and a debug shell until the human quits (TUI).
+    pub linger: bool,
+    /// Where verify runs happen.
+    pub runner: Arc<RunnerPool>,
+}
+
+/// Why a session stopped before its end.
+#[derive(Debug, thiserror::Error)]
+enum Stop {
+    /// Aborted or interrupted (the driver's `interruption` says by what), or, after the end,
+    /// the human quit.
+    #[error("aborted")]
+    Aborted,
+    /// The environment, the runner or a set-up step failed.
+    #[error("{0}")]
+    Infra(String),
+    /// The agent exited non-zero having changed nothing: its last error line.
+    #[error("{0}")]
+    AgentFailed(String),
+}
+
+/// One input of a stage's wait, after output and file changes were recorded on the way.
+enum Input {
+    Command(Command),
+    AgentFinished,
+    RunFinished,
+    RunTimedOut,
+    Tick,
+}
+
+/// What one wait of [`Driver::next_input`] produced.
+enum Woken {
+    Agent(ChildEvent),
+    Run(ChildEvent),
+    Command(Option<Command>),
+    Tick,
+}
+
+async fn recv_opt<T>(rx: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn child_next(child: Option<&mut Supervised>) -> ChildEvent {
+    match child {
+        Some(child) => child.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The running session.
+pub struct Driver {
+    cfg: SessionConfig,
+    rec: Recorder,
+    commands: Option<mpsc::Receiver<Command>>,
+    /// Where the session is and what it does next: the only control state.
+    policy: Policy,
+    workspace: PathBuf,
+    env: Option<PythonEnv>,
+    tracker: Option<Tracker>,
+    watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
+    agent: Option<Supervised>,
+    /// Whether the running agent's exit was recorded.
+    agent_exit_recorded: bool,
+    run: Option<Supervised>,
+    metric_stream: Option<MetricStream>,
+    /// The seed check's run keeps its metric points here rather than in the phase.
+    check_series: Option<BTreeMap<String, Series>>,
+    /// What interrupted the session, when a signal or the human did.
+    interruption: Option<Interruption>,
+    pending_messages: Vec<String>,
+    /// Phase-two details the human gave before phase 1 failed.
+    kept_details: Option<String>,
+    /// The details the human chose during the inject stage.
+    chosen_details: Option<String>,
+    /// The latest verdict (the phase-two prompt is built from it).
+    verdict: Option<Verdict>,
+    /// The prompt of the phase the session continues, when resuming.
+    resume_prompt: Option<String>,
+    /// File changes recorded so far (did the agent's turn change anything?).
+    files_changed: u64,
+    agent_clock: AgentClock,
+    /// Parses the running agent's structured output.
+    transcript: Option<TranscriptParser>,
+    /// The conversation id the agent reported, to resume it.
+    agent_session: Option<String>,
+    /// A prompt waiting to be typed into an interactive agent once it is ready.
+    pending_prompt: Option<String>,
+    run_id: String,
+    started_at: String,
+}
+
+impl Driver {
+    /// A driver for `cfg`, recording through `rec`, obeying `commands`.
+    pub fn new(
+        cfg: SessionConfig,
+        rec: Recorder,
+        commands: mpsc::Receiver<Command>,
+        run_id: String,
+        started_at: String,
+    ) -> Driver {
+        let workspace = cfg
+            .graded_repo
+            .clone()
+            .unwrap_or_else(|| cfg.run_dir.join("workspace"));
+        let policy = Policy::new(cfg.mode, cfg.agent.is_some());
+        Driver {
+            cfg,
+            rec,
+            commands: Some(commands),
+            policy,
+            workspace,
+            env: None,
+            tracker: None,
+            watcher: None,
+            agent: None,
+            agent_exit_recorded: false,
+            run: None,
+            metric_stream: None,
+            check_series: None,
+            interruption: None,
+            pending_messages: Vec::new(),
+            kept_details: None,
+            chosen_details: None,
+            verdict: None,
+            resume_prompt: None,
+            files_changed: 0,
+            agent_clock: AgentClock::starting(Instant::now()),
+            transcript: None,
+            agent_session: None,
+            pending_prompt: None,
+            run_id,
+            started_at,
+        }
+    }
+
+    /// Runs the session to its end and returns the exit status of `run`.
+    pub async fn run(mut self) -> i32 {
+        let outcome = self.session().await;
+        self.stop_children().await;
+        let mut interrupted = None;
+        let ended = match outcome {
+            Ok(()) => None,
+            Err(Stop::Aborted) => {
+                let kind = self.interruption.unwrap_or(Interruption::UserAbort);
+                interrupted = Some(kind);
+                Some((PhaseOutcome::Interrupted, kind.describe().to_string()))
+            }
+            Err(Stop::Infra(message)) => Some((PhaseOutcome::InfrastructureFailure, message)),
+            Err(Stop::AgentFailed(line)) => Some((PhaseOutcome::AgentFailure, line)),
+        };
+        let error = ended.as_ref().map(|(outcome, detail)| match outcome {
+            PhaseOutcome::AgentFailure => {
+                format!("the agent failed before doing any work: {detail}")
+            }
+            _ => detail.clone(),
+        });
+        if let Some((outcome, detail)) = ended {
+            let phase = self.policy.at().phase().max(1);
+            if !self.policy.graded(phase) {
+                self.rec.emit(Event::PhaseEnded {
+                    phase,
+                    outcome,
+                    detail: (outcome != PhaseOutcome::Interrupted).then_some(detail),
+                });
+            }
+            self.policy.stop();
+        }
+        let aborted = error.is_some();
+        let mut exit_code = self.finish(error, interrupted);
+        if self.cfg.linger && !aborted {
+            exit_code = self.linger(exit_code).await;
+        }
+        self.rec.flush();
+        exit_code
+    }
+
+    /// Carries out the policy's stages until the session ends.
+    async fn session(&mut self) -> Result<(), Stop> {
+        if self.cfg.resume {
+            self.resume();
+        } else {
+            self.emit_task_info();
+            self.rec.emit(Event::Mode {
+                mode: self.policy.mode(),
+            });
+            self.rec.emit(Event::Stage {
+                phase: 0,
+                stage: Stage::Setup,
+            });
+        }
+        let interactive = self.interactive();
+        let mut prompt_text = self
+            .resume_prompt
+            .take()
+            .unwrap_or_else(|| prompt::migration_prompt(&self.cfg.task, interactive));
+        loop {
+            let at = self.policy.at();
+            let mut passed = None;
+            match at {
+                At::Setup => self.setup().await?,
+                At::Gate(_) => self.wait_human(at).await?,
+                At::Migrate(phase) => {
+                    self.rec.emit(Event::Stage {
+                        phase,
+                        stage: Stage::Migrate,
+                    });
+                    self.migrate(phase, &prompt_text).await?;
+                }
+                At::Verify(phase) | At::Reverify(phase, _) => {
+                    passed = Some(self.grade_phase(at, phase).await?);
+                }
+                At::Inject => {
+                    if let Some(text) = self.inject(interactive).await? {
+                        prompt_text = text;
+                    }
+                }
+                At::Ended(_) => return Ok(()),
+            }
+            self.policy.done(at, passed);
+        }
+    }
+
+    /// Verify and grade of `phase` (a re-run when `at` says so); whether it passed.
+    async fn grade_phase(&mut self, at: At, phase: u8) -> Result<bool, Stop> {
+        if let At::Reverify(..) = at {
+            self.rec.emit(Event::Note {
+                text: format!("re-running verify on the workspace (phase {phase})"),
+            });
+        }
+        let verdict = self.verify_and_grade(phase).await?;
+        let passed = verdict.passed();
+        self.verdict = Some(verdict);
+        Ok(passed)
+    }
+
+    /// After a failed phase 1: the phase-two details, kept from earlier, as written in auto
+    /// mode, or chosen by the human in step mode. Returns the phase-two prompt, or None when
+    /// the human asked for a re-run instead (the policy moved on to it).
+    async fn inject(&mut self, interactive: bool) -> Result<Option<String>, Stop> {
+        self.rec.emit(Event::Stage {
+            phase: 1,
+            stage: Stage::Inject,
+        });
+        let as_written = self.cfg.task.spec.phase2.details.clone();
+        let details = match self.kept_details.take() {
+            Some(text) => text,
+            None if self.policy.mode() == Mode::Auto => as_written,
+            None => {
+                self.chosen_details = None;
+                self.wait_human(At::Inject).await?;
+                match self.chosen_details.take() {
+                    Some(text) => text,
+                    None => return Ok(None),
+                }
+            }
+        };
+        self.rec.emit(Event::Waiting { what: None });
+        let Some(verdict) = self.verdict.as_ref() else {
+            return Ok(None);
+        };
+        Ok(Some(prompt::phase2_prompt(verdict, &details, interactive)))
+    }
+
+    /// Waits for the human where the policy waits (a gate, the review of the details) until
+    /// the policy moves on.
+    async fn wait_human(&mut self, at: At) -> Result<(), Stop> {
+        let Some(what) = at.waiting_for() else {
+            return Ok(());
+        };
+        self.rec.emit(Event::Waiting { what: Some(what) });
+        while self.policy.at() == at {
+            match self.next_input().await {
+                Input::Command(command) => self.command(command)?,
+                Input::Tick => self.scan_workspace(),
+                Input::AgentFinished | Input::RunFinished | Input::RunTimedOut => {}
+            }
+        }
+        if at != At::Inject {
+            self.rec.emit(Event::Waiting { what: None });
+        }
+        Ok(())
+    }
+
+    /// Records the end of the session (or of a re-run after it) and writes `result.json`;
+    /// returns the exit status.
+    fn finish(&mut self, error: Option<String>, interrupted: Option<Interruption>) -> i32 {
+        let passed_in_phase = self.policy.passed_in_phase();
+        let exit_code = match (&error, passed_in_phase) {
+            (Some(_), _) => 3,
+            (None, Some(_)) => 0,
+            (None, None) => 1,
+        };
+        self.rec.emit(Event::Finished {
+            passed: exit_code == 0,
+            passed_in_phase,
+            exit_code,
+            error,
+            interrupted,
+        });
+        self.write_result();
+        self.rec.flush();
+        exit_code
+    }
+
+    /// After the end, in the TUI: re-run verify on the workspace (`r`) or open a shell in it
+    /// (`o`) until the human quits. Returns the latest exit status.
+    async fn linger(&mut self, mut exit_code: i32) -> i32 {
+        loop {
+            let at = self.policy.at();
+            if let At::Reverify(phase, Return::Ended) = at {
+                match self.grade_phase(at, phase).await {
+                    Ok(passed) => {
+                        self.policy.done(at, Some(passed));
+                        exit_code = self.finish(None, None);
+                    }
+                    Err(Stop::Aborted) => break,
+                    Err(Stop::Infra(message) | Stop::AgentFailed(message)) => {
+                        self.policy.stop();
+                        exit_code = self.finish(Some(message), None);
+                    }
+                }
+            } else {
+                match self.next_input().await {
+                    Input::Command(command) => {
+                        if self.command(command).is_err() {
+                            break;
+                        }
+                    }
+                    Input::Tick => self.scan_workspace(),
+                    Input::AgentFinished | Input::RunFinished | Input::RunTimedOut => {}
+                }
+            }
+            if self.commands.is_none() {
+                break;
+            }
+        }
+        self.stop_children().await;
+        exit_code
+    }
+
+    /// The one handler of a command, wherever the session is: the policy decides, this
+    /// carries it out. An abort (or, after the end, quitting) is `Err(Stop::Aborted)`.
+    fn command(&mut self, command: Command) -> Result<(), Stop> {
+        let running = self.agent.as_ref().is_some_and(Supervised::running);
+        for effect in self.policy.on_command(command, running) {
+            match effect {
+                Effect::SetMode(mode) => self.rec.emit(Event::Mode { mode }),
+                Effect::Pause(paused) => {
+                    if let Some(agent) = self.agent.as_mut() {
+                        if paused {
+                            agent.process().pause();
+                        } else {
+                            agent.process().resume();
+                        }
+                    }
+                    self.rec.emit(Event::Paused { paused });
+                }
+                Effect::EndTurn => {}
+                Effect::SendDetails(details) => {
+                    self.chosen_details =
+                        Some(details.unwrap_or_else(|| self.cfg.task.spec.phase2.details.clone()));
+                }
+                Effect::KeepDetails(text) => {
+                    self.rec.emit(Event::Note {
+                        text: "phase-two details kept; they are sent when phase 1 fails"
+                            .to_string(),
+                    });
+                    self.kept_details = Some(text);
+                }
+                Effect::Message(text) => self.message_agent(text),
+                Effect::AgentInput(bytes) => {
+                    if let Some(agent) = self.agent.as_mut()
+                        && let Err(e) = agent.process().write(&bytes)
+                    {
+                        tracing::warn!("cannot type into the Agent pane: {e}");
+                    }
+                }
+                Effect::ResizeAgent(cols, rows) => {
+                    self.cfg.agent_size = (cols, rows);
+                    self.resize(TerminalPane::Agent, cols, rows);
+                }
+                Effect::ResizeRun(cols, rows) => {
+                    self.cfg.run_size = (cols, rows);
+                    self.resize(TerminalPane::Run, cols, rows);
+                }
+                Effect::OpenShell => self.open_shell(),
+                Effect::Abort(kind) => {
+                    self.interruption = Some(kind);
+                    return Err(Stop::Aborted);
+                }
+                Effect::Quit => return Err(Stop::Aborted),
+                Effect::Decline { command, reason } => self.rec.emit(Event::Declined {
+                    command: command.to_string(),
+                    reason,
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Resizes a pane's terminal (and the child in it, if one runs).
+    fn resize(&mut self, pane: TerminalPane, cols: u16, rows: u16) {
+        let child = match pane {
+            TerminalPane::Agent => self.agent.as_mut(),
+            TerminalPane::Run => self.run.as_mut(),
+        };
+        if let Some(child) = child
+            && let Err(e) = child.process().resize(cols, rows)
+        {
+            tracing::warn!("cannot resize the {pane:?} terminal: {e}");
+        }
+        self.rec.emit(Event::Resized { pane, cols, rows });
+    }
+
+    /// Waits for the next input, recording terminal output (and the metric points in it) on
+    /// the way.
+    async fn next_input(&mut self) -> Input {
+        let tick_at = Instant::now() + TICK;
+        loop {
+            let woken = {
+                let agent = self.agent.as_mut();
+                let run = self.run.as_mut();
+                let commands = self.commands.as_mut();
+                tokio::select! {
+                    event = child_next(agent) => Woken::Agent(event),
+                    event = child_next(run) => Woken::Run(event),
+                    command = recv_opt(commands) => Woken::Command(command),
+                    _ = tokio::time::sleep_until(tick_at) => Woken::Tick,
+                }
+            };
+            match woken {
+                Woken::Agent(ChildEvent::Output { text, closed }) => {
+                    if !text.is_empty() {
+                        let now = Instant::now();
+                        self.agent_clock.output_at = Some(now);
+                        self.agent_clock.active_at = now;
+                        self.agent_transcript(&text, closed);
+                        self.rec.emit(Event::AgentOutput { text });
+                    } else if closed {
+                        self.agent_transcript("", true);
+                    }
+                }
+                // The agent has no timeout.
+                Woken::Agent(ChildEvent::TimedOut) => {}
+                Woken::Agent(ChildEvent::Finished(info)) => {
+                    self.record_agent_exit(info.code);
+                    return Input::AgentFinished;
+                }
+                Woken::Run(ChildEvent::Output { text, closed }) => {
+                    if !text.is_empty() {
+                        self.run_output(text);
+                    }
+                    if closed {
+                        self.finish_metrics();
+                    }
+                }
+                Woken::Run(ChildEvent::TimedOut) => return Input::RunTimedOut,
+                Woken::Run(ChildEvent::Finished(_)) => return Input::RunFinished,
+                Woken::Command(Some(command)) => return Input::Command(command),
+                Woken::Command(None) => self.commands = None,
+                Woken::Tick => {
+                    let keep: Vec<i32> = [self.agent.as_mut(), self.run.as_mut()]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|child| child.process().pgid())
+                        .collect();
+                    crate::reaper::reap_orphans(&keep);
+                    self.rec.tick();
+                    return Input::Tick;
+                }
+            }
+        }
+    }
+
+    /// Ends whatever still runs.
+    async fn stop_children(&mut self) {
+        self.end_agent().await;
+        if let Some(mut run) = self.run.take()
+            && run.running()
+        {
+            run.terminate().await;
+        }
+    }
+
+    fn write_result(&mut self) {
+        let result = RunResult::from_state(&lock(self.rec.state()), &self.run_id, &self.started_at);
+        if let Err(e) = result.write(&self.cfg.run_dir) {
+            tracing::error!("cannot write result.json: {e}");
+            self.rec.emit(Event::Note {
+                text: format!("cannot write result.json: {e}"),
+            });
+        }
+    }
+
+    fn task(&self) -> &Task {
+        &self.cfg.task
+    }
+
+    /// Whether the agent keeps running between turns and gets its prompts typed.
+    fn interactive(&self) -> bool {
+        self.cfg
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.mode() == AgentMode::Interactive)
+    }
+}
+
+/// The run folder's name for a new run: `<UTC date-time>-<task>-<agent>`, unique in `runs`.
+pub fn new_run_dir(runs: &std::path::Path, task: &str, agent_slug: &str) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = format!("{stamp}-{task}-{agent_slug}");
+    let mut dir = runs.join(&base);
+    let mut n = 2;
+    while dir.exists() {
+        dir = runs.join(format!("{base}-{n}"));
+        n += 1;
+    }
+    dir
+}

@@ -1,0 +1,449 @@
+//! The verify stage and the grade: the clean verify copy and its integrity scan, the run on
+//! a runner (its output and metric points recorded, its timeout, its audit read back), the
+//! seed check's second run, and the verdict.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::grade::audit::{AuditRun, ProtectedModule};
+use crate::grade::scan::{self, ScanInput};
+use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
+use crate::metrics::{Extractor, MetricStream, Point, Series};
+use crate::pty::supervise::Supervised;
+use crate::pty::{ExitInfo, PtySpec};
+use crate::runner::{Job, JobIntegrity, Lease};
+use crate::workspace;
+
+use super::super::event::{Event, MetricPoint, Stage};
+use super::super::recorder::lock;
+use super::{Driver, Input, Stop};
+
+impl Driver {
+    /// Builds the verify copy, scans it, runs the experiment (twice with `seed_check`),
+    /// grades it.
+    pub(super) async fn verify_and_grade(&mut self, phase: u8) -> Result<Verdict, Stop> {
+        self.rec.emit(Event::Stage {
+            phase,
+            stage: Stage::Verify,
+        });
+        self.scan_workspace();
+        let verify_dir = self.cfg.run_dir.join("verify");
+        let mut findings = self.integrity_scan(&verify_dir)?;
+        let first = self.verify_run(phase, self.cfg.seed, false).await?;
+        findings.extend(first.audit.iter().cloned());
+        let series: BTreeMap<String, Series> = lock(self.rec.state())
+            .phase(phase)
+            .map(|p| p.metrics.clone())
+            .unwrap_or_default();
+        let criteria = self.cfg.task.spec.criteria.clone();
+        let mut input = GradeInput {
+            integrity_findings: findings,
+            exit: first.exit,
+            criteria: &criteria,
+            series: &series,
+            timeout_s: self.cfg.task.spec.run.timeout_s,
+            verify_confined: first.confined,
+        };
+        let mut verdict = grade::grade(&input);
+        if verdict.passed() && self.cfg.task.spec.integrity.seed_check {
+            let seed = if self.cfg.seed == 1 { 0 } else { 1 };
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: seed check: the run again with XSTACK_SEED={seed}"),
+            });
+            // The verify copy is made afresh: the first run may have written into it.
+            self.integrity_scan(&verify_dir)?;
+            let second = self.verify_run(phase, seed, true).await?;
+            input
+                .integrity_findings
+                .extend(second.audit.iter().cloned());
+            if !second.exit.succeeded() {
+                input.exit = second.exit;
+            }
+            let values: Vec<String> = criteria
+                .iter()
+                .map(|c| {
+                    let value = second
+                        .series
+                        .get(&c.metric)
+                        .and_then(|s| s.reduce(c.reduce));
+                    format!(
+                        "{} = {}",
+                        c.metric,
+                        value.map_or_else(|| "missing".to_string(), |v| v.to_string())
+                    )
+                })
+                .collect();
+            self.rec.emit(Event::Note {
+                text: format!(
+                    "phase {phase}: seed check: {} under XSTACK_SEED={seed}",
+                    values.join(", ")
+                ),
+            });
+            input.integrity_findings.extend(grade::seed_check(
+                &verdict,
+                &second,
+                (self.cfg.seed, seed),
+                &criteria,
+            ));
+            input.verify_confined = first.confined && second.confined;
+            verdict = grade::grade(&input);
+        }
+        self.rec.emit(Event::Graded {
+            phase,
+            verdict: verdict.clone(),
+            exit_code: first.exit.code,
+            duration_s: first.duration_s,
+        });
+        self.write_result();
+        Ok(verdict)
+    }
+
+    /// Makes the clean verify copy in `verify_dir` (protected files restored) and scans it
+    /// and the workspace: the integrity findings that need no run.
+    fn integrity_scan(&mut self, verify_dir: &Path) -> Result<Vec<Finding>, Stop> {
+        let spec = &self.cfg.task.spec;
+        let mut findings = workspace::prepare_verify(
+            &self.workspace,
+            &self.cfg.source_dir,
+            verify_dir,
+            &spec.integrity.protected,
+        )
+        .map_err(|e| Stop::Infra(format!("cannot prepare the verify copy: {e}")))?;
+        findings.extend(scan::symlinks_out(&self.workspace));
+        let python = self.python();
+        let command = format!(
+            "{}\n{}",
+            spec.env.setup.as_deref().unwrap_or(""),
+            spec.run.command
+        );
+        let scanned = scan::scan(
+            &python,
+            verify_dir,
+            &ScanInput {
+                integrity: &spec.integrity,
+                packages: &spec.env.packages,
+                command: &command,
+                protected_modules: self
+                    .protected_modules()?
+                    .into_iter()
+                    .map(|p| p.module)
+                    .collect(),
+            },
+        )
+        .map_err(|e| Stop::Infra(e.to_string()))?;
+        findings.extend(scanned);
+        Ok(findings)
+    }
+
+    /// The interpreter of the target environment, else `python3` on PATH.
+    pub(super) fn python(&self) -> PathBuf {
+        match &self.env {
+            Some(env) => env.bin().join("python"),
+            None => {
+                let path = std::env::var("PATH").unwrap_or_default();
+                crate::env::which_in("python3", &path).unwrap_or_else(|| "python3".into())
+            }
+        }
+    }
+
+    /// After a remote run: what its wrapper recorded (the run is graded). When it recorded
+    /// nothing, a run that succeeded is graded unconfined (Ok(None)), and one that failed
+    /// lost its connection: Err with the message (the job's remains are ended, and the
+    /// runner leaves a pool that has others).
+    async fn remote_record(
+        &mut self,
+        lease: &Arc<Lease>,
+        succeeded: bool,
+    ) -> Result<Option<crate::runner::Recorded>, String> {
+        let remote = lease.clone();
+        let recorded = tokio::task::spawn_blocking(move || remote.recorded()).await;
+        let why = match recorded {
+            Ok(Ok(Some(recorded))) => return Ok(Some(recorded)),
+            Ok(Ok(None)) if succeeded => return Ok(None),
+            Ok(Err(e)) if succeeded => {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot read what the runner recorded of the run: {e}"),
+                });
+                return Ok(None);
+            }
+            Ok(Ok(None)) => {
+                let screen = lock(self.rec.state()).run_screen.contents();
+                let last = screen
+                    .lines()
+                    .rev()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("no message")
+                    .to_string();
+                format!("the job ended without its exit status ({last})")
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        };
+        let remote = lease.clone();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || remote.cancel()).await {
+            self.rec.emit(Event::Note {
+                text: format!("cannot end the run on the runner: {e}"),
+            });
+        }
+        let message = format!(
+            "the connection to {} was lost during verify: {why}",
+            lease.runner()
+        );
+        lease.leave_out(&message);
+        Err(message)
+    }
+
+    /// The protected Python files of the source, as the runtime audit checks them.
+    fn protected_modules(&self) -> Result<Vec<ProtectedModule>, Stop> {
+        let source = &self.cfg.source_dir;
+        let files = workspace::protected_files(source, &self.task().spec.integrity.protected)
+            .map_err(|e| Stop::Infra(e.to_string()))?;
+        Ok(files
+            .into_iter()
+            .filter_map(|file| {
+                let module = scan::module_name(&file)?;
+                let text = std::fs::read_to_string(source.join(&file)).unwrap_or_default();
+                Some(ProtectedModule {
+                    module,
+                    defs: scan::top_level_defs(&text),
+                    file,
+                })
+            })
+            .collect())
+    }
+
+    /// One run of the verify copy on a runner with `seed`: its output recorded, its metric
+    /// points recorded as the phase's (or, for the seed check, kept apart), its audit read.
+    async fn verify_run(
+        &mut self,
+        phase: u8,
+        seed: u64,
+        seed_check: bool,
+    ) -> Result<VerifyRun, Stop> {
+        let verify_dir = self.cfg.run_dir.join("verify");
+        let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
+        let command = self.task().spec.run.command.clone();
+        let mut job = self.verify_job(phase);
+        job.vars.retain(|(k, _)| k != "XSTACK_SEED");
+        job.vars.push(("XSTACK_SEED".to_string(), seed.to_string()));
+        let audit_dir = self.cfg.run_dir.join(format!("audit-{phase}"));
+        job.integrity = JobIntegrity {
+            network: self.task().spec.run.network,
+            audit_dir: Some(audit_dir.clone()),
+            forbid: self.task().spec.integrity.forbid_imports.clone(),
+            protected: self.protected_modules()?,
+        };
+        let pool = self.cfg.runner.clone();
+        let staged_dir = verify_dir.clone();
+        let lease = Arc::new(
+            self.blocking(move |progress, cancel| {
+                pool.launch(&job, &staged_dir, cancel, progress)
+                    .map_err(|e| e.to_string())
+            })
+            .await?,
+        );
+        if !lease.runner().is_local() {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify runs on {}", lease.runner()),
+            });
+        }
+        let launch = lease.launch().clone();
+        if let Some(reason) = &launch.unconfined_reason {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify is not confined: {reason}"),
+            });
+        }
+        let pty = PtySpec {
+            argv: launch.argv,
+            cwd: launch.cwd,
+            env: launch.env,
+            env_remove: Vec::new(),
+            cols: self.cfg.run_size.0,
+            rows: self.cfg.run_size.1,
+        };
+        let started = Instant::now();
+        let child = Supervised::spawn(&pty, Some(timeout))
+            .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
+        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
+        self.check_series = seed_check.then(BTreeMap::new);
+        self.rec.emit(Event::RunStarted {
+            phase,
+            command,
+            cols: pty.cols,
+            rows: pty.rows,
+            seed_check,
+        });
+        self.run = Some(child);
+        let mut timed_out = false;
+        loop {
+            match self.next_input().await {
+                Input::RunFinished => break,
+                Input::RunTimedOut => {
+                    timed_out = true;
+                    self.cancel_run(&lease).await;
+                }
+                Input::Command(command) => {
+                    if let Err(stop) = self.command(command) {
+                        self.cancel_run(&lease).await;
+                        self.run = None;
+                        return Err(stop);
+                    }
+                }
+                Input::Tick | Input::AgentFinished => {}
+            }
+        }
+        let duration_s = started.elapsed().as_secs_f64();
+        let exit_info = self
+            .run
+            .take()
+            .and_then(|run| run.exit_info())
+            .unwrap_or(ExitInfo { code: None });
+        self.metric_stream = None;
+        let series = self.check_series.take().unwrap_or_default();
+        if !lease.runner().is_local() {
+            let run_dir = self.cfg.run_dir.clone();
+            let remote = lease.clone();
+            let collected = tokio::task::spawn_blocking(move || remote.collect(&run_dir)).await;
+            if let Ok(Err(e)) = collected {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot fetch the runner's logs: {e}"),
+                });
+            }
+        }
+        let mut confined = launch.confined;
+        let mut audit = Vec::new();
+        let mut lost = None;
+        if !lease.runner().is_local() && !timed_out {
+            match self.remote_record(&lease, exit_info.code == Some(0)).await {
+                Ok(Some(recorded)) => {
+                    confined = recorded.confined;
+                    audit = grade::audit::findings_of(recorded.audit.iter().map(String::as_str));
+                    if !confined {
+                        self.rec.emit(Event::Note {
+                            text: format!(
+                                "phase {phase}: verify is not confined: no working bubblewrap on {}",
+                                lease.runner()
+                            ),
+                        });
+                    }
+                }
+                Ok(None) => {}
+                Err(message) => lost = Some(message),
+            }
+        }
+        let lease_was_local = lease.runner().is_local();
+        drop(lease);
+        self.rec.emit(Event::RunExited {
+            code: exit_info.code,
+            timed_out,
+            duration_s,
+        });
+        if let Some(message) = lost {
+            return Err(Stop::Infra(message));
+        }
+        if !seed_check {
+            self.rec.emit(Event::Stage {
+                phase,
+                stage: Stage::Grade,
+            });
+        }
+        if lease_was_local {
+            audit = AuditRun { dir: audit_dir }.findings();
+        }
+        Ok(VerifyRun {
+            exit: RunExit {
+                code: exit_info.code,
+                timed_out,
+            },
+            duration_s,
+            confined,
+            audit,
+            series,
+        })
+    }
+
+    /// The verify run of `phase` as a runner sees it.
+    pub(super) fn verify_job(&self, phase: u8) -> Job {
+        let spec = &self.task().spec;
+        let mut script = String::from("set -e\n");
+        if let Some(setup) = &spec.env.setup {
+            script.push_str(setup);
+            script.push('\n');
+        }
+        script.push_str(&spec.run.command);
+        script.push('\n');
+        Job {
+            // The run folder's name is unique in its runs folder only: the process id keeps
+            // the remote folders of two xstack processes sharing a runner apart.
+            run_id: format!("{}-{}", self.run_id, std::process::id()),
+            packages: spec.env.packages.clone(),
+            script,
+            vars: self.xstack_vars(phase),
+            local_env: self.env.clone(),
+            integrity: JobIntegrity::default(),
+        }
+    }
+
+    /// Ends the verify run on its runner (remote processes), then the local command.
+    async fn cancel_run(&mut self, lease: &Arc<Lease>) {
+        if !lease.runner().is_local() {
+            let remote = lease.clone();
+            let cancelled = tokio::task::spawn_blocking(move || remote.cancel()).await;
+            if let Ok(Err(e)) = cancelled {
+                self.rec.emit(Event::Note {
+                    text: format!("cannot end the run on the runner: {e}"),
+                });
+            }
+        }
+        if let Some(run) = self.run.as_mut() {
+            run.terminate().await;
+        }
+    }
+
+    /// Records the verify run's output, then the metric points of the lines it completed.
+    pub(super) fn run_output(&mut self, text: String) {
+        let points = self
+            .metric_stream
+            .as_mut()
+            .map(|stream| stream.feed(&text))
+            .unwrap_or_default();
+        self.rec.emit(Event::RunOutput { text });
+        self.emit_points(points);
+    }
+
+    /// Records the points of the last, unfinished line when the run's output ends.
+    pub(super) fn finish_metrics(&mut self) {
+        if let Some(stream) = self.metric_stream.as_mut() {
+            let points = stream.finish();
+            self.emit_points(points);
+        }
+    }
+
+    /// Records the points read from one piece of output as one `Metrics` event (during the
+    /// seed check's run: keeps them apart, as that run's series).
+    fn emit_points(&mut self, points: Vec<(usize, Point)>) {
+        if let Some(series) = self.check_series.as_mut() {
+            for (i, point) in points {
+                if let Some(metric) = self.cfg.task.spec.metrics.get(i) {
+                    series.entry(metric.name.clone()).or_default().push(point);
+                }
+            }
+            return;
+        }
+        let points: Vec<MetricPoint> = points
+            .into_iter()
+            .filter_map(|(i, p)| Some(MetricPoint(u16::try_from(i).ok()?, p.step, p.value)))
+            .collect();
+        if !points.is_empty() {
+            self.rec.emit(Event::Metrics {
+                phase: self.policy.at().phase(),
+                points,
+            });
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! The session's policy: a pure state machine that says what the driver does next. Its state
+//! is where the session is ([`At`]), the mode, whether the agent is paused and how each phase
+//! was graded; its inputs are the end of a stage ([`Policy::done`]) and the human's commands
+//! ([`Policy::on_command`]); its outputs are the next stage (start the agent, start the run and
+//! grade, wait for the human, end) and the [`Effect`]s of a command. Every command has one
+//! rule in every stage, or a [`Effect::Decline`] that says why not now. The driver carries out
+//! what this decides and never keeps control state of its own.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::event::{Command, Interruption, Mode};
+
+/// An interactive agent is ready for its prompt once it printed something and then stayed
+/// quiet this long…
+pub const PROMPT_SETTLE: Duration = Duration::from_secs(1);
+/// …or at the latest this long after it started.
+pub const PROMPT_WAIT_MAX: Duration = Duration::from_secs(20);
+
+/// A stage that, in step mode, waits for the human's `n` before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gated {
+    /// The agent's turn in this phase.
+    Migrate(u8),
+    /// The verify run and grade of this phase.
+    Verify(u8),
+}
+
+/// Where a re-run of verify returns to when its phase still fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Return {
+    /// The review of the phase-two details.
+    Inject,
+    /// The end of the session (the TUI lingers there).
+    Ended,
+}
+
+/// Where the session is: the state machine's states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// Copying the source, building the environment, preparing the runners.
+    Setup,
+    /// Step mode: waiting for the human before the stage.
+    Gate(Gated),
+    /// The agent works on this phase.
+    Migrate(u8),
+    /// The verify run and grade of this phase.
+    Verify(u8),
+    /// Verify and grade of this phase again, on the human's `r`.
+    Reverify(u8, Return),
+    /// Phase 1 failed: the phase-two details are chosen (in step mode, by the human).
+    Inject,
+    /// The session ended after this phase; the TUI still serves re-runs and a shell.
+    Ended(u8),
+}
+
+impl At {
+    /// The phase this state belongs to (0 during setup).
+    pub fn phase(self) -> u8 {
+        match self {
+            At::Setup => 0,
+            At::Gate(Gated::Migrate(p) | Gated::Verify(p))
+            | At::Migrate(p)
+            | At::Verify(p)
+            | At::Reverify(p, _)
+            | At::Ended(p) => p,
+            At::Inject => 1,
+        }
+    }
+
+    /// What a wait here asks of the human (None where nothing waits for the human).
+    pub fn waiting_for(self) -> Option<String> {
+        match self {
+            At::Gate(Gated::Migrate(p)) => {
+                Some(format!("n to start phase {p}: the agent migrates"))
+            }
+            At::Gate(Gated::Verify(p)) => Some(format!("n to verify phase {p}")),
+            At::Inject => Some("i to edit the details, n to send them as written".to_string()),
+            _ => None,
+        }
+    }
+
+    /// The stage a gate opens onto.
+    fn opened(gated: Gated) -> At {
+        match gated {
+            Gated::Migrate(p) => At::Migrate(p),
+            Gated::Verify(p) => At::Verify(p),
+        }
+    }
+}
+
+/// What a command makes the driver do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Record the new mode.
+    SetMode(Mode),
+    /// Pause (true) or resume the agent's process group.
+    Pause(bool),
+    /// End the agent's turn (a one-shot agent is ended); the policy moved on.
+    EndTurn,
+    /// Build the phase-two prompt from these details (None: as the task writes them); the
+    /// policy moved on to phase 2.
+    SendDetails(Option<String>),
+    /// Keep these phase-two details for when phase 1 fails.
+    KeepDetails(String),
+    /// Type the message into the interactive agent, or queue it for its next prompt.
+    Message(String),
+    /// Bytes typed into the agent's terminal.
+    AgentInput(Vec<u8>),
+    /// The agent pane's size.
+    ResizeAgent(u16, u16),
+    /// The run-log pane's size.
+    ResizeRun(u16, u16),
+    /// Open a shell in the workspace in the Agent pane.
+    OpenShell,
+    /// Stop the session, recording what stopped it.
+    Abort(Interruption),
+    /// After the end: stop serving and return.
+    Quit,
+    /// The command means nothing here: tell the human why.
+    Decline {
+        /// The command, as the human knows it.
+        command: &'static str,
+        /// Why not now, and what works instead.
+        reason: String,
+    },
+}
+
+/// The policy's state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    at: At,
+    mode: Mode,
+    has_agent: bool,
+    paused: bool,
+    passed: [Option<bool>; 2],
+    /// A resumed session continues here after its setup.
+    resume_at: Option<Gated>,
+}
+
+impl Policy {
+    /// A new session in `mode`, at setup; `has_agent` false for `grade` (one phase, no agent).
+    pub fn new(mode: Mode, has_agent: bool) -> Policy {
+        Policy {
+            at: At::Setup,
+            mode,
+            has_agent,
+            paused: false,
+            passed: [None, None],
+            resume_at: None,
+        }
+    }
+
+    /// A session rebuilt from its journal: its phases graded as `passed` says; after setup it
+    /// continues `phase` (at its verify stage when `migrated`). With nothing to continue it
+    /// has ended.
+    pub fn resumed(
+        mode: Mode,
+        has_agent: bool,
+        passed: [Option<bool>; 2],
+        continues: Option<(u8, bool)>,
+    ) -> Policy {
+        let mut policy = Policy::new(mode, has_agent);
+        policy.passed = passed;
+        match continues {
+            Some((phase, true)) => policy.resume_at = Some(Gated::Verify(phase)),
+            Some((phase, false)) => policy.resume_at = Some(Gated::Migrate(phase)),
+            None => {
+                let last = if passed[1].is_some() { 2 } else { 1 };
+                policy.at = At::Ended(last);
+            }
+        }
+        policy
+    }
+
+    /// Where the session is.
+    pub fn at(&self) -> At {
+        self.at
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Whether the agent's group is paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// An agent started or ended: nothing is paused.
+    pub fn agent_changed(&mut self) {
+        self.paused = false;
+    }
+
+    /// Whether `phase` has a grade.
+    pub fn graded(&self, phase: u8) -> bool {
+        self.passed_of(phase).is_some()
+    }
+
+    /// The first phase whose latest grade passed.
+    pub fn passed_in_phase(&self) -> Option<u8> {
+        (1..=2u8).find(|&p| self.passed_of(p) == Some(true))
+    }
+
+    fn passed_of(&self, phase: u8) -> Option<bool> {
+        self.passed
+            .get(usize::from(phase.max(1)) - 1)
+            .copied()
+            .flatten()
+    }
+
+    /// Step mode waits at `gated`; auto mode goes straight on.
+    fn gate(&self, gated: Gated) -> At {
+        match self.mode {
+            Mode::Step => At::Gate(gated),
+            Mode::Auto => At::opened(gated),
+        }
+    }
+
+    /// The stage `finished` ended (`passed`: its grade, for a verify stage); moves on and
+    /// returns where the session is now. A stage the session already left (the human ended
+    /// it) changes nothing.
+    pub fn done(&mut self, finished: At, passed: Option<bool>) -> At {
+        if finished != self.at {
+            return self.at;
+        }
+        if let (At::Verify(p) | At::Reverify(p, _), Some(passed)) = (finished, passed)
+            && let Some(slot) = self.passed.get_mut(usize::from(p.max(1)) - 1)
+        {
+            *slot = Some(passed);
+        }
+        self.at = match finished {
+            At::Setup => match (self.has_agent, self.resume_at.take()) {
+                (true, Some(gated)) => self.gate(gated),
+                (true, None) => self.gate(Gated::Migrate(1)),
+                (false, _) => At::Verify(1),
+            },
+            At::Gate(gated) => At::opened(gated),
+            At::Migrate(p) => self.gate(Gated::Verify(p)),
+            At::Verify(p) | At::Reverify(p, Return::Inject) => {
+                if passed == Some(true) || p >= 2 || !self.has_agent {
+                    At::Ended(p)
+                } else {
+                    At::Inject
+                }
+            }
+            At::Reverify(p, Return::Ended) => At::Ended(p),
+            At::Inject => self.gate(Gated::Migrate(2)),
+            At::Ended(p) => At::Ended(p),
+        };
+        self.at
+    }
+
+    /// The session stops where it is (an abort or a failure).
+    pub fn stop(&mut self) {
+        self.at = At::Ended(self.at.phase().max(1));
+    }
+
+    /// The one rule for `command` where the session is; `agent_running` says whether an agent
+    /// (or the debug shell) runs in the Agent pane. The policy's own state moves with it (a
+    /// gate opens, the mode switches); the effects are for the driver to carry out.
+    pub fn on_command(&mut self, command: Command, agent_running: bool) -> Vec<Effect> {
+        let at = self.at;
+        match command {
+            Command::Next => match at {
+                At::Gate(gated) => {
+                    self.at = At::opened(gated);
+                    Vec::new()
+                }
+                At::Migrate(_) => {
+                    self.done(at, None);
+                    vec![Effect::EndTurn]
+                }
+                At::Inject => {
+                    self.done(at, None);
+                    vec![Effect::SendDetails(None)]
+                }
+                _ => vec![decline("n", not_waiting(at))],
+            },
+            Command::ToggleMode => {
+                self.mode = match self.mode {
+                    Mode::Step => Mode::Auto,
+                    Mode::Auto => Mode::Step,
+                };
+                let mut effects = vec![Effect::SetMode(self.mode)];
+                // Auto mode never waits: a wait in progress ends as `n` would end it.
+                if self.mode == Mode::Auto {
+                    match at {
+                        At::Gate(gated) => self.at = At::opened(gated),
+                        At::Inject => {
+                            self.done(at, None);
+                            effects.push(Effect::SendDetails(None));
+                        }
+                        _ => {}
+                    }
+                }
+                effects
+            }
+            Command::TogglePause => {
+                if agent_running {
+                    self.paused = !self.paused;
+                    vec![Effect::Pause(self.paused)]
+                } else {
+                    vec![decline("p", "no agent is running to pause".to_string())]
+                }
+            }
+            Command::Inject(text) => match at {
+                At::Inject => {
+                    self.done(at, None);
+                    vec![Effect::SendDetails(Some(text))]
+                }
+                At::Ended(_) => vec![decline(
+                    "i",
+                    "the session has ended: there is no phase two to send details to".to_string(),
+                )],
+                _ if self.passed_of(1).is_some() || !self.has_agent => {
+                    vec![decline("i", "phase two has already started".to_string())]
+                }
+                _ => vec![Effect::KeepDetails(text)],
+            },
+            Command::Message(text) => {
+                if self.has_agent {
+                    vec![Effect::Message(text)]
+                } else {
+                    vec![decline(
+                        "m",
+                        "no agent takes part in this session".to_string(),
+                    )]
+                }
+            }
+            Command::Rerun => match at {
+                At::Inject => {
+                    self.at = At::Reverify(1, Return::Inject);
+                    Vec::new()
+                }
+                At::Ended(p) => {
+                    self.at = At::Reverify(p, Return::Ended);
+                    Vec::new()
+                }
+                At::Verify(p) | At::Reverify(p, _) => {
+                    vec![decline("r", format!("phase {p} is being verified now"))]
+                }
+                At::Migrate(p) => vec![decline(
+                    "r",
+                    format!(
+                        "the agent is working on phase {p}: n ends its turn, and verify follows"
+                    ),
+                )],
+                At::Gate(Gated::Verify(p)) => vec![decline(
+                    "r",
+                    format!("phase {p} has not been verified yet: n verifies it"),
+                )],
+                At::Gate(Gated::Migrate(p)) => vec![decline(
+                    "r",
+                    format!("phase {p} has not started yet: n starts it"),
+                )],
+                At::Setup => vec![decline("r", "the session is still setting up".to_string())],
+            },
+            Command::Abort => match at {
+                At::Ended(_) => vec![Effect::Quit],
+                _ => vec![Effect::Abort(Interruption::UserAbort)],
+            },
+            Command::Interrupt(kind) => match at {
+                At::Ended(_) => vec![Effect::Quit],
+                _ => vec![Effect::Abort(kind)],
+            },
+            Command::AgentInput(bytes) => vec![Effect::AgentInput(bytes)],
+            Command::ResizeAgent(cols, rows) => vec![Effect::ResizeAgent(cols, rows)],
+            Command::ResizeRun(cols, rows) => vec![Effect::ResizeRun(cols, rows)],
+            Command::OpenShell => match at {
+                At::Ended(_) if agent_running => vec![decline(
+                    "o",
+                    "a process already runs in the Agent pane".to_string(),
+                )],
+                At::Ended(_) => vec![Effect::OpenShell],
+                _ => vec![decline(
+                    "o",
+                    "the debug shell opens once the session has ended".to_string(),
+                )],
+            },
+        }
+    }
+}
+
+fn decline(command: &'static str, reason: String) -> Effect {
+    Effect::Decline { command, reason }
+}
+
+/// Why `n` means nothing at `at`.
+fn not_waiting(at: At) -> String {
+    match at {
+        At::Setup => "the session is still setting up".to_string(),
+        At::Verify(p) | At::Reverify(p, _) => format!("phase {p} is being verified now"),
+        At::Ended(_) => "the session has ended".to_string(),
+        At::Gate(_) | At::Migrate(_) | At::Inject => "nothing waits for it".to_string(),
+    }
+}
+
+/// When the agent of the current turn started, last printed and last did anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentClock {
+    /// When it started.
+    pub started: Instant,
+    /// When it last printed something.
+    pub output_at: Option<Instant>,
+    /// When it last printed or changed a file (or its turn began).
+    pub active_at: Instant,
+}
+
+impl AgentClock {
+    /// A clock for an agent (or a turn) starting at `now`.
+    pub fn starting(now: Instant) -> AgentClock {
+        AgentClock {
+            started: now,
+            output_at: None,
+            active_at: now,
+        }
+    }
+
+    /// Whether an interactive agent is ready for its prompt at `now`: it printed something
+    /// and then stayed quiet for [`PROMPT_SETTLE`], or [`PROMPT_WAIT_MAX`] has passed.
+    pub fn ready_for_prompt(&self, now: Instant) -> bool {
+        self.output_at
+            .is_some_and(|at| now.duration_since(at) >= PROMPT_SETTLE)
+            || now.duration_since(self.started) >= PROMPT_WAIT_MAX
+    }
+
+    /// Whether an agent idle since its last activity has passed `limit` at `now`.
+    pub fn idle_past(&self, limit: Duration, now: Instant) -> bool {
+        now.duration_since(self.active_at) >= limit
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+use std::time::Duration;
+
+use super::*;
+
+/// Every command the human (or a signal) can give.
+fn commands() -> Vec<Command> {
+    vec![
+        Command::Next,
+        Command::ToggleMode,
+        Command::TogglePause,
+        Command::Inject("edited".to_string()),
+        Command::Message("hello".to_string()),
+        Command::Rerun,
+        Command::Abort,
+        Command::AgentInput(b"x".to_vec()),
+        Command::ResizeAgent(100, 30),
+        Command::ResizeRun(90, 20),
+        Command::OpenShell,
+        Command::Interrupt(Interruption::Hangup),
+    ]
+}
+
+/// Every stage of a two-phase session.
+fn stages() -> Vec<At> {
+    vec![
+        At::Setup,
+        At::Gate(Gated::Migrate(1)),
+        At::Migrate(1),
+        At::Gate(Gated::Verify(1)),
+        At::Verify(1),
+        At::Inject,
+        At::Reverify(1, Return::Inject),
+        At::Gate(Gated::Migrate(2)),
+        At::Migrate(2),
+        At::Gate(Gated::Verify(2)),
+        At::Verify(2),
+        At::Ended(2),
+        At::Reverify(2, Return::Ended),
+    ]
+}
+
+/// A step-mode session with an agent, at `at` (phase 1 failed once phase 2 is reached).
+fn policy_at(at: At) -> Policy {
+    let mut policy = Policy::new(Mode::Step, true);
+    policy.at = at;
+    if at.phase() == 2 || matches!(at, At::Inject | At::Reverify(1, _)) {
+        policy.passed[0] = Some(false);
+    }
+    if matches!(at, At::Ended(2) | At::Reverify(2, _)) {
+        policy.passed[1] = Some(false);
+    }
+    policy
+}
+
+/// What a command does, in a few words, for the table below.
+fn outcome(before: At, effects: &[Effect], after: &Policy) -> String {
+    let moved = if after.at() == before {
+        String::new()
+    } else {
+        format!(" -> {:?}", after.at())
+    };
+    let effects: Vec<String> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::Decline { command, .. } => format!("decline {command}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    format!("{}{moved}", effects.join(", "))
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
+    let mut checked = 0;
+    for at in stages() {
+        for command in commands() {
+            for agent_running in [false, true] {
+                let mut policy = policy_at(at);
+                let effects = policy.on_command(command.clone(), agent_running);
+                let said = outcome(at, &effects, &policy);
+                // Nothing is silently dropped: a command either acts, or says why not.
+                assert!(
+                    !effects.is_empty() || policy.at() != at,
+                    "{command:?} at {at:?} did nothing and said nothing"
+                );
+                for effect in &effects {
+                    if let Effect::Decline { reason, .. } = effect {
+                        assert!(!reason.is_empty(), "{command:?} at {at:?}");
+                        assert_eq!(policy.at(), at, "a declined {command:?} moved {at:?}");
+                    }
+                }
+                // The commands that mean the same everywhere.
+                match &command {
+                    Command::ToggleMode => {
+                        assert_eq!(effects[0], Effect::SetMode(Mode::Auto), "{said}");
+                    }
+                    Command::AgentInput(bytes) => {
+                        assert_eq!(effects, [Effect::AgentInput(bytes.clone())]);
+                    }
+                    Command::ResizeAgent(c, r) => {
+                        assert_eq!(effects, [Effect::ResizeAgent(*c, *r)]);
+                    }
+                    Command::ResizeRun(c, r) => assert_eq!(effects, [Effect::ResizeRun(*c, *r)]),
+                    Command::Message(text) => assert_eq!(effects, [Effect::Message(text.clone())]),
+                    Command::TogglePause if agent_running => {
+                        assert_eq!(effects, [Effect::Pause(true)]);
+                    }
+                    Command::TogglePause => {
+                        assert!(matches!(
+                            effects[..],
+                            [Effect::Decline { command: "p", .. }]
+                        ));
+                    }
+                    Command::Abort => match at {
+                        At::Ended(_) => assert_eq!(effects, [Effect::Quit]),
+                        _ => assert_eq!(effects, [Effect::Abort(Interruption::UserAbort)]),
+                    },
+                    Command::Interrupt(kind) => match at {
+                        At::Ended(_) => assert_eq!(effects, [Effect::Quit]),
+                        _ => assert_eq!(effects, [Effect::Abort(*kind)]),
+                    },
+                    _ => {}
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, stages().len() * commands().len() * 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn next_rerun_inject_and_shell_by_stage() {
+    let mut table = Vec::new();
+    for at in stages() {
+        for command in [
+            Command::Next,
+            Command::Rerun,
+            Command::Inject("edited".to_string()),
+            Command::OpenShell,
+        ] {
+            let mut policy = policy_at(at);
+            let effects = policy.on_command(command.clone(), false);
+            table.push(format!(
+                "{at:?} {command:?}: {}",
+                outcome(at, &effects, &policy)
+            ));
+        }
+    }
+    let expected = [
+        "Setup Next: decline n",
+        "Setup Rerun: decline r",
+        "Setup Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Setup OpenShell: decline o",
+        "Gate(Migrate(1)) Next:  -> Migrate(1)",
+        "Gate(Migrate(1)) Rerun: decline r",
+        "Gate(Migrate(1)) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Gate(Migrate(1)) OpenShell: decline o",
+        "Migrate(1) Next: EndTurn -> Gate(Verify(1))",
+        "Migrate(1) Rerun: decline r",
+        "Migrate(1) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Migrate(1) OpenShell: decline o",
+        "Gate(Verify(1)) Next:  -> Verify(1)",
+        "Gate(Verify(1)) Rerun: decline r",
+        "Gate(Verify(1)) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Gate(Verify(1)) OpenShell: decline o",
+        "Verify(1) Next: decline n",
+        "Verify(1) Rerun: decline r",
+        "Verify(1) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Verify(1) OpenShell: decline o",
+        "Inject Next: SendDetails(None) -> Gate(Migrate(2))",
+        "Inject Rerun:  -> Reverify(1, Inject)",
+        "Inject Inject(\"edited\"): SendDetails(Some(\"edited\")) -> Gate(Migrate(2))",
+        "Inject OpenShell: decline o",
+        "Reverify(1, Inject) Next: decline n",
+        "Reverify(1, Inject) Rerun: decline r",
+        "Reverify(1, Inject) Inject(\"edited\"): decline i",
+        "Reverify(1, Inject) OpenShell: decline o",
+        "Gate(Migrate(2)) Next:  -> Migrate(2)",
+        "Gate(Migrate(2)) Rerun: decline r",
+        "Gate(Migrate(2)) Inject(\"edited\"): decline i",
+        "Gate(Migrate(2)) OpenShell: decline o",
+        "Migrate(2) Next: EndTurn -> Gate(Verify(2))",
+        "Migrate(2) Rerun: decline r",
+        "Migrate(2) Inject(\"edited\"): decline i",
+        "Migrate(2) OpenShell: decline o",
+        "Gate(Verify(2)) Next:  -> Verify(2)",
+        "Gate(Verify(2)) Rerun: decline r",
+        "Gate(Verify(2)) Inject(\"edited\"): decline i",
+        "Gate(Verify(2)) OpenShell: decline o",
+        "Verify(2) Next: decline n",
+        "Verify(2) Rerun: decline r",
+        "Verify(2) Inject(\"edited\"): decline i",
+        "Verify(2) OpenShell: decline o",
+        "Ended(2) Next: decline n",
+        "Ended(2) Rerun:  -> Reverify(2, Ended)",
+        "Ended(2) Inject(\"edited\"): decline i",
+        "Ended(2) OpenShell: OpenShell",
+        "Reverify(2, Ended) Next: decline n",
+        "Reverify(2, Ended) Rerun: decline r",
+        "Reverify(2, Ended) Inject(\"edited\"): decline i",
+        "Reverify(2, Ended) OpenShell: decline o",
+    ];
+    assert_eq!(table, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn rerun_during_migrate_and_verify_says_why_not_now() {
+    for at in [At::Migrate(1), At::Verify(1), At::Migrate(2), At::Verify(2)] {
+        let mut policy = policy_at(at);
+        let effects = policy.on_command(Command::Rerun, true);
+        let [Effect::Decline { command, reason }] = &effects[..] else {
+            panic!("{at:?}: {effects:?}");
+        };
+        assert_eq!(*command, "r");
+        assert!(
+            reason.contains(&format!("phase {}", at.phase())),
+            "{reason}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
+    let mut step = Policy::new(Mode::Step, true);
+    let mut seen = vec![step.at()];
+    seen.push(step.done(At::Setup, None));
+    assert_eq!(step.on_command(Command::Next, false), []);
+    seen.push(step.at());
+    seen.push(step.done(At::Migrate(1), None));
+    step.on_command(Command::Next, false);
+    seen.push(step.at());
+    seen.push(step.done(At::Verify(1), Some(false)));
+    step.on_command(Command::Next, false);
+    seen.push(step.at());
+    step.on_command(Command::Next, false);
+    seen.push(step.at());
+    seen.push(step.done(At::Migrate(2), None));
+    step.on_command(Command::Next, false);
+    seen.push(step.done(At::Verify(2), Some(false)));
+    assert_eq!(
+        seen,
+        [
+            At::Setup,
+            At::Gate(Gated::Migrate(1)),
+            At::Migrate(1),
+            At::Gate(Gated::Verify(1)),
+            At::Verify(1),
+            At::Inject,
+            At::Gate(Gated::Migrate(2)),
+            At::Migrate(2),
+            At::Gate(Gated::Verify(2)),
+            At::Ended(2),
+        ]
+    );
+    assert_eq!(step.passed_in_phase(), None);
+
+    let mut auto = Policy::new(Mode::Auto, true);
+    assert_eq!(auto.done(At::Setup, None), At::Migrate(1));
+    assert_eq!(auto.done(At::Migrate(1), None), At::Verify(1));
+    assert_eq!(auto.done(At::Verify(1), Some(false)), At::Inject);
+    assert_eq!(auto.done(At::Inject, None), At::Migrate(2));
+    assert_eq!(auto.done(At::Migrate(2), None), At::Verify(2));
+    assert_eq!(auto.done(At::Verify(2), Some(true)), At::Ended(2));
+    assert_eq!(auto.passed_in_phase(), Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pass_in_phase_one_ends_and_grade_has_one_phase() {
+    let mut policy = Policy::new(Mode::Auto, true);
+    policy.done(At::Setup, None);
+    policy.done(At::Migrate(1), None);
+    assert_eq!(policy.done(At::Verify(1), Some(true)), At::Ended(1));
+    assert_eq!(policy.passed_in_phase(), Some(1));
+
+    let mut grade = Policy::new(Mode::Step, false);
+    assert_eq!(grade.done(At::Setup, None), At::Verify(1));
+    assert_eq!(grade.done(At::Verify(1), Some(false)), At::Ended(1));
+    assert!(grade.graded(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn switching_to_auto_ends_the_wait_and_a_stage_left_early_is_not_ended_twice() {
+    let mut policy = policy_at(At::Gate(Gated::Verify(1)));
+    policy.on_command(Command::ToggleMode, false);
+    assert_eq!(policy.at(), At::Verify(1));
+    assert_eq!(policy.mode(), Mode::Auto);
+
+    let mut policy = policy_at(At::Inject);
+    let effects = policy.on_command(Command::ToggleMode, false);
+    assert_eq!(
+        effects,
+        [Effect::SetMode(Mode::Auto), Effect::SendDetails(None)]
+    );
+    assert_eq!(policy.at(), At::Migrate(2));
+
+    // The human ended the turn: the agent's own end of it afterwards changes nothing.
+    let mut policy = policy_at(At::Migrate(1));
+    policy.on_command(Command::Next, true);
+    assert_eq!(policy.at(), At::Gate(Gated::Verify(1)));
+    assert_eq!(
+        policy.done(At::Migrate(1), None),
+        At::Gate(Gated::Verify(1))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rerun_returns_where_it_came_from_unless_it_passes() {
+    let mut policy = policy_at(At::Inject);
+    policy.on_command(Command::Rerun, false);
+    assert_eq!(
+        policy.done(At::Reverify(1, Return::Inject), Some(false)),
+        At::Inject
+    );
+    policy.on_command(Command::Rerun, false);
+    assert_eq!(
+        policy.done(At::Reverify(1, Return::Inject), Some(true)),
+        At::Ended(1)
+    );
+    assert_eq!(policy.passed_in_phase(), Some(1));
+
+    let mut policy = policy_at(At::Ended(2));
+    policy.on_command(Command::Rerun, false);
+    assert_eq!(
+        policy.done(At::Reverify(2, Return::Ended), Some(true)),
+        At::Ended(2)
+    );
+    assert_eq!(policy.passed_in_phase(), Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_session_continues_the_cut_off_phase() {
+    let mut policy = Policy::resumed(Mode::Step, true, [Some(false), None], Some((2, true)));
+    assert_eq!(policy.done(At::Setup, None), At::Gate(Gated::Verify(2)));
+    let mut policy = Policy::resumed(Mode::Auto, true, [None, None], Some((1, false)));
+    assert_eq!(policy.done(At::Setup, None), At::Migrate(1));
+    let policy = Policy::resumed(Mode::Auto, true, [Some(true), None], None);
+    assert_eq!(policy.at(), At::Ended(1));
+    assert_eq!(policy.passed_in_phase(), Some(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn pausing_follows_the_agent() {
+    let mut policy = policy_at(At::Migrate(1));
+    assert_eq!(
+        policy.on_command(Command::TogglePause, true),
+        [Effect::Pause(true)]
+    );
+    assert!(policy.paused());
+    assert_eq!(
+        policy.on_command(Command::TogglePause, true),
+        [Effect::Pause(false)]
+    );
+    policy.on_command(Command::TogglePause, true);
+    policy.agent_changed();
+    assert!(!policy.paused());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_prompt_waits_for_the_agent_to_settle_or_at_most_the_limit() {
+    let clock = AgentClock::starting(Instant::now());
+    assert!(!clock.ready_for_prompt(Instant::now()));
+    tokio::time::advance(Duration::from_millis(300)).await;
+    let printed = AgentClock {
+        output_at: Some(Instant::now()),
+        ..clock
+    };
+    tokio::time::advance(PROMPT_SETTLE - Duration::from_millis(1)).await;
+    assert!(!printed.ready_for_prompt(Instant::now()));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(printed.ready_for_prompt(Instant::now()));
+    // An agent that never prints gets its prompt at the limit.
+    let silent = AgentClock::starting(Instant::now());
+    tokio::time::advance(PROMPT_WAIT_MAX - Duration::from_millis(1)).await;
+    assert!(!silent.ready_for_prompt(Instant::now()));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(silent.ready_for_prompt(Instant::now()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_is_idle_only_past_the_limit_since_its_last_activity() {
+    let limit = Duration::from_secs(30);
+    let mut clock = AgentClock::starting(Instant::now());
+    tokio::time::advance(Duration::from_secs(29)).await;
+    assert!(!clock.idle_past(limit, Instant::now()));
+    clock.active_at = Instant::now();
+    tokio::time::advance(Duration::from_secs(29)).await;
+    assert!(!clock.idle_past(limit, Instant::now()));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(clock.idle_past(limit, Instant::now()));
+}
