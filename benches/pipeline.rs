@@ -8,11 +8,11 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+use xstack::event::{Event, FileContent, MetricPoint, Stage};
 use xstack::journal::{Entry, Header, JOURNAL_FILE, Journal, JournalWriter};
 use xstack::metrics::{Extractor, MetricStream};
 use xstack::pty::screen::Screen;
 use xstack::replay::Player;
-use xstack::session::event::{Event, FileContent, MetricPoint, Stage};
 use xstack::session::state::SessionState;
 use xstack::ui::app::App;
 use xstack::ui::diffpane::DiffPane;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::agent::config::AgentConfig;
 use crate::agent::preset::PRESET_NAMES;
 use crate::task::located::{self, KeyPath, Located, Term};
 
@@ -25,45 +26,6 @@ pub enum ConfigError {
     /// The file breaks a rule: its file, line, key path and what is wrong.
     #[error(transparent)]
     Invalid(#[from] Located),
-}
-
-/// `mode` of an agent in the config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigMode {
-    /// A new process each phase.
-    Oneshot,
-    /// One process; prompts are typed into its terminal.
-    Interactive,
-}
-
-impl<'de> Deserialize<'de> for ConfigMode {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        located::one_of(
-            d,
-            &[
-                ("oneshot", ConfigMode::Oneshot),
-                ("interactive", ConfigMode::Interactive),
-            ],
-        )
-    }
-}
-
-/// `[agents.NAME]`: a new agent, or changes to a preset of the same name.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentConfig {
-    /// The command line template (SPEC §6 placeholders, run by bash).
-    pub command: Option<String>,
-    /// One-shot or interactive.
-    pub mode: Option<ConfigMode>,
-    /// The template that resumes the conversation in phase two (`{session}` is the id the
-    /// agent reported).
-    pub resume: Option<String>,
-    /// Idle limit of an interactive agent, in seconds.
-    pub idle_s: Option<u64>,
-    /// Variables set for the agent.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -175,6 +137,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::config::ConfigMode;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(Path::new("/c/config.toml"), text)

@@ -2,17 +2,20 @@
 //! by whether its run reproduces the published result (the XStack benchmark's criteria).
 
 pub mod agent;
-pub mod app;
 pub mod bench;
 pub mod calibrate;
+pub mod cli;
+pub mod command_line;
 pub mod config;
 pub mod demo;
 pub mod diff;
 pub mod env;
+pub mod event;
 pub mod grade;
 pub mod init;
 pub mod journal;
 pub mod metrics;
+pub mod process;
 pub mod pty;
 pub mod reaper;
 pub mod replay;

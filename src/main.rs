@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use xstack::app::{self, AppError, RunOptions};
+use xstack::cli::{self, AppError, RunOptions};
 use xstack::config::Config;
-use xstack::session::event::Mode;
+use xstack::event::Mode;
 use xstack::ui::theme::Theme;
 
 #[derive(Debug, Parser)]
@@ -199,7 +199,7 @@ enum Cmd {
         width: Option<usize>,
         /// Colours: auto (only on a terminal), always, never.
         #[arg(long, value_enum, default_value = "auto")]
-        color: app::ColorChoice,
+        color: cli::ColorChoice,
     },
     /// asciicast v2 of a recorded terminal pane.
     Export {
@@ -258,7 +258,7 @@ fn load_theme(flag: Option<&str>, config: &Config) -> Result<Theme, AppError> {
 }
 
 fn main() -> ExitCode {
-    std::sync::LazyLock::force(&app::STARTED);
+    std::sync::LazyLock::force(&xstack::process::STARTED);
     let cli = Cli::parse();
     init_logging();
     xstack::reaper::become_subreaper();
@@ -281,24 +281,14 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<i32, AppError> {
     match cli.command {
-        None => app::pick(Theme::dark()),
+        None => cli::pick(Theme::dark()),
         Some(Cmd::Demo) => {
             let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
                 .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
             let config = Config::load()?;
             let theme = load_theme(None, &config)?;
-            let opts = RunOptions {
-                task: task_dir.display().to_string(),
-                agent: None,
-                repo: None,
-                mode: Mode::Auto,
-                runs_dir: None,
-                runner: None,
-                headless: false,
-                sandbox: None,
-                config,
-            };
-            app::run_tui(app::prepare(&opts)?, theme)
+            let opts = RunOptions::new(task_dir.display().to_string(), config);
+            cli::run_tui(cli::prepare(&opts)?, theme)
         }
         Some(Cmd::Run {
             task,
@@ -318,24 +308,22 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             let mode = if step { Mode::Step } else { Mode::Auto };
             let prepared = match resume {
                 Some(run_dir) => {
-                    app::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?
+                    cli::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?
                 }
-                None => app::prepare(&RunOptions {
-                    task: task.unwrap_or_default(),
-                    agent,
-                    repo: None,
-                    mode,
-                    runs_dir,
-                    runner: runner.or_else(|| config.runner.clone()),
-                    headless,
-                    sandbox: sandbox.then_some(sandbox_net),
-                    config,
-                })?,
+                None => cli::prepare(
+                    &RunOptions::new(task.unwrap_or_default(), config)
+                        .agent(agent)
+                        .mode(mode)
+                        .runs_dir(runs_dir)
+                        .runner(runner)
+                        .headless(headless)
+                        .sandbox(sandbox.then_some(sandbox_net)),
+                )?,
             };
             if headless {
-                app::run_headless(prepared, false)
+                cli::run_headless(prepared, false)
             } else {
-                app::run_tui(prepared, theme)
+                cli::run_tui(prepared, theme)
             }
         }
         Some(Cmd::Grade {
@@ -347,22 +335,16 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         }) => {
             let config = Config::load()?;
             let theme = load_theme(None, &config)?;
-            let opts = RunOptions {
-                task,
-                agent: None,
-                repo: Some(repo),
-                mode: Mode::Auto,
-                runs_dir,
-                runner: runner.or_else(|| config.runner.clone()),
-                headless,
-                sandbox: None,
-                config,
-            };
-            let prepared = app::prepare(&opts)?;
+            let opts = RunOptions::new(task, config)
+                .repo(repo)
+                .runs_dir(runs_dir)
+                .runner(runner)
+                .headless(headless);
+            let prepared = cli::prepare(&opts)?;
             if headless {
-                app::run_headless(prepared, false)
+                cli::run_headless(prepared, false)
             } else {
-                app::run_tui(prepared, theme)
+                cli::run_tui(prepared, theme)
             }
         }
         Some(Cmd::Bench {
@@ -397,26 +379,26 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Report { run_dirs, out }) => {
             xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout())
         }
-        Some(Cmd::Check { tasks }) => Ok(app::check(&tasks, &mut std::io::stdout())),
+        Some(Cmd::Check { tasks }) => Ok(cli::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {
             run_dir,
             headless,
             speed,
         }) => {
             if headless {
-                app::replay_headless(&run_dir, &mut std::io::stdout())
+                cli::replay_headless(&run_dir, &mut std::io::stdout())
             } else {
-                app::replay_tui(&run_dir, speed, Theme::dark())
+                cli::replay_tui(&run_dir, speed, Theme::dark())
             }
         }
         Some(Cmd::Export {
             run_dir,
             cast,
             pane,
-        }) => app::export_cast(&run_dir, &cast, pane),
-        Some(Cmd::Runs { dir }) => app::runs(dir.as_deref(), &mut std::io::stdout()),
+        }) => cli::export_cast(&run_dir, &cast, pane),
+        Some(Cmd::Runs { dir }) => cli::runs(dir.as_deref(), &mut std::io::stdout()),
         Some(Cmd::Calibrate { task, seeds, json }) => {
-            app::calibrate(&task, seeds, json, &mut std::io::stdout())
+            cli::calibrate(&task, seeds, json, &mut std::io::stdout())
         }
         Some(Cmd::Init {
             repo,
@@ -428,7 +410,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             seeds,
             id,
             yes,
-        }) => app::init(app::InitArgs {
+        }) => cli::init(cli::InitArgs {
             repo,
             command,
             metrics,
@@ -444,11 +426,11 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             new,
             width,
             color,
-        }) => app::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
+        }) => cli::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
         Some(Cmd::AgentScript {
             path,
             phase,
             message_file,
-        }) => app::agent_script(&path, phase, message_file.as_deref()),
+        }) => cli::agent_script(&path, phase, message_file.as_deref()),
     }
 }

@@ -3,11 +3,11 @@
 
 use proptest::prelude::*;
 
+use xstack::event::{Event, Mode, Stage};
 use xstack::journal::{self, Entry, Header, JournalWriter};
 use xstack::metrics::{LineSplitter, MetricStream};
 use xstack::pty::filter::{EscapeCap, MAX_STRING_PAYLOAD};
 use xstack::pty::utf8::Utf8Carry;
-use xstack::session::event::{Event, Mode, Stage};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
@@ -171,7 +171,7 @@ fn said() -> impl Strategy<Value = Said> {
 /// cut into pieces at `cuts`).
 fn events_saying(kind: u8, text: String, cuts: &[usize]) -> Vec<Event> {
     use xstack::agent::transcript::TranscriptItem;
-    use xstack::session::event::FileContent;
+    use xstack::event::FileContent;
     let pieces = || {
         let mut bounds: Vec<usize> = cuts
             .iter()

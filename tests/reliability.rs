@@ -382,8 +382,8 @@ fn shadowing_packages_and_start_up_hooks_are_a_bypass() {
 
 #[test]
 fn zstdcat_prints_the_journal_as_json_lines_up_to_a_torn_last_frame() {
+    use xstack::event::Event;
     use xstack::journal::{self, Header, JournalWriter};
-    use xstack::session::event::Event;
     if !require_tool("zstd (zstdcat)", || runs_ok("zstdcat", &["--version"])) {
         return;
     }

@@ -6,11 +6,11 @@ mod common;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use xstack::app::{self, RunOptions};
+use xstack::cli::{self, RunOptions};
 use xstack::config::Config;
+use xstack::event::{Command, Mode};
 use xstack::replay::Player;
-use xstack::session::driver::{Command, Driver};
-use xstack::session::event::Mode;
+use xstack::session::driver::Driver;
 use xstack::session::recorder::lock;
 use xstack::session::state::SessionState;
 use xstack::ui::app::{App, PaneId};
@@ -65,7 +65,7 @@ fn live_and_replayed_panes_are_the_same() {
             sandbox: None,
             config: Config::default(),
         };
-        let prepared = app::prepare(&opts).unwrap();
+        let prepared = cli::prepare(&opts).unwrap();
         let state = prepared.state.clone();
         let run_dir = prepared.config.run_dir.clone();
         let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -5,10 +5,10 @@ mod common;
 
 use std::time::Duration;
 
-use xstack::app::{self, RunOptions};
+use xstack::cli::{self, RunOptions};
 use xstack::config::Config;
-use xstack::session::driver::{Command, Driver};
-use xstack::session::event::Mode;
+use xstack::event::{Command, Mode};
+use xstack::session::driver::Driver;
 use xstack::session::recorder::lock;
 
 use common::*;
@@ -44,7 +44,7 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
 #[tokio::test(start_paused = true)]
 async fn step_mode_waits_for_n_however_long_it_takes() {
     let runs = tempfile::tempdir().unwrap();
-    let prepared = app::prepare(&options(Mode::Step, runs.path())).unwrap();
+    let prepared = cli::prepare(&options(Mode::Step, runs.path())).unwrap();
     let state = prepared.state.clone();
     let (tx, rx) = tokio::sync::mpsc::channel::<Command>(4);
     let driver = tokio::spawn(

@@ -1,6 +1,7 @@
 //! Agents (SPEC §1 `--agent`, §6): parsing agent specs, checking that the program exists
 //! before anything starts, building the command line of each phase, and the prompts.
 
+pub mod config;
 pub mod preset;
 pub mod prompt;
 pub mod sandbox;
@@ -10,7 +11,7 @@ pub mod transcript;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::AgentConfig;
+use config::AgentConfig;
 use preset::{AgentDef, PRESET_NAMES, Template};
 use transcript::OutputFormat;
 

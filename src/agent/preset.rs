@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::AgentMode;
+use super::config::{AgentConfig, ConfigMode};
 use super::transcript::OutputFormat;
-use crate::config::{AgentConfig, ConfigMode};
 
 /// How long an interactive preset may stay silent (no output, no file change) before its
 /// phase ends, unless the config says otherwise.

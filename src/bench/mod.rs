@@ -24,12 +24,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::agent::AgentSpec;
-use crate::app::{self, AppError, EXIT_INFRA, EXIT_PASS, RunOptions};
+use crate::cli::{self, AppError, RunOptions};
 use crate::config::Config;
+use crate::event::Command;
+use crate::event::PhaseOutcome;
+use crate::process::{EXIT_INFRA, EXIT_PASS};
 use crate::runner::{RunnerPool, RunnerSpec};
-use crate::session::driver::{Command, Driver};
-use crate::session::event::Mode;
-use crate::session::event::PhaseOutcome;
+use crate::session::driver::Driver;
 use crate::session::recorder::{SharedState, lock};
 use crate::session::result::RunResult;
 use crate::task::{self, Task};
@@ -186,11 +187,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
     let live = std::io::stdout().is_terminal();
     let mut progress = Progress::new(live, trials.len(), &opts.agents, &earlier);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))?;
+    let runtime = cli::runtime()?;
     let outcome = runtime.block_on(execute(
         Execution {
             opts,
@@ -296,7 +293,7 @@ fn plan_trials(opts: &BenchOptions) -> Result<Vec<Trial>, AppError> {
     let mut trials = Vec::new();
     for task in &tasks {
         for agent in &opts.agents {
-            if app::checked_agent(task, Some(agent), &cache, &config, true)? == AgentSpec::Shell {
+            if cli::checked_agent(task, Some(agent), &cache, &config, true)? == AgentSpec::Shell {
                 return Err(AppError::usage(
                     "--agent shell needs a person at the terminal; a bench runs without one",
                 ));
@@ -480,18 +477,13 @@ fn running_view(running: &BTreeMap<usize, Running>) -> Vec<RunningTrial> {
 fn start(ex: &Execution<'_>, index: usize, set: &mut JoinSet<Ended>) -> Result<Running, AppError> {
     let trial = &ex.trials[index];
     let since = Instant::now();
-    let prepared = app::prepare(&RunOptions {
-        task: trial.task_dir.display().to_string(),
-        agent: Some(trial.key.agent.clone()),
-        repo: None,
-        mode: Mode::Auto,
-        runs_dir: Some(ex.opts.out.clone()),
-        runner: None,
-        headless: true,
-        sandbox: None,
-        config: ex.config.clone(),
-    })?;
-    let app::Prepared {
+    let prepared = cli::prepare(
+        &RunOptions::new(trial.task_dir.display().to_string(), ex.config.clone())
+            .agent(Some(trial.key.agent.clone()))
+            .runs_dir(Some(ex.opts.out.clone()))
+            .headless(true),
+    )?;
+    let cli::Prepared {
         mut config,
         state,
         recorder,

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::{AppError, EXIT_PASS};
+use crate::cli::AppError;
+use crate::process::EXIT_PASS;
 use crate::session::result::{RESULT_FILE, RunResult};
 
 use super::record::{self, Plan, TrialKey};

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::agent::transcript::TranscriptItem;
+use crate::event::{Event, PhaseOutcome};
 use crate::grade::FailureClass;
 use crate::journal;
-use crate::session::event::{Event, PhaseOutcome};
 use crate::session::result::{RESULT_FILE, RunResult};
 
 use super::figures;

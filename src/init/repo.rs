@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::command_line::{command_flags, entry_file};
+
 /// Files that are entry points when they sit at the repository's top level, in order.
 const ENTRY_FILES: &[&str] = &["train.py", "main.py", "run.py", "finetune.py", "eval.py"];
 /// Packages of the PyTorch side that the JAX side does not get by default.
@@ -288,42 +290,6 @@ fn read_small(path: &Path) -> Option<String> {
     (meta.len() <= MAX_READ)
         .then(|| std::fs::read_to_string(path).ok())
         .flatten()
-}
-
-/// `--name value` and `--name=value` pairs of a command line.
-pub fn command_flags(words: &[String]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let is_value = |w: &str| !w.starts_with('-') || w.parse::<f64>().is_ok();
-    let mut i = 0;
-    while i < words.len() {
-        let w = &words[i];
-        if let Some(flag) = w.strip_prefix("--").filter(|f| !f.is_empty()) {
-            if let Some((name, value)) = flag.split_once('=') {
-                out.push((format!("--{name}"), value.to_string()));
-            } else if let Some(next) = words.get(i + 1).filter(|n| is_value(n)) {
-                out.push((format!("--{flag}"), next.clone()));
-                i += 1;
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// The Python file the command runs: the first `*.py` word, or `-m pkg.module`.
-pub fn entry_file(repo: &Path, words: &[String]) -> Option<PathBuf> {
-    if let Some(py) = words.iter().find(|w| w.ends_with(".py")) {
-        let p = repo.join(py);
-        return p.is_file().then_some(p);
-    }
-    let module = words
-        .iter()
-        .position(|w| w == "-m")
-        .and_then(|i| words.get(i + 1))?;
-    let base = repo.join(module.replace('.', "/"));
-    [base.with_extension("py"), base.join("__main__.py")]
-        .into_iter()
-        .find(|p| p.is_file())
 }
 
 /// `--flag` and `default=` of every `add_argument(...)` call that has a default.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::session::event::Event;
+use crate::event::Event;
 
 use frames::{FrameEnd, FrameReader};
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::session::event::{Mode, Stage};
+use crate::event::{Mode, Stage};
 
 fn header() -> Header {
     Header::new("t", "script:x", "run-1", "2026-01-01T00:00:00Z")

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::event::{Event, TerminalPane};
 use crate::journal::Journal;
-use crate::session::event::{Event, TerminalPane};
 use crate::session::state::{DEFAULT_COLS, DEFAULT_ROWS};
 
 /// Which pane to export.

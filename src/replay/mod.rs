@@ -8,8 +8,8 @@ pub mod runs;
 
 use std::path::Path;
 
+use crate::event::Event;
 use crate::journal::{Entry, Header, Journal, JournalError, JournalReader, JournalSeeker, Place};
-use crate::session::event::Event;
 use crate::session::state::SessionState;
 
 /// A snapshot is taken after this many bytes of terminal text have been applied since the

@@ -1,6 +1,6 @@
 use super::*;
+use crate::event::{FileContent, Stage};
 use crate::journal::Header;
-use crate::session::event::{FileContent, Stage};
 
 fn fingerprint(s: &SessionState) -> String {
     format!(

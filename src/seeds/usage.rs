@@ -160,7 +160,7 @@ pub fn inspect(repo: &Path, command: &str) -> SeedUse {
             text: command.to_string(),
         });
     }
-    for (flag, value) in crate::init::repo::command_flags(&words) {
+    for (flag, value) in crate::command_line::command_flags(&words) {
         if is_seed_name(flag.trim_start_matches('-')) && !value.contains(SEED_VAR) {
             out.fixed.push(Location {
                 file: "the command".to_string(),
@@ -254,7 +254,7 @@ fn relevant_files(repo: &Path, words: &[String]) -> Vec<PathBuf> {
         .map(|w| repo.join(w))
         .filter(|p| p.is_file())
         .collect();
-    if let Some(entry) = crate::init::repo::entry_file(repo, words)
+    if let Some(entry) = crate::command_line::entry_file(repo, words)
         && !queue.contains(&entry)
     {
         queue.insert(0, entry);

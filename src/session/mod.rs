@@ -1,9 +1,8 @@
-//! A supervised session: the events (`event`), the reducer (`state`), the recorder that sends
+//! A supervised session (its events are [`crate::event`]): the reducer (`state`), the recorder that sends
 //! each event to the journal, the state and observers (`recorder`), the result file
 //! (`result`), the headless progress lines (`progress`), and the driver that runs the phases (`driver`).
 
 pub mod driver;
-pub mod event;
 pub mod policy;
 pub mod progress;
 pub mod recorder;

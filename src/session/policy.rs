@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::event::{Command, Interruption, Mode};
+use crate::event::{Command, Interruption, Mode};
 
 /// An interactive agent is ready for its prompt once it printed something and then stayed
 /// quiet this long…

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::metrics::Point;
 
-use super::event::{Event, MetricPoint, describe_point};
+use crate::event::{Event, MetricPoint, describe_point};
 
 /// Session seconds between two printed points of the same metric.
 const METRIC_INTERVAL_S: f64 = 1.0;
@@ -106,7 +106,7 @@ fn text_line(t: f64, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::event::SessionTask;
+    use crate::event::SessionTask;
 
     fn task(metrics: &[&str]) -> Event {
         Event::Task(Box::new(SessionTask {

@@ -15,8 +15,8 @@ use crate::secrets::{RedactStream, Secrets};
 
 use crate::agent::transcript::TranscriptItem;
 
-use super::event::{Event, FileContent};
 use super::state::SessionState;
+use crate::event::{Event, FileContent};
 
 /// Called with each event after it is applied (e.g. to print progress lines).
 pub type Observer = Box<dyn FnMut(f64, &Event, &SessionState) + Send>;

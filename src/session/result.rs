@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::{CriterionResult, FailureClass, Finding};
 
-use super::event::{Interruption, PhaseOutcome};
 use super::state::SessionState;
+use crate::event::{Interruption, PhaseOutcome};
 
 fn graded() -> PhaseOutcome {
     PhaseOutcome::Graded

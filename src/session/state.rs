@@ -8,7 +8,7 @@ use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
 use crate::pty::screen::Screen;
 
-use super::event::{
+use crate::event::{
     Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, SessionTask, Stage,
     TerminalPane,
 };

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
-use crate::session::driver::Command;
+use crate::event::Command;
 use crate::session::state::SessionState;
 
 use super::editor::{Editor, EditorOutcome};
@@ -422,8 +422,8 @@ mod tests {
 
     #[test]
     fn enter_in_the_verdict_pane_opens_each_finding_file_in_the_diff_pane() {
+        use crate::event::{Event, FileContent};
         use crate::grade::{FailureClass, Verdict};
-        use crate::session::event::{Event, FileContent};
         let mut state = SessionState::new();
         let file = |p: &str| FileContent {
             path: p.into(),

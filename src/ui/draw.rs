@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::session::event::Stage;
+use crate::event::Stage;
 use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};

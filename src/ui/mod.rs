@@ -24,8 +24,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::session::driver::Command;
-use crate::session::event::{Interruption, Mode};
+use crate::event::Command;
+use crate::event::{Interruption, Mode};
 use crate::session::recorder::{SharedState, lock};
 
 use app::{Action, App};
@@ -164,7 +164,7 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
             _ = view.changed.changed() => limiter.mark(),
             code = join_opt(view.driver.as_mut()) => {
                 view.driver = None;
-                exit_code = Some(code.unwrap_or(crate::app::EXIT_INFRA));
+                exit_code = Some(code.unwrap_or(crate::process::EXIT_INFRA));
                 limiter.mark();
             }
             kind = signals.recv() => {
@@ -201,7 +201,7 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                 if frames == 0 {
                     tracing::info!(
                         "first frame drawn {} ms after start",
-                        crate::app::STARTED.elapsed().as_millis()
+                        crate::process::STARTED.elapsed().as_millis()
                     );
                 }
                 frames += 1;
@@ -219,13 +219,13 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
             let stop = interrupted.map_or(Command::Abort, Command::Interrupt);
             let _ = tx.send(stop).await;
         }
-        exit_code = Some(driver.await.unwrap_or(crate::app::EXIT_INFRA));
+        exit_code = Some(driver.await.unwrap_or(crate::process::EXIT_INFRA));
     }
     exit_code.unwrap_or_else(|| {
         lock(&view.state)
             .finished
             .as_ref()
-            .map_or(crate::app::EXIT_INFRA, |f| f.exit_code)
+            .map_or(crate::process::EXIT_INFRA, |f| f.exit_code)
     })
 }
 

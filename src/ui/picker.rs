@@ -9,8 +9,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
 
+use crate::event::Mode;
 use crate::replay::runs::RunSummary;
-use crate::session::event::Mode;
 use crate::task::Task;
 
 use super::terminal::Tui;

@@ -6,11 +6,9 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
+use crate::event::{Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage};
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
-use crate::session::event::{
-    Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage,
-};
 use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, Direction, Reduce};
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
 
+use crate::event::FileContent;
 use crate::grade::{Finding, FindingKind};
-use crate::session::event::FileContent;
 
 /// Files larger than this are recorded by size only.
 pub const MAX_RECORDED_FILE: u64 = 1024 * 1024;

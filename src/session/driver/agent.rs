@@ -13,10 +13,10 @@ use crate::pty::PtySpec;
 use crate::pty::supervise::Supervised;
 use crate::workspace::watch::WorkspaceWatcher;
 
-use super::super::event::Event;
 use super::super::policy::{AgentClock, At};
 use super::super::recorder::lock;
 use super::{Driver, Input, Stop};
+use crate::event::Event;
 
 /// Quiet time the workspace watcher waits for before reporting a burst of writes.
 const WATCH_DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(50);

@@ -23,17 +23,17 @@ use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
 use crate::grade::Verdict;
 use crate::metrics::{MetricStream, Series};
+use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
 use crate::pty::supervise::{ChildEvent, Supervised};
 use crate::runner::RunnerPool;
 use crate::task::Task;
 use crate::workspace::Tracker;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 
-pub use super::event::Command;
-use super::event::{Event, Interruption, Mode, PhaseOutcome, Stage, TerminalPane};
 use super::policy::{AgentClock, At, Effect, Policy, Return};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
+use crate::event::{Command, Event, Interruption, Mode, PhaseOutcome, Stage, TerminalPane};
 
 /// How often the workspace is scanned and the journal flushed while waiting.
 const TICK: Duration = Duration::from_millis(200);
@@ -358,12 +358,12 @@ impl Driver {
     fn finish(&mut self, error: Option<String>, interrupted: Option<Interruption>) -> i32 {
         let passed_in_phase = self.policy.passed_in_phase();
         let exit_code = match (&error, passed_in_phase) {
-            (Some(_), _) => 3,
-            (None, Some(_)) => 0,
-            (None, None) => 1,
+            (Some(_), _) => EXIT_INFRA,
+            (None, Some(_)) => EXIT_PASS,
+            (None, None) => EXIT_FAIL,
         };
         self.rec.emit(Event::Finished {
-            passed: exit_code == 0,
+            passed: exit_code == EXIT_PASS,
             passed_in_phase,
             exit_code,
             error,

@@ -14,10 +14,10 @@ use crate::env::PythonEnv;
 use crate::workspace::watch::WatchEvent;
 use crate::workspace::{self, Tracker};
 
-use super::super::event::{Event, FileContent, ReferenceSeries, SessionTask, Stage};
 use super::super::policy::Policy;
 use super::super::recorder::lock;
 use super::{Driver, Stop, recv_opt};
+use crate::event::{Event, FileContent, ReferenceSeries, SessionTask, Stage};
 
 impl Driver {
     /// Rebuilds the policy of a resumed session from the state its journal rebuilt: the phase

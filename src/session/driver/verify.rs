@@ -18,9 +18,9 @@ use crate::pty::{ExitInfo, PtySpec};
 use crate::runner::{Job, JobIntegrity, Lease};
 use crate::workspace;
 
-use super::super::event::{Event, MetricPoint, Stage};
 use super::super::recorder::lock;
 use super::{Driver, Input, Stop};
+use crate::event::{Event, MetricPoint, Stage};
 
 impl Driver {
     /// Builds the verify copy, scans it, runs the experiment (twice with `seed_check`),

@@ -1,5 +1,7 @@
-//! The events of a session: everything that happens, in the order it happens. The journal
-//! records them, the reducer turns them into state, the headless printer describes them.
+//! The event model, the leaf every layer above depends on: the events of a session
+//! (everything that happens, in the order it happens), its stages and modes, the human's
+//! commands, file contents and metric points. The journal records events, the reducer turns
+//! them into state, the headless printer describes them; nothing here depends on any of those.
 
 use serde::{Deserialize, Serialize};
 

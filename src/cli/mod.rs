@@ -1,0 +1,41 @@
+//! The subcommands behind the command line, one file each: each resolves its inputs,
+//! reports bad input with exit status 2 before anything is created, and runs the library.
+//! `main.rs` only parses the command line and calls these.
+
+mod agent_script;
+mod calibrate;
+mod check;
+mod diff;
+mod error;
+mod export;
+mod init;
+mod pick;
+mod prepare;
+mod replay;
+mod run;
+mod runs;
+
+pub use agent_script::agent_script;
+pub use calibrate::calibrate;
+pub use check::check;
+pub use diff::{ColorChoice, diff};
+pub use error::AppError;
+pub use export::export_cast;
+pub use init::{InitArgs, init};
+pub use pick::pick;
+pub use prepare::{
+    Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir, source_dir,
+};
+pub use replay::{replay_headless, replay_tui};
+pub use run::{run_headless, run_tui, spawn_signal_forwarder};
+pub use runs::runs;
+
+/// The runtime a subcommand's session runs on: two workers (the budgets are measured on a
+/// two-core machine, where the child that writes the log needs a core of its own).
+pub fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))
+}
