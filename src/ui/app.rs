@@ -181,6 +181,16 @@ impl App {
         self.scroll_pane(self.focus, back);
     }
 
+    /// Takes in where the last frame put things: the panes (for the mouse) and the editor's
+    /// window (which scrolls to keep the cursor in view).
+    pub fn settle(&mut self, area: Rect, layout: &super::draw::FrameLayout) {
+        self.pane_rects = layout.panes;
+        if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
+            let height = super::draw::editor_rect(area).height.saturating_sub(2);
+            editor.scroll_to_cursor(usize::from(height));
+        }
+    }
+
     /// Handles a pasted string (bracketed paste).
     pub fn on_paste(&mut self, text: &str) -> Vec<Action> {
         if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {

@@ -10,6 +10,7 @@ pub mod keys;
 pub mod panes;
 pub mod picker;
 pub mod replay;
+pub mod scene;
 pub mod terminal;
 pub mod theme;
 
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::layout::Rect;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -30,6 +32,7 @@ use crate::session::recorder::{SharedState, lock};
 
 use app::{Action, App};
 use diffpane::DiffPane;
+use scene::Scene;
 use terminal::Tui;
 use theme::Theme;
 
@@ -177,6 +180,7 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
             }
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                 let size = terminal.size().unwrap_or_default();
+                let area = Rect::new(0, 0, size.width, size.height);
                 let new_sizes = draw::terminal_sizes(size.width, size.height, &app);
                 if new_sizes != sizes {
                     sizes = new_sizes;
@@ -185,19 +189,28 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                         let _ = tx.send(Command::ResizeRun(sizes.1.0, sizes.1.1)).await;
                     }
                 }
-                let mut state = lock(&view.state);
-                diff.update(&state, &mut app);
-                let waiting = state.waiting.is_some() && state.mode == Mode::Step;
+                let panes = draw::FrameLayout::of(area, &app).panes;
+                // The lock is held only to copy what the frame needs.
+                let scene = {
+                    let state = lock(&view.state);
+                    diff.update(&state, &mut app);
+                    Scene::capture(&state, &app, &panes)
+                };
+                let waiting = scene.waiting.is_some() && scene.mode == Mode::Step;
                 let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
-                let extras = draw::Extras { timeline: None };
-                let _ = terminal.draw(|f| draw::draw(f, &mut state, &mut app, &diff, &view.theme, &extras));
+                let mut layout = None;
+                let _ = terminal.draw(|f| {
+                    layout = Some((f.area(), draw::draw_scene(f, &scene, &app, &diff, &view.theme)));
+                });
                 let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
+                if let Some((area, layout)) = layout {
+                    app.settle(area, &layout);
+                }
                 if waiting && !was_waiting {
                     let _ = std::io::stdout().write_all(b"\x07");
                     let _ = std::io::stdout().flush();
                 }
                 was_waiting = waiting;
-                drop(state);
                 if frames == 0 {
                     tracing::info!(
                         "first frame drawn {} ms after start",

@@ -9,35 +9,67 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap};
 use tui_term::widget::{Cursor, PseudoTerminal};
 
+use super::scene::Scene;
 use crate::agent::transcript::{TranscriptItem, first_line};
 use crate::metrics::Point;
 use crate::pty::screen::Screen;
-use crate::session::state::SessionState;
 use crate::task::CriterionSpec;
 
 use super::theme::Theme;
 
-/// A screen seen from row `offset` down: when a recorded terminal is taller than its pane,
-/// the pane shows the rows that hold the latest output rather than the top ones.
-struct ShiftedScreen<'a> {
-    screen: &'a vt100::Screen,
-    offset: u16,
+/// The rows a terminal pane shows, copied out of the terminal's screen while the state's
+/// lock is held: the frame draws from this copy, so drawing neither holds the lock nor
+/// touches the screen (its scrollback offset included).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TerminalView {
+    rows: Vec<Vec<vt100::Cell>>,
+    cursor: (u16, u16),
+    hide_cursor: bool,
 }
 
-impl tui_term::widget::Screen for ShiftedScreen<'_> {
+impl TerminalView {
+    /// The `height` rows of at most `width` columns that a pane scrolled back `scroll` lines
+    /// shows: when the screen is taller than the pane and not scrolled, the rows that hold
+    /// the latest output rather than the top ones.
+    pub fn capture(screen: &Screen, scroll: usize, width: u16, height: u16) -> TerminalView {
+        screen.read_scrolled(scroll, |screen| {
+            let (rows, cols) = screen.size();
+            let skip = rows_to_skip(screen, height, scroll > 0);
+            let cols = cols.min(width);
+            let shown = rows.saturating_sub(skip).min(height);
+            let (cursor_row, cursor_col) = screen.cursor_position();
+            let scrolled = u16::try_from(screen.scrollback()).unwrap_or(u16::MAX);
+            TerminalView {
+                rows: (skip..skip + shown)
+                    .map(|row| {
+                        (0..cols)
+                            .filter_map(|col| screen.cell(row, col).cloned())
+                            .collect()
+                    })
+                    .collect(),
+                cursor: (
+                    cursor_row.saturating_add(scrolled).saturating_sub(skip),
+                    cursor_col,
+                ),
+                hide_cursor: screen.hide_cursor() || scroll > 0,
+            }
+        })
+    }
+}
+
+impl tui_term::widget::Screen for TerminalView {
     type C = vt100::Cell;
 
     fn cell(&self, row: u16, col: u16) -> Option<&vt100::Cell> {
-        self.screen.cell(row.saturating_add(self.offset), col)
+        self.rows.get(usize::from(row))?.get(usize::from(col))
     }
 
     fn hide_cursor(&self) -> bool {
-        self.screen.hide_cursor()
+        self.hide_cursor
     }
 
     fn cursor_position(&self) -> (u16, u16) {
-        let (row, col) = <vt100::Screen as tui_term::widget::Screen>::cursor_position(self.screen);
-        (row.saturating_sub(self.offset), col)
+        self.cursor
     }
 }
 
@@ -59,28 +91,21 @@ fn rows_to_skip(screen: &vt100::Screen, height: u16, scrolled: bool) -> u16 {
     (last_used + 1).saturating_sub(height)
 }
 
-/// A terminal pane: the vt100 screen, scrolled back `scroll` lines.
+/// A terminal pane: the copied rows, with the cursor unless `hide_cursor` (or the copy says
+/// the terminal hides it or is scrolled back).
 pub fn terminal(
     frame: &mut Frame<'_>,
     rect: Rect,
     block: Block<'_>,
-    screen: &mut Screen,
-    scroll: usize,
+    view: &TerminalView,
     hide_cursor: bool,
 ) {
-    screen.set_scrollback(scroll);
     let mut cursor = Cursor::default();
-    if hide_cursor || scroll > 0 {
+    if hide_cursor || view.hide_cursor {
         cursor.hide();
     }
-    let height = block.inner(rect).height;
-    let shifted = ShiftedScreen {
-        screen: screen.screen(),
-        offset: rows_to_skip(screen.screen(), height, scroll > 0),
-    };
-    let widget = PseudoTerminal::new(&shifted).block(block).cursor(cursor);
+    let widget = PseudoTerminal::new(view).block(block).cursor(cursor);
     frame.render_widget(widget, rect);
-    screen.set_scrollback(0);
 }
 
 fn x_of(p: &Point, i: usize) -> f64 {
@@ -138,13 +163,7 @@ fn line_dataset<'a>(name: String, style: Style, data: &'a [(f64, f64)]) -> Datas
 }
 
 /// The Metrics pane: one chart per criterion metric.
-pub fn metrics(
-    frame: &mut Frame<'_>,
-    rect: Rect,
-    block: Block<'_>,
-    state: &SessionState,
-    theme: &Theme,
-) {
+pub fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, state: &Scene, theme: &Theme) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let mut criteria: Vec<&CriterionSpec> = Vec::new();
@@ -172,7 +191,7 @@ fn chart(
     frame: &mut Frame<'_>,
     area: Rect,
     criterion: &CriterionSpec,
-    state: &SessionState,
+    state: &Scene,
     theme: &Theme,
 ) {
     let c = &theme.colors;
@@ -328,7 +347,7 @@ fn chart(
 }
 
 /// The Verdict pane's lines: the outcome first, then each graded phase, newest first.
-pub fn verdict_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
+pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
     let c = &theme.colors;
     let mut lines = Vec::new();
     if let Some(f) = &state.finished {
@@ -455,7 +474,7 @@ pub fn verdict(
     frame: &mut Frame<'_>,
     rect: Rect,
     block: Block<'_>,
-    state: &SessionState,
+    state: &Scene,
     scroll: usize,
     theme: &Theme,
 ) {
@@ -477,7 +496,7 @@ fn usage_text(input: u64, output: u64, cost: Option<f64>) -> String {
 
 /// The Agent pane's other view: each phase's prompt, then what the agent reported (messages,
 /// tool calls, edits, usage, its final word) when its output is structured.
-pub fn transcript_lines<'a>(state: &SessionState, theme: &Theme) -> Vec<Line<'a>> {
+pub fn transcript_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
     let c = &theme.colors;
     let heading = |text: String| {
         Line::from(Span::styled(
@@ -565,7 +584,7 @@ pub fn transcript(
     frame: &mut Frame<'_>,
     rect: Rect,
     block: Block<'_>,
-    state: &SessionState,
+    state: &Scene,
     scroll: usize,
     theme: &Theme,
 ) {
@@ -599,26 +618,22 @@ mod tests {
         let text: String = (0..30).map(|i| format!("line {i}\r\n")).collect();
         screen.process(&text);
         let mut terminal = Terminal::new(TestBackend::new(40, 12)).unwrap();
-        terminal.draw(|f| terminal_pane(f, &mut screen)).unwrap();
+        terminal.draw(|f| terminal_pane(f, &screen)).unwrap();
         let shown = format!("{}", terminal.backend());
         assert!(shown.contains("line 29"), "{shown}");
         assert!(!shown.contains("line 0 "), "{shown}");
         // A pane tall enough shows the screen from its top.
         let mut terminal = Terminal::new(TestBackend::new(40, 40)).unwrap();
-        terminal.draw(|f| terminal_pane(f, &mut screen)).unwrap();
+        terminal.draw(|f| terminal_pane(f, &screen)).unwrap();
         let shown = format!("{}", terminal.backend());
         assert!(shown.contains("line 0 "), "{shown}");
     }
 
-    fn terminal_pane(f: &mut Frame<'_>, screen: &mut Screen) {
+    fn terminal_pane(f: &mut Frame<'_>, screen: &Screen) {
         let area = f.area();
-        terminal(
-            f,
-            area,
-            Block::default().borders(Borders::ALL),
-            screen,
-            0,
-            true,
-        );
+        let block = Block::default().borders(Borders::ALL);
+        let inner = block.inner(area);
+        let view = TerminalView::capture(screen, 0, inner.width, inner.height);
+        terminal(f, area, block, &view, true);
     }
 }

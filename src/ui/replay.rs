@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::layout::Rect;
 use tokio::time::Instant;
 
 use crate::replay::Player;
 
 use super::app::{Action, App};
 use super::diffpane::DiffPane;
+use super::scene::{Playback, Scene};
 use super::terminal::Tui;
 use super::theme::Theme;
 use super::{FrameLimiter, Signals, draw, spawn_input_thread};
@@ -27,53 +27,6 @@ pub enum ReplayExit {
     Quit,
     /// The user asked to re-run verify and grade on the run's workspace.
     Regrade,
-}
-
-/// The timeline bar: play state, position, speed, and a track with phase markers.
-pub fn timeline_line<'a>(player: &Player, width: u16, theme: &Theme) -> Line<'a> {
-    let c = &theme.colors;
-    let head = format!(
-        " {} {} / {} ×{} ",
-        if player.playing { "▶" } else { "❚❚" },
-        draw::clock(player.position()),
-        draw::clock(player.end()),
-        player.speed
-    );
-    let track_width = usize::from(width)
-        .saturating_sub(head.chars().count() + 2)
-        .max(10);
-    let end = player.end().max(1e-9);
-    let column = |t: f64| ((t / end) * (track_width - 1) as f64).round() as usize;
-    let mut cells: Vec<(char, Style)> = vec![('─', Style::default().fg(c.dim)); track_width];
-    let here = column(player.position()).min(track_width - 1);
-    for cell in cells.iter_mut().take(here) {
-        *cell = ('━', Style::default().fg(c.focus));
-    }
-    for (t, label) in player.markers() {
-        let i = column(*t).min(track_width - 1);
-        let color = if label.contains("FAIL") {
-            c.fail
-        } else if label.contains("PASS") {
-            c.pass
-        } else {
-            c.waiting
-        };
-        cells[i] = ('│', Style::default().fg(color));
-    }
-    cells[here] = (
-        '●',
-        Style::default().fg(c.focus).add_modifier(Modifier::BOLD),
-    );
-    let mut spans = vec![Span::styled(
-        head,
-        Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-    )];
-    spans.extend(
-        cells
-            .into_iter()
-            .map(|(ch, st)| Span::styled(ch.to_string(), st)),
-    );
-    Line::from(spans)
 }
 
 /// Runs the replay until the user quits.
@@ -141,14 +94,21 @@ pub async fn run(terminal: &mut Tui, mut player: Player, theme: &Theme) -> Repla
             }
             _ = signals.recv() => break ReplayExit::Quit,
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
-                let width = terminal.size().map(|s| s.width).unwrap_or(80);
-                let timeline = timeline_line(&player, width, theme);
+                let size = terminal.size().unwrap_or_default();
+                let area = Rect::new(0, 0, size.width, size.height);
+                let panes = draw::FrameLayout::of(area, &app).panes;
                 diff.update(player.state(), &mut app);
-                let extras = draw::Extras { timeline: Some(timeline) };
+                let mut scene = Scene::capture(player.state(), &app, &panes);
+                scene.playback = Some(Playback::of(&player));
                 let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
-                let state = player.state_mut();
-                let _ = terminal.draw(|f| draw::draw(f, state, &mut app, &diff, theme, &extras));
+                let mut layout = None;
+                let _ = terminal.draw(|f| {
+                    layout = Some((f.area(), draw::draw_scene(f, &scene, &app, &diff, theme)));
+                });
                 let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
+                if let Some((area, layout)) = layout {
+                    app.settle(area, &layout);
+                }
                 limiter.drawn(Instant::now());
             }
         }

@@ -16,7 +16,7 @@ use crate::task::{CriterionSpec, Direction, Reduce};
 
 use super::app::{App, PaneId};
 use super::diffpane::DiffPane;
-use super::draw::{self, Extras};
+use super::draw;
 use super::theme::Theme;
 
 const TORCH: &str = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(64, 10)\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\nfor epoch in range(3):\n    print(f\"epoch {epoch} acc={acc}\")\n";
@@ -163,7 +163,7 @@ fn session() -> SessionState {
 }
 
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
-    let mut state = session();
+    let state = session();
     let theme = Theme::dark();
     let mut app = App::new(true);
     app.focus = focus;
@@ -176,14 +176,7 @@ fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBa
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|f| {
-            draw::draw(
-                f,
-                &mut state,
-                &mut app,
-                &diff,
-                &theme,
-                &Extras { timeline: None },
-            )
+            draw::draw(f, &state, &app, &diff, &theme);
         })
         .unwrap();
     terminal
