@@ -522,15 +522,20 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
         let (tx, rx) = mpsc::channel::<Command>(64);
         let driver = Driver::new(config, recorder, rx, run_id, started_at);
         let handle = tokio::spawn(driver.run());
-        let view = crate::ui::View {
+        let live = crate::ui::Live {
             state,
             changed,
-            commands: Some(tx),
-            driver: Some(handle),
-            theme,
+            commands: tx,
+            driver: handle,
+            started: *STARTED,
         };
-        let code = crate::ui::run(&mut guard.terminal, view).await;
+        let ended =
+            crate::ui::run(&mut guard.terminal, crate::ui::Source::Live(live), &theme).await;
         drop(guard);
+        let code = match ended {
+            crate::ui::Ended::Session(code) => code.unwrap_or(EXIT_INFRA),
+            crate::ui::Ended::Quit | crate::ui::Ended::Regrade => EXIT_INFRA,
+        };
         Ok::<i32, AppError>(code)
     })?;
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -716,14 +721,15 @@ pub fn replay_tui(
     let exit = runtime.block_on(async {
         let mut guard = crate::ui::terminal::TerminalGuard::enter()
             .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
-        let exit = crate::ui::replay::run(&mut guard.terminal, player, &theme).await;
+        let source = crate::ui::Source::Replay(Box::new(player));
+        let exit = crate::ui::run(&mut guard.terminal, source, &theme).await;
         drop(guard);
         Ok::<_, AppError>(exit)
     })?;
     runtime.shutdown_timeout(Duration::from_millis(200));
     match exit {
-        crate::ui::replay::ReplayExit::Quit => Ok(EXIT_PASS),
-        crate::ui::replay::ReplayExit::Regrade => {
+        crate::ui::Ended::Quit | crate::ui::Ended::Session(_) => Ok(EXIT_PASS),
+        crate::ui::Ended::Regrade => {
             let workspace = run_dir.join("workspace");
             if !workspace.is_dir() {
                 return Err(AppError::usage(format!(

@@ -13,6 +13,7 @@ use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
 use super::diffpane::DiffPane;
+use super::keymap::{self, Situation};
 use super::panes;
 use super::scene::{Playback, Scene};
 use super::theme::Theme;
@@ -388,71 +389,20 @@ fn short_agent(agent: &str) -> String {
     }
 }
 
+/// The key hint: the hinted bindings of the key table for the view's situation.
 fn key_hint<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
-    let text = if app.attached {
-        "attached to the agent's terminal: keys go to the agent · Ctrl-] detaches"
-    } else if !app.live {
-        "Space play/pause · ←/→ seek 5 s · </> speed · ,/. prev/next phase · Tab/1-5 focus · z zoom · ? help · q quit"
-    } else if state.finished.is_some() {
-        "r re-verify · o shell · a attach · t transcript · Tab/1-5 focus · z zoom · [ ] files · v diff base · Enter finding→diff · ? help · q quit"
+    let situation = Situation::of(app.attached, app.live, state.finished.is_some());
+    let entries = keymap::hints(situation)
+        .map(|(keys, what)| format!("{keys} {what}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let text = if situation == Situation::Attached {
+        format!("attached to the agent's terminal: keys go to the agent · {entries}")
     } else {
-        "n next · s step/auto · p pause · i inject · m message · a attach · r re-verify · x abort · t transcript · Tab/1-5 focus · z zoom · ? help · q quit"
+        entries
     };
     Line::from(Span::styled(text, Style::default().fg(theme.colors.dim)))
 }
-
-/// The key table shown by `?` (and in the README).
-pub const HELP: &[(&str, &str)] = &[
-    ("Tab / Shift-Tab", "focus the next / previous pane"),
-    ("1 … 5", "focus Agent, Diff, Run log, Metrics, Verdict"),
-    ("z", "zoom the focused pane / restore"),
-    ("n", "next: advance to the next phase (step mode)"),
-    ("s", "toggle step / auto mode"),
-    ("p", "pause / resume the agent (the whole process group)"),
-    (
-        "i",
-        "inject the phase-two details (Ctrl-S sends, Esc cancels)",
-    ),
-    ("m", "message the agent"),
-    (
-        "t",
-        "Agent pane: the prompts and the agent's transcript / its terminal",
-    ),
-    ("a", "attach: keys go to the agent's terminal until Ctrl-]"),
-    (
-        "r",
-        "re-run verify and grade on the current workspace (also after the end)",
-    ),
-    (
-        "o",
-        "after the end: open a shell in the workspace in the Agent pane",
-    ),
-    (
-        "Enter (Verdict)",
-        "show the file of the next finding in the Diff pane",
-    ),
-    ("x", "abort the run (asks to confirm, y)"),
-    ("?", "this help"),
-    ("q", "quit (asks to confirm, y, while something runs)"),
-    (
-        "j k PgUp PgDn g G",
-        "scroll the focused pane; G follows the end",
-    ),
-    ("[ ]", "previous / next file in the Diff pane"),
-    (
-        "v",
-        "Diff: against the original / against the agent's previous change",
-    ),
-    (
-        "mouse",
-        "wheel scrolls the pane under the pointer, a click focuses it",
-    ),
-    (
-        "replay: Space ← → < >",
-        "play/pause, seek 5 s, slower/faster",
-    ),
-    ("replay: , .", "previous / next phase change or verdict"),
-];
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -487,13 +437,14 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
     };
     match popup {
         Popup::Help => {
-            let rect = centered(area, 78, HELP.len() as u16 + 2);
-            let lines: Vec<Line> = HELP
-                .iter()
+            let rows: Vec<(&str, &str)> = keymap::help_rows().collect();
+            let rect = centered(area, 78, rows.len() as u16 + 2);
+            let lines: Vec<Line> = rows
+                .into_iter()
                 .map(|(k, v)| {
                     Line::from(vec![
                         Span::styled(format!("{k:>22}  "), Style::default().fg(c.focus)),
-                        Span::styled(*v, Style::default().fg(c.text)),
+                        Span::styled(v, Style::default().fg(c.text)),
                     ])
                 })
                 .collect();
