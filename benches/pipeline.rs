@@ -15,8 +15,8 @@ use xstack::replay::Player;
 use xstack::session::event::{Event, FileContent, MetricPoint, Stage};
 use xstack::session::state::SessionState;
 use xstack::ui::app::App;
-use xstack::ui::diffpane::DiffPane;
 use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 fn progress_lines(n: usize) -> String {

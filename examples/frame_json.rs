@@ -10,8 +10,8 @@ use serde_json::json;
 
 use xstack::replay::Player;
 use xstack::ui::app::App;
-use xstack::ui::diffpane::DiffPane;
 use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 fn hex(color: Color, default: &str) -> String {

@@ -14,8 +14,8 @@ use xstack::session::event::Mode;
 use xstack::session::recorder::lock;
 use xstack::session::state::SessionState;
 use xstack::ui::app::{App, PaneId};
-use xstack::ui::diffpane::DiffPane;
 use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 use common::*;

@@ -346,14 +346,7 @@ impl Driver {
     /// Records the end of the session (or of a debug re-run) and writes `result.json`;
     /// returns the exit status.
     fn finish(&mut self, error: Option<String>, interrupted: Option<Interruption>) -> i32 {
-        let passed_in_phase = {
-            let state = lock(self.rec.state());
-            state
-                .phases
-                .iter()
-                .position(|p| p.verdict.as_ref().is_some_and(Verdict::passed))
-                .map(|i| (i + 1) as u8)
-        };
+        let passed_in_phase = lock(self.rec.state()).passed_in_phase();
         let exit_code = match (&error, passed_in_phase) {
             (Some(_), _) => 3,
             (None, Some(_)) => 0,

@@ -12,9 +12,9 @@ use crate::session::event::Stage;
 use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
-use super::diffpane::DiffPane;
 use super::keymap::{self, Situation};
 use super::panes;
+use super::panes::diff::DiffPane;
 use super::scene::{Playback, Scene};
 use super::theme::Theme;
 

@@ -5,7 +5,6 @@
 //! updates; keys, mouse and paste come from an input thread.
 
 pub mod app;
-pub mod diffpane;
 pub mod draw;
 pub mod editor;
 pub mod keymap;
@@ -35,7 +34,7 @@ use crate::session::recorder::{SharedState, lock};
 use crate::session::state::SessionState;
 
 use app::{Action, App, PlaybackControl};
-use diffpane::DiffPane;
+use panes::diff::DiffPane;
 use scene::{Playback, Scene};
 use terminal::Tui;
 use theme::Theme;

@@ -15,8 +15,8 @@ use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, Direction, Reduce};
 
 use super::app::{App, PaneId};
-use super::diffpane::DiffPane;
 use super::draw;
+use super::panes::diff::DiffPane;
 use super::theme::Theme;
 
 const TORCH: &str = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(64, 10)\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\nfor epoch in range(3):\n    print(f\"epoch {epoch} acc={acc}\")\n";

@@ -21,8 +21,8 @@ use crate::diff::{
 use crate::session::event::FileContent;
 use crate::session::state::SessionState;
 
-use super::app::App;
-use super::theme::Theme;
+use super::super::app::App;
+use super::super::theme::Theme;
 
 /// Identifies the inputs of a built view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
