@@ -15,8 +15,8 @@ use xstack::pty::screen::Screen;
 use xstack::replay::Player;
 use xstack::session::state::SessionState;
 use xstack::ui::app::App;
-use xstack::ui::diffpane::DiffPane;
-use xstack::ui::draw::{self, Extras};
+use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 fn progress_lines(n: usize) -> String {
@@ -303,7 +303,7 @@ fn frames(c: &mut Criterion) {
     let theme = Theme::dark();
     let mut group = c.benchmark_group("full_frame");
     for (w, h) in [(80u16, 24u16), (200, 50), (400, 100)] {
-        let mut state = filled_state();
+        let state = filled_state();
         let mut app = App::new(true);
         let (mut diff, mut built) = DiffPane::new(theme.syntax_theme.clone());
         diff.update(&state, &mut app);
@@ -315,14 +315,7 @@ fn frames(c: &mut Criterion) {
             b.iter(|| {
                 terminal
                     .draw(|f| {
-                        draw::draw(
-                            f,
-                            &mut state,
-                            &mut app,
-                            &diff,
-                            &theme,
-                            &Extras { timeline: None },
-                        )
+                        draw::draw(f, &state, &app, &diff, &theme);
                     })
                     .expect("draw");
             })

@@ -10,8 +10,8 @@ use serde_json::json;
 
 use xstack::replay::Player;
 use xstack::ui::app::App;
-use xstack::ui::diffpane::DiffPane;
-use xstack::ui::draw::{self, Extras};
+use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 fn hex(color: Color, default: &str) -> String {
@@ -42,14 +42,7 @@ fn main() -> anyhow::Result<()> {
     }
     let mut terminal = Terminal::new(TestBackend::new(width, height))?;
     terminal.draw(|f| {
-        draw::draw(
-            f,
-            player.state_mut(),
-            &mut app,
-            &diff,
-            &theme,
-            &Extras { timeline: None },
-        )
+        draw::draw(f, player.state(), &app, &diff, &theme);
     })?;
     let buffer = terminal.backend().buffer();
     let mut rows = Vec::new();

@@ -14,13 +14,13 @@ use xstack::session::driver::Driver;
 use xstack::session::recorder::lock;
 use xstack::session::state::SessionState;
 use xstack::ui::app::{App, PaneId};
-use xstack::ui::diffpane::DiffPane;
-use xstack::ui::draw::{self, Extras};
+use xstack::ui::draw;
+use xstack::ui::panes::diff::DiffPane;
 use xstack::ui::theme::Theme;
 
 use common::*;
 
-fn render(state: &mut SessionState, focus: PaneId) -> String {
+fn render(state: &SessionState, focus: PaneId) -> String {
     let theme = Theme::dark();
     let mut app = App::new(true);
     app.focus = focus;
@@ -33,14 +33,7 @@ fn render(state: &mut SessionState, focus: PaneId) -> String {
     let mut terminal = Terminal::new(TestBackend::new(160, 45)).unwrap();
     terminal
         .draw(|f| {
-            draw::draw(
-                f,
-                state,
-                &mut app,
-                &diff,
-                &theme,
-                &Extras { timeline: None },
-            )
+            draw::draw(f, state, &app, &diff, &theme);
         })
         .unwrap();
     format!("{}", terminal.backend())
@@ -81,11 +74,11 @@ fn live_and_replayed_panes_are_the_same() {
             .run()
             .await
         });
-        let mut live = lock(&state).clone();
+        let live = lock(&state).clone();
         // The way `xstack replay` reads it: events read back from the file by offset.
         let (_, mut player) = Player::open(&xstack::journal::path_in(&run_dir)).unwrap();
         player.seek(player.end());
-        let replayed = player.state_mut();
+        let replayed = player.state();
         assert_eq!(
             replayed.finished.as_ref().unwrap().exit_code,
             code,
@@ -93,7 +86,7 @@ fn live_and_replayed_panes_are_the_same() {
         );
         for pane in PaneId::ALL {
             assert_eq!(
-                render(&mut live, pane),
+                render(&live, pane),
                 render(replayed, pane),
                 "{trajectory}: pane {}",
                 pane.title()

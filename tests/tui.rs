@@ -97,6 +97,58 @@ fn step_mode_waits_and_the_edited_details_reach_phase_two() {
     assert!(prompt.contains("(edited by the supervisor)"), "{prompt}");
 }
 
+#[test]
+fn ctrl_bracket_from_the_terminal_detaches_from_the_agent() {
+    let runs = tempfile::tempdir().unwrap();
+    let task = root().join("tests/tasks/jsonl-protected");
+    let command = format!(
+        "{} run {} --agent shell --runs-dir {}; echo EXIT=$?; sleep 600",
+        bin(),
+        task.display(),
+        runs.path().display()
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    tmux.wait_for("phase 1 migrate", LONG);
+    // `a` attaches once the shell runs; the title says so.
+    let mut presses = 0;
+    let attached = loop {
+        presses += 1;
+        tmux.keys(&["a"]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let attached = loop {
+            let screen = tmux.capture();
+            if screen.contains("attached: Ctrl-] detaches") {
+                break Some(screen);
+            }
+            if std::time::Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        if let Some(screen) = attached {
+            break screen;
+        }
+        assert!(presses < 20, "`a` never attached:\n{}", tmux.capture());
+    };
+    assert!(attached.contains("keys go to the agent"), "{attached}");
+    // Keys reach the shell while attached.
+    tmux.keys(&["echo ATTACHED-$((6*7))", "Enter"]);
+    tmux.wait_for("ATTACHED-42", Duration::from_secs(30));
+    // The byte a terminal sends for Ctrl-] (crossterm reads it as Ctrl-5) detaches.
+    tmux.bytes_hex(&["1d"]);
+    let detached = tmux.wait_until("the TUI's own keys back", Duration::from_secs(10), |s| {
+        !s.contains("attached: Ctrl-] detaches") && s.contains("x abort")
+    });
+    assert!(!detached.contains("keys go to the agent"), "{detached}");
+    // Keys are the TUI's again: `x` asks to abort.
+    tmux.keys(&["x"]);
+    tmux.wait_for("Abort the run?", Duration::from_secs(10));
+    tmux.keys(&["y"]);
+    tmux.wait_for("ended: aborted by the user", LONG);
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=", Duration::from_secs(30));
+}
+
 /// The pid of the xstack process whose command line mentions `needle`.
 fn xstack_pid(needle: &str) -> Option<i32> {
     std::fs::read_dir("/proc")

@@ -325,14 +325,11 @@ fn render_argv(template: &Template, ctx: &PhaseContext<'_>) -> Vec<String> {
 /// as one bracketed paste when the program turned that mode on (so a multi-line text is one
 /// message), else as typed.
 pub fn typed_bytes(text: &str, bracketed_paste: bool) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    if bracketed_paste {
-        bytes.extend_from_slice(b"\x1b[200~");
-        bytes.extend_from_slice(text.as_bytes());
-        bytes.extend_from_slice(b"\x1b[201~");
+    let mut bytes = if bracketed_paste {
+        crate::pty::bracketed_paste(text)
     } else {
-        bytes.extend_from_slice(text.replace('\n', "\r").as_bytes());
-    }
+        text.replace('\n', "\r").into_bytes()
+    };
     bytes.push(b'\r');
     bytes
 }

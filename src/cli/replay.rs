@@ -76,14 +76,15 @@ pub fn replay_tui(
     let exit = runtime.block_on(async {
         let mut guard = crate::ui::terminal::TerminalGuard::enter()
             .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
-        let exit = crate::ui::replay::run(&mut guard.terminal, player, &theme).await;
+        let source = crate::ui::Source::Replay(Box::new(player));
+        let exit = crate::ui::run(&mut guard.terminal, source, &theme).await;
         drop(guard);
         Ok::<_, AppError>(exit)
     })?;
     runtime.shutdown_timeout(Duration::from_millis(200));
     match exit {
-        crate::ui::replay::ReplayExit::Quit => Ok(EXIT_PASS),
-        crate::ui::replay::ReplayExit::Regrade => {
+        crate::ui::Ended::Quit | crate::ui::Ended::Session(_) => Ok(EXIT_PASS),
+        crate::ui::Ended::Regrade => {
             let workspace = run_dir.join("workspace");
             if !workspace.is_dir() {
                 return Err(AppError::usage(format!(

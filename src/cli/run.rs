@@ -83,15 +83,20 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
         let (tx, rx) = mpsc::channel::<Command>(64);
         let driver = Driver::new(config, recorder, rx, run_id, started_at);
         let handle = tokio::spawn(driver.run());
-        let view = crate::ui::View {
+        let live = crate::ui::Live {
             state,
             changed,
-            commands: Some(tx),
-            driver: Some(handle),
-            theme,
+            commands: tx,
+            driver: handle,
+            started: *crate::process::STARTED,
         };
-        let code = crate::ui::run(&mut guard.terminal, view).await;
+        let ended =
+            crate::ui::run(&mut guard.terminal, crate::ui::Source::Live(live), &theme).await;
         drop(guard);
+        let code = match ended {
+            crate::ui::Ended::Session(code) => code.unwrap_or(crate::process::EXIT_INFRA),
+            crate::ui::Ended::Quit | crate::ui::Ended::Regrade => crate::process::EXIT_INFRA,
+        };
         Ok::<i32, AppError>(code)
     })?;
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -240,6 +240,15 @@ impl Drop for PtyProcess {
     }
 }
 
+/// `text` as a terminal pastes it into a program that asked for bracketed paste: between
+/// the start and end markers, so the program takes it as typed text, not as keys.
+pub fn bracketed_paste(text: &str) -> Vec<u8> {
+    let mut bytes = b"\x1b[200~".to_vec();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(b"\x1b[201~");
+    bytes
+}
+
 /// Sends `signal` to process group `pgid`.
 pub fn signal_group(pgid: i32, signal: i32) {
     if pgid > 1 {

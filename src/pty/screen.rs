@@ -1,6 +1,10 @@
 //! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text through
 //! the escape-string cap, and told whether its escape-sequence parser is at rest (between
-//! sequences), the only moments a copy of it is exact.
+//! sequences), the only moments a copy of it is exact. Readers see it through `&self`, the
+//! scrollback included: vt100 keeps its view offset inside the screen, so the wrapper sets
+//! it only for the length of one read and puts it back before returning.
+
+use std::cell::{Ref, RefCell};
 
 use super::filter::EscapeCap;
 
@@ -9,7 +13,9 @@ pub const SCROLLBACK_LINES: usize = 10_000;
 
 /// A terminal emulator screen for one pane.
 pub struct Screen {
-    parser: vt100::Parser,
+    /// The emulator. Its scrollback offset is always 0 between calls (see
+    /// [`Screen::read_scrolled`]); the cell exists only for that one transient setting.
+    parser: RefCell<vt100::Parser>,
     cap: EscapeCap,
     scratch: String,
     sequence: Sequence,
@@ -17,7 +23,7 @@ pub struct Screen {
 
 impl std::fmt::Debug for Screen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (rows, cols) = self.parser.screen().size();
+        let (rows, cols) = self.screen().size();
         write!(f, "Screen({cols}x{rows})")
     }
 }
@@ -27,11 +33,12 @@ impl Clone for Screen {
     /// rest, so the copy is exact when [`Screen::at_rest`] holds (vt100 cannot copy a parser
     /// in the middle of a sequence).
     fn clone(&self) -> Self {
-        let (rows, cols) = self.parser.screen().size();
+        let screen = self.screen();
+        let (rows, cols) = screen.size();
         let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_LINES);
-        *parser.screen_mut() = self.parser.screen().clone();
+        *parser.screen_mut() = screen.clone();
         Screen {
-            parser,
+            parser: RefCell::new(parser),
             cap: self.cap.clone(),
             scratch: String::new(),
             sequence: Sequence::Ground,
@@ -43,7 +50,11 @@ impl Screen {
     /// An empty screen of the given size.
     pub fn new(cols: u16, rows: u16) -> Self {
         Screen {
-            parser: vt100::Parser::new(rows.max(2), cols.max(10), SCROLLBACK_LINES),
+            parser: RefCell::new(vt100::Parser::new(
+                rows.max(2),
+                cols.max(10),
+                SCROLLBACK_LINES,
+            )),
             cap: EscapeCap::new(),
             scratch: String::new(),
             sequence: Sequence::Ground,
@@ -52,14 +63,15 @@ impl Screen {
 
     /// Feeds terminal output (escape-string payloads bounded first).
     pub fn process(&mut self, text: &str) {
+        let parser = self.parser.get_mut();
         if self.cap.passes_unchanged(text) {
-            self.parser.process(text.as_bytes());
+            parser.process(text.as_bytes());
             self.sequence = self.sequence.after(text.as_bytes());
             return;
         }
         self.scratch.clear();
         self.cap.filter(text, &mut self.scratch);
-        self.parser.process(self.scratch.as_bytes());
+        parser.process(self.scratch.as_bytes());
         self.sequence = self.sequence.after(self.scratch.as_bytes());
     }
 
@@ -71,34 +83,45 @@ impl Screen {
 
     /// Resizes the screen.
     pub fn resize(&mut self, cols: u16, rows: u16) {
-        self.parser.screen_mut().set_size(rows.max(2), cols.max(10));
+        self.parser
+            .get_mut()
+            .screen_mut()
+            .set_size(rows.max(2), cols.max(10));
     }
 
-    /// The underlying vt100 screen, for drawing.
-    pub fn screen(&self) -> &vt100::Screen {
-        self.parser.screen()
+    /// The underlying vt100 screen at its live end (no scrollback in view).
+    pub fn screen(&self) -> Ref<'_, vt100::Screen> {
+        Ref::map(self.parser.borrow(), vt100::Parser::screen)
     }
 
-    /// Scrolls the view back by `rows` lines from the live end (0 = live).
-    pub fn set_scrollback(&mut self, rows: usize) {
-        self.parser.screen_mut().set_scrollback(rows);
+    /// Reads the screen as seen `back` lines scrolled back from its live end (0 = live;
+    /// more than the scrollback holds shows its oldest lines); the screen is as it was
+    /// afterwards.
+    pub fn read_scrolled<R>(&self, back: usize, read: impl FnOnce(&vt100::Screen) -> R) -> R {
+        if back == 0 {
+            return read(&self.screen());
+        }
+        let mut parser = self.parser.borrow_mut();
+        parser.screen_mut().set_scrollback(back);
+        let result = read(parser.screen());
+        parser.screen_mut().set_scrollback(0);
+        result
     }
 
     /// About how many bytes the screen holds: its cells, visible, alternate and scrolled
-    /// back (the scrollback view is left where it was).
+    /// back.
     pub fn held_bytes(&mut self) -> usize {
-        let screen = self.parser.screen_mut();
-        let offset = screen.scrollback();
+        let screen = self.parser.get_mut().screen_mut();
         screen.set_scrollback(usize::MAX);
         let scrolled = screen.scrollback();
-        screen.set_scrollback(offset);
+        screen.set_scrollback(0);
         let (rows, cols) = screen.size();
         (scrolled + 2 * usize::from(rows)) * usize::from(cols) * std::mem::size_of::<vt100::Cell>()
     }
 
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
     pub fn contents(&self) -> String {
-        self.parser.screen().contents()
+        self.screen().contents()
     }
 }
 

@@ -268,11 +268,6 @@ impl Player {
         &self.state
     }
 
-    /// The state at the current position, for drawing (scrollback is set while drawing).
-    pub fn state_mut(&mut self) -> &mut SessionState {
-        &mut self.state
-    }
-
     /// The current position in seconds.
     pub fn position(&self) -> f64 {
         self.position

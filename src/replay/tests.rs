@@ -4,7 +4,7 @@ use crate::journal::Header;
 
 fn fingerprint(s: &SessionState) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{}|{:?}|{}",
+        "{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{}",
         s.phase,
         s.stage,
         s.phases,
@@ -13,7 +13,6 @@ fn fingerprint(s: &SessionState) -> String {
         String::from_utf8_lossy(&s.run_screen.screen().contents_formatted()),
         s.agent_screen.screen().cursor_position(),
         s.run_screen.screen().cursor_position(),
-        s.timeline.len(),
         s.waiting,
         s.now
     )

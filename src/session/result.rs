@@ -116,10 +116,7 @@ impl RunResult {
                 }
             })
             .collect();
-        let passed_in_phase = phases
-            .iter()
-            .find(|p| p.verdict.as_deref() == Some("pass"))
-            .map(|p| p.phase);
+        let passed_in_phase = state.passed_in_phase();
         RunResult {
             task: state.task.id.clone(),
             agent: state.task.agent.clone(),

@@ -37,6 +37,33 @@ pub struct PhaseRecord {
     pub transcript: Vec<TranscriptItem>,
     /// How the phase ended when it was not graded, with the agent's or runner's message.
     pub outcome: Option<(PhaseOutcome, Option<String>)>,
+    /// Per metric, where the latest verify run left the reference band, kept up to date as
+    /// points arrive.
+    pub divergence: BTreeMap<String, Divergence>,
+}
+
+/// Where a run leaves the reference band (the reference value at the same step ± the
+/// criterion's tolerance) for good: the first compared step from which every later
+/// compared step is outside the band. Followed point by point, over every point (not only
+/// the chart's sample).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Divergence {
+    /// The first point outside the band after the last one inside (step, value); None while
+    /// the run's latest compared point is inside, or nothing could be compared.
+    pub left_at: Option<(f64, f64)>,
+}
+
+impl Divergence {
+    /// Takes in the run's point at `step` against the reference's value there (None: the
+    /// reference has no such step, so nothing is compared).
+    fn push(&mut self, step: f64, value: f64, reference: Option<f64>, tolerance: f64) {
+        let Some(reference) = reference else { return };
+        if (value - reference).abs() > tolerance {
+            self.left_at.get_or_insert((step, value));
+        } else {
+            self.left_at = None;
+        }
+    }
 }
 
 impl PhaseRecord {
@@ -69,15 +96,6 @@ impl PhaseRecord {
         }
         total
     }
-}
-
-/// A line of the timeline: session time and text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimelineEntry {
-    /// Seconds since the session started.
-    pub t: f64,
-    /// Description.
-    pub text: String,
 }
 
 /// How the session ended.
@@ -126,18 +144,17 @@ pub struct SessionState {
     pub files: BTreeMap<String, FileContent>,
     /// The previous version of each changed file (for "against the agent's previous change").
     pub previous: BTreeMap<String, Option<FileContent>>,
-    /// Files in the order they last changed (most recent last).
-    pub change_order: Vec<String>,
     /// Bumped whenever the baseline or a workspace file changes.
     pub files_version: u64,
-    /// Notable events.
-    pub timeline: Vec<TimelineEntry>,
     /// Session time of the latest event.
     pub now: f64,
     /// Set once the session ended.
     pub finished: Option<FinishInfo>,
     /// Bumped on every applied event.
     pub version: u64,
+    /// Per metric with a reference series and a criterion: the reference's points sorted by
+    /// step, and the criterion's tolerance (for following divergence as points arrive).
+    reference: BTreeMap<String, (Vec<(f64, f64)>, f64)>,
 }
 
 impl Default for SessionState {
@@ -164,12 +181,11 @@ impl SessionState {
             baseline: BTreeMap::new(),
             files: BTreeMap::new(),
             previous: BTreeMap::new(),
-            change_order: Vec::new(),
             files_version: 0,
-            timeline: Vec::new(),
             now: 0.0,
             finished: None,
             version: 0,
+            reference: BTreeMap::new(),
         }
     }
 
@@ -199,18 +215,56 @@ impl SessionState {
         self.phases.get(usize::from(phase.max(1)) - 1)
     }
 
+    /// The first phase whose verdict passed: the one rule for "passed in phase N", used by
+    /// the driver's `Finished` event and by `result.json`.
+    pub fn passed_in_phase(&self) -> Option<u8> {
+        self.phases
+            .iter()
+            .position(|p| p.verdict.as_ref().is_some_and(Verdict::passed))
+            .and_then(|i| u8::try_from(i + 1).ok())
+    }
+
+    /// Adds a point to `phase`'s series of `metric` and follows where it leaves the
+    /// reference band.
+    fn push_point(&mut self, phase: u8, metric: &str, point: Point) {
+        let step = point.step.unwrap_or_else(|| {
+            let count = self
+                .phase(phase)
+                .and_then(|r| r.metrics.get(metric))
+                .map_or(0, Series::len);
+            count as f64 + 1.0
+        });
+        let reference = self.reference.get(metric).and_then(|(points, tolerance)| {
+            let i = points.partition_point(|(x, _)| *x < step - 1e-9);
+            let (x, y) = points.get(i)?;
+            ((x - step).abs() < 1e-9).then_some((*y, *tolerance))
+        });
+        let record = self.phase_mut(phase);
+        match record.metrics.get_mut(metric) {
+            Some(s) => s.push(point),
+            None => {
+                record
+                    .metrics
+                    .insert(metric.to_string(), std::iter::once(point).collect());
+            }
+        }
+        if let Some((reference, tolerance)) = reference {
+            record
+                .divergence
+                .entry(metric.to_string())
+                .or_default()
+                .push(step, point.value, Some(reference), tolerance);
+        }
+    }
+
     /// Applies one event at session time `t` (seconds).
     pub fn apply(&mut self, t: f64, event: &Event) {
         self.now = self.now.max(t);
         self.version += 1;
-        if !matches!(event, Event::Metric { .. } | Event::Metrics { .. })
-            && let Some(text) = event.describe()
-        {
-            self.timeline.push(TimelineEntry { t, text });
-        }
         match event {
             Event::Task(task) => {
                 self.task = (**task).clone();
+                self.reference = reference_bands(&self.task);
             }
             Event::Stage { phase, stage } => {
                 self.phase = *phase;
@@ -236,8 +290,6 @@ impl SessionState {
                 } else {
                     self.files.insert(file.path.clone(), file.clone());
                 }
-                self.change_order.retain(|p| p != &file.path);
-                self.change_order.push(file.path.clone());
                 self.files_version += 1;
             }
             Event::Prompt { phase, text } => {
@@ -271,7 +323,9 @@ impl SessionState {
                 self.run_running = true;
                 self.run_screen = Screen::new(*cols, *rows);
                 if !seed_check {
-                    self.phase_mut(*phase).metrics.clear();
+                    let record = self.phase_mut(*phase);
+                    record.metrics.clear();
+                    record.divergence.clear();
                 }
             }
             Event::RunOutput { text } => self.run_screen.process(text),
@@ -280,30 +334,13 @@ impl SessionState {
                 phase,
                 metric,
                 point,
-            } => {
-                self.phase_mut(*phase)
-                    .metrics
-                    .entry(metric.clone())
-                    .or_default()
-                    .push(*point);
-            }
+            } => self.push_point(*phase, metric, *point),
             Event::Metrics { phase, points } => {
-                let index = usize::from((*phase).max(1)) - 1;
-                if self.phases.len() <= index {
-                    self.phases.resize_with(index + 1, PhaseRecord::default);
-                }
-                let series = &mut self.phases[index].metrics;
                 for &MetricPoint(metric, step, value) in points {
-                    let Some(name) = self.task.metrics.get(usize::from(metric)) else {
+                    let Some(name) = self.task.metrics.get(usize::from(metric)).cloned() else {
                         continue;
                     };
-                    let point = Point { step, value };
-                    match series.get_mut(name) {
-                        Some(s) => s.push(point),
-                        None => {
-                            series.insert(name.clone(), std::iter::once(point).collect());
-                        }
-                    }
+                    self.push_point(*phase, &name, Point { step, value });
                 }
             }
             Event::Graded {
@@ -345,6 +382,25 @@ impl SessionState {
             }
         }
     }
+}
+
+/// Per metric that has a reference series and a criterion: the reference's points (step,
+/// value) sorted by step, and the first such criterion's tolerance.
+fn reference_bands(task: &SessionTask) -> BTreeMap<String, (Vec<(f64, f64)>, f64)> {
+    task.reference
+        .iter()
+        .filter_map(|r| {
+            let criterion = task.criteria.iter().find(|c| c.metric == r.metric)?;
+            let mut points: Vec<(f64, f64)> = r
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.step.unwrap_or(i as f64 + 1.0), p.value))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Some((r.metric.clone(), (points, criterion.tolerance)))
+        })
+        .collect()
 }
 
 #[cfg(test)]

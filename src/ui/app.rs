@@ -2,13 +2,14 @@
 //! events do. Commands for the session go out as actions; the UI never changes the session
 //! state itself.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
 use crate::event::Command;
 use crate::session::state::SessionState;
 
 use super::editor::{Editor, EditorOutcome};
+use super::keymap::{self, KeyAction, Situation};
 
 /// The five panes, in the order of keys `1`…`5`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,11 +82,34 @@ pub enum Popup {
     Confirm(ConfirmWhat),
 }
 
+/// A replay's playback control.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PlaybackControl {
+    /// Play or pause (from the start again once at the end).
+    PlayPause,
+    /// Move by this many seconds.
+    Seek(f64),
+    /// The next faster or slower speed.
+    Speed {
+        /// Faster rather than slower.
+        faster: bool,
+    },
+    /// To the next or previous phase change or verdict.
+    Jump {
+        /// Forward rather than back.
+        forward: bool,
+    },
+}
+
 /// What the UI loop must do after an input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Send a command to the session.
     Send(Command),
+    /// Control a replay's playback.
+    Playback(PlaybackControl),
+    /// Leave a replay to re-run verify and grade on the run's workspace.
+    Regrade,
     /// Leave the TUI.
     Quit,
 }
@@ -181,6 +205,16 @@ impl App {
         self.scroll_pane(self.focus, back);
     }
 
+    /// Takes in where the last frame put things: the panes (for the mouse) and the editor's
+    /// window (which scrolls to keep the cursor in view).
+    pub fn settle(&mut self, area: Rect, layout: &super::draw::FrameLayout) {
+        self.pane_rects = layout.panes;
+        if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
+            let height = super::draw::editor_rect(area).height.saturating_sub(2);
+            editor.scroll_to_cursor(usize::from(height));
+        }
+    }
+
     /// Handles a pasted string (bracketed paste).
     pub fn on_paste(&mut self, text: &str) -> Vec<Action> {
         if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
@@ -188,9 +222,7 @@ impl App {
             return Vec::new();
         }
         if self.attached {
-            let mut bytes = b"\x1b[200~".to_vec();
-            bytes.extend_from_slice(text.as_bytes());
-            bytes.extend_from_slice(b"\x1b[201~");
+            let bytes = crate::pty::bracketed_paste(text);
             return vec![Action::Send(Command::AgentInput(bytes))];
         }
         Vec::new()
@@ -213,9 +245,10 @@ impl App {
         }
     }
 
-    /// Handles a key; returns what the loop must do.
+    /// Handles a key; returns what the loop must do. Popups take keys first; otherwise the
+    /// key table ([`keymap::BINDINGS`]) decides, and while attached every other key goes to
+    /// the agent's terminal.
     pub fn on_key(&mut self, key: KeyEvent, state: &SessionState) -> Vec<Action> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(popup) = self.popup.as_mut() {
             return match popup {
                 Popup::Help => {
@@ -253,45 +286,44 @@ impl App {
                 }
             };
         }
+        let situation = Situation::of(self.attached, self.live, state.finished.is_some());
+        if let Some(binding) = keymap::lookup(&key, situation) {
+            return self.perform(binding.action, &key, state);
+        }
         if self.attached {
-            if ctrl && key.code == KeyCode::Char(']') {
-                self.attached = false;
-                return Vec::new();
-            }
             let app_cursor = state.agent_screen.screen().application_cursor();
             return super::keys::key_bytes(&key, app_cursor)
                 .map(|b| vec![Action::Send(Command::AgentInput(b))])
                 .unwrap_or_default();
         }
-        let running = state.finished.is_none() && self.live;
-        match key.code {
-            KeyCode::Tab => {
-                self.focus = PaneId::ALL[(self.focus.index() + 1) % 5];
+        Vec::new()
+    }
+
+    /// Carries out a binding's action for `key`.
+    fn perform(&mut self, action: KeyAction, key: &KeyEvent, state: &SessionState) -> Vec<Action> {
+        let send = |command| vec![Action::Send(command)];
+        let playback = |control| vec![Action::Playback(control)];
+        match action {
+            KeyAction::FocusNext => self.focus = PaneId::ALL[(self.focus.index() + 1) % 5],
+            KeyAction::FocusPrevious => self.focus = PaneId::ALL[(self.focus.index() + 4) % 5],
+            KeyAction::FocusNumber => {
+                if let KeyCode::Char(c @ '1'..='5') = key.code {
+                    self.focus = PaneId::ALL[usize::from(c as u8 - b'1')];
+                }
             }
-            KeyCode::BackTab => {
-                self.focus = PaneId::ALL[(self.focus.index() + 4) % 5];
-            }
-            KeyCode::Char(c @ '1'..='5') => {
-                self.focus = PaneId::ALL[usize::from(c as u8 - b'1')];
-            }
-            KeyCode::Char('z') => self.zoom = !self.zoom,
-            KeyCode::Char('?') => self.popup = Some(Popup::Help),
-            KeyCode::Char('q') => {
-                if running {
+            KeyAction::Zoom => self.zoom = !self.zoom,
+            KeyAction::Help => self.popup = Some(Popup::Help),
+            KeyAction::Quit => {
+                if self.live && state.finished.is_none() {
                     self.popup = Some(Popup::Confirm(ConfirmWhat::Quit));
                 } else {
                     return vec![Action::Quit];
                 }
             }
-            KeyCode::Char('c') if ctrl => {
-                self.popup = Some(Popup::Confirm(ConfirmWhat::Quit));
-            }
-            KeyCode::Char('j') | KeyCode::Down => self.scroll_by(-1),
-            KeyCode::Char('k') | KeyCode::Up => self.scroll_by(1),
-            KeyCode::PageDown => self.scroll_by(-20),
-            KeyCode::PageUp => self.scroll_by(20),
-            KeyCode::Char('g') | KeyCode::Char('G') => {
-                let to_start = key.code == KeyCode::Char('g');
+            KeyAction::ConfirmQuit => self.popup = Some(Popup::Confirm(ConfirmWhat::Quit)),
+            KeyAction::Scroll(back) => self.scroll_by(back),
+            KeyAction::ScrollToStart | KeyAction::ScrollToEnd => {
+                let to_start = action == KeyAction::ScrollToStart;
                 let far = if to_start == (self.focus == PaneId::Diff) {
                     0
                 } else {
@@ -299,49 +331,55 @@ impl App {
                 };
                 self.scroll[self.focus.index()] = far;
             }
-            KeyCode::Char('[') => {
+            KeyAction::PreviousFile => {
                 self.diff_file = self.diff_file.saturating_sub(1);
                 self.scroll[PaneId::Diff.index()] = 0;
             }
-            KeyCode::Char(']') => {
+            KeyAction::NextFile => {
                 self.diff_file = self.diff_file.saturating_add(1);
                 self.scroll[PaneId::Diff.index()] = 0;
             }
-            KeyCode::Char('v') => self.diff_against_previous = !self.diff_against_previous,
-            KeyCode::Enter if self.focus == PaneId::Verdict => {
-                if let Some(path) = self.next_finding_file(state) {
+            KeyAction::ToggleDiffBase => self.diff_against_previous = !self.diff_against_previous,
+            KeyAction::OpenFinding => {
+                if self.focus == PaneId::Verdict
+                    && let Some(path) = self.next_finding_file(state)
+                {
                     self.diff_goto = Some(path);
                     self.focus = PaneId::Diff;
                     self.zoom = false;
                 }
             }
-            KeyCode::Char('r') if self.live => return vec![Action::Send(Command::Rerun)],
-            KeyCode::Char('o') if self.live && !running => {
-                return vec![Action::Send(Command::OpenShell)];
-            }
-            KeyCode::Char('a') if self.live && state.agent_running => {
-                self.attached = true;
-                self.focus = PaneId::Agent;
-            }
-            KeyCode::Char('t') => {
+            KeyAction::ToggleTranscript => {
                 self.agent_transcript = !self.agent_transcript;
                 self.scroll[PaneId::Agent.index()] = 0;
             }
-            _ if !running => {}
-            KeyCode::Char('n') => return vec![Action::Send(Command::Next)],
-            KeyCode::Char('s') => return vec![Action::Send(Command::ToggleMode)],
-            KeyCode::Char('p') => return vec![Action::Send(Command::TogglePause)],
-            KeyCode::Char('i') => {
+            KeyAction::Attach => {
+                if state.agent_running {
+                    self.attached = true;
+                    self.focus = PaneId::Agent;
+                }
+            }
+            KeyAction::Detach => self.attached = false,
+            KeyAction::Rerun => return send(Command::Rerun),
+            KeyAction::OpenShell => return send(Command::OpenShell),
+            KeyAction::Next => return send(Command::Next),
+            KeyAction::ToggleMode => return send(Command::ToggleMode),
+            KeyAction::TogglePause => return send(Command::TogglePause),
+            KeyAction::Inject => {
                 self.popup = Some(Popup::Editor(
                     Editor::new(&state.task.phase2_details),
                     EditorPurpose::Inject,
                 ));
             }
-            KeyCode::Char('m') => {
+            KeyAction::Message => {
                 self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
             }
-            KeyCode::Char('x') => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
-            _ => {}
+            KeyAction::Abort => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
+            KeyAction::PlayPause => return playback(PlaybackControl::PlayPause),
+            KeyAction::Seek(seconds) => return playback(PlaybackControl::Seek(seconds)),
+            KeyAction::Speed(faster) => return playback(PlaybackControl::Speed { faster }),
+            KeyAction::Jump(forward) => return playback(PlaybackControl::Jump { forward }),
+            KeyAction::Regrade => return vec![Action::Regrade],
         }
         Vec::new()
     }
@@ -361,6 +399,7 @@ fn verdict_files(verdict: &crate::grade::Verdict) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::grade::{Finding, FindingKind};
+    use crossterm::event::KeyModifiers;
 
     fn key(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
@@ -504,5 +543,65 @@ mod tests {
             .is_empty()
         );
         assert!(!app.attached);
+    }
+
+    #[test]
+    fn ctrl_5_detaches_as_ctrl_bracket_does() {
+        let mut state = SessionState::new();
+        state.agent_running = true;
+        let mut app = App::new(true);
+        app.on_key(key('a'), &state);
+        assert!(app.attached);
+        // What crossterm reports for the byte 0x1d a terminal sends for Ctrl-].
+        let sent = app.on_key(
+            KeyEvent::new(KeyCode::Char('5'), KeyModifiers::CONTROL),
+            &state,
+        );
+        assert!(sent.is_empty(), "{sent:?}");
+        assert!(!app.attached);
+    }
+
+    #[test]
+    fn replay_keys_are_playback_actions_and_live_ones_do_nothing_there() {
+        let state = SessionState::new();
+        let mut app = App::new(false);
+        let cases = [
+            (key(' '), Action::Playback(PlaybackControl::PlayPause)),
+            (
+                KeyEvent::new(KeyCode::Left, KeyModifiers::NONE),
+                Action::Playback(PlaybackControl::Seek(-5.0)),
+            ),
+            (
+                KeyEvent::new(KeyCode::Right, KeyModifiers::NONE),
+                Action::Playback(PlaybackControl::Seek(5.0)),
+            ),
+            (
+                key('>'),
+                Action::Playback(PlaybackControl::Speed { faster: true }),
+            ),
+            (
+                key('<'),
+                Action::Playback(PlaybackControl::Speed { faster: false }),
+            ),
+            (
+                key('.'),
+                Action::Playback(PlaybackControl::Jump { forward: true }),
+            ),
+            (
+                key(','),
+                Action::Playback(PlaybackControl::Jump { forward: false }),
+            ),
+            (key('r'), Action::Regrade),
+            (key('q'), Action::Quit),
+        ];
+        for (k, action) in cases {
+            assert_eq!(app.on_key(k, &state), [action], "{k:?}");
+        }
+        for c in ['n', 's', 'p', 'x', 'o', 'a'] {
+            assert!(app.on_key(key(c), &state).is_empty(), "{c}");
+            assert!(app.popup.is_none() && !app.attached, "{c}");
+        }
+        // A live session has no playback: Space does nothing there.
+        assert!(App::new(true).on_key(key(' '), &state).is_empty());
     }
 }

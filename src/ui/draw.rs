@@ -12,14 +12,57 @@ use crate::event::Stage;
 use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
-use super::diffpane::DiffPane;
+use super::keymap::{self, Situation};
 use super::panes;
+use super::panes::diff::DiffPane;
+use super::scene::{Playback, Scene};
 use super::theme::Theme;
 
-/// Extra lines a replay adds at the bottom (its timeline bar), drawn by the caller.
-pub struct Extras<'a> {
-    /// A line drawn above the status line (replay's timeline), if any.
-    pub timeline: Option<Line<'a>>,
+/// Where each part of a frame goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameLayout {
+    /// The five panes, in the order of [`PaneId::ALL`] (only the focused one when zoomed;
+    /// the others are empty).
+    pub panes: [Rect; 5],
+    /// The phase bar.
+    pub phase_bar: Rect,
+    /// Replay's timeline bar (empty in a live session).
+    pub timeline: Rect,
+    /// The status line.
+    pub status: Rect,
+    /// The key hint.
+    pub hint: Rect,
+}
+
+impl FrameLayout {
+    /// The layout of a frame of `area` as `view` shows it (zoom, replay's timeline).
+    pub fn of(area: Rect, view: &App) -> FrameLayout {
+        let chunks = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([
+                Constraint::Min(4),
+                Constraint::Length(1),
+                Constraint::Length(u16::from(!view.live)),
+                Constraint::Length(1),
+                Constraint::Length(1),
+            ])
+            .split(area);
+        let main = chunks[0];
+        let panes = if view.zoom {
+            let mut r = [Rect::default(); 5];
+            r[view.focus.index()] = main;
+            r
+        } else {
+            pane_layout(main)
+        };
+        FrameLayout {
+            panes,
+            phase_bar: chunks[1],
+            timeline: chunks[2],
+            status: chunks[3],
+            hint: chunks[4],
+        }
+    }
 }
 
 /// The rectangles of the five panes for a terminal area (unzoomed).
@@ -61,82 +104,116 @@ pub fn terminal_sizes(width: u16, height: u16, app: &App) -> ((u16, u16), (u16, 
     )
 }
 
-/// Draws a whole frame.
+/// Draws a whole frame of `state` as `view` shows it: copies what the frame needs
+/// ([`Scene::capture`]) and draws that ([`draw_scene`]). Returns where everything went.
 pub fn draw(
     frame: &mut Frame<'_>,
-    state: &mut SessionState,
-    app: &mut App,
+    state: &SessionState,
+    view: &App,
     diff: &DiffPane,
     theme: &Theme,
-    extras: &Extras<'_>,
-) {
+) -> FrameLayout {
+    let layout = FrameLayout::of(frame.area(), view);
+    let scene = Scene::capture(state, view, &layout.panes);
+    draw_scene(frame, &scene, view, diff, theme)
+}
+
+/// Draws a whole frame from its scene. Returns where everything went.
+pub fn draw_scene(
+    frame: &mut Frame<'_>,
+    scene: &Scene,
+    view: &App,
+    diff: &DiffPane,
+    theme: &Theme,
+) -> FrameLayout {
     let area = frame.area();
-    let extra_rows = u16::from(extras.timeline.is_some());
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Min(4),
-            Constraint::Length(1),
-            Constraint::Length(extra_rows),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .split(area);
-    let main = chunks[0];
-    let rects = pane_layout(main);
-    app.pane_rects = if app.zoom {
-        let mut r = [Rect::default(); 5];
-        r[app.focus.index()] = main;
-        r
-    } else {
-        rects
-    };
+    let layout = FrameLayout::of(area, view);
     for pane in PaneId::ALL {
-        let rect = app.pane_rects[pane.index()];
+        let rect = layout.panes[pane.index()];
         if rect.area() == 0 {
             continue;
         }
-        let block = pane_block(pane, app, state, diff, theme);
+        let block = pane_block(pane, view, scene, diff, theme);
         match pane {
-            PaneId::Agent if app.agent_transcript => {
-                panes::transcript(frame, rect, block, state, app.scroll[0], theme)
+            PaneId::Agent if view.agent_transcript => {
+                panes::transcript(frame, rect, block, scene, view.scroll[0], theme)
             }
-            PaneId::Agent => panes::terminal(
-                frame,
-                rect,
-                block,
-                &mut state.agent_screen,
-                app.scroll[0],
-                !app.attached,
-            ),
-            PaneId::RunLog => panes::terminal(
-                frame,
-                rect,
-                block,
-                &mut state.run_screen,
-                app.scroll[2],
-                true,
-            ),
-            PaneId::Diff => diff.draw(frame, rect, block, app, theme),
-            PaneId::Metrics => panes::metrics(frame, rect, block, state, theme),
-            PaneId::Verdict => panes::verdict(frame, rect, block, state, app.scroll[4], theme),
+            PaneId::Agent => panes::terminal(frame, rect, block, &scene.agent, !view.attached),
+            PaneId::RunLog => panes::terminal(frame, rect, block, &scene.run, true),
+            PaneId::Diff => diff.draw(frame, rect, block, view, theme),
+            PaneId::Metrics => panes::metrics(frame, rect, block, scene, theme),
+            PaneId::Verdict => panes::verdict(frame, rect, block, scene, view.scroll[4], theme),
         }
     }
-    frame.render_widget(Paragraph::new(phase_bar(state, theme)), chunks[1]);
-    if let Some(line) = &extras.timeline {
-        frame.render_widget(Paragraph::new(line.clone()), chunks[2]);
+    frame.render_widget(Paragraph::new(phase_bar(scene, theme)), layout.phase_bar);
+    if let Some(playback) = &scene.playback {
+        frame.render_widget(
+            Paragraph::new(timeline_line(playback, layout.timeline.width, theme)),
+            layout.timeline,
+        );
     }
-    frame.render_widget(Paragraph::new(status_line(state, app, theme)), chunks[3]);
-    frame.render_widget(Paragraph::new(key_hint(state, app, theme)), chunks[4]);
-    if let Some(popup) = &mut app.popup {
+    frame.render_widget(
+        Paragraph::new(status_line(scene, view, theme)),
+        layout.status,
+    );
+    frame.render_widget(Paragraph::new(key_hint(scene, view, theme)), layout.hint);
+    if let Some(popup) = &view.popup {
         draw_popup(frame, area, popup, theme);
     }
+    layout
+}
+
+/// The timeline bar: play state, position, speed, and a track with phase markers.
+pub fn timeline_line<'a>(playback: &Playback, width: u16, theme: &Theme) -> Line<'a> {
+    let c = &theme.colors;
+    let head = format!(
+        " {} {} / {} ×{} ",
+        if playback.playing { "▶" } else { "❚❚" },
+        clock(playback.position),
+        clock(playback.end),
+        playback.speed
+    );
+    let track_width = usize::from(width)
+        .saturating_sub(head.chars().count() + 2)
+        .max(10);
+    let end = playback.end.max(1e-9);
+    let column = |t: f64| ((t / end) * (track_width - 1) as f64).round() as usize;
+    let mut cells: Vec<(char, Style)> = vec![('─', Style::default().fg(c.dim)); track_width];
+    let here = column(playback.position).min(track_width - 1);
+    for cell in cells.iter_mut().take(here) {
+        *cell = ('━', Style::default().fg(c.focus));
+    }
+    for (t, label) in &playback.markers {
+        let i = column(*t).min(track_width - 1);
+        let color = if label.contains("FAIL") {
+            c.fail
+        } else if label.contains("PASS") {
+            c.pass
+        } else {
+            c.waiting
+        };
+        cells[i] = ('│', Style::default().fg(color));
+    }
+    cells[here] = (
+        '●',
+        Style::default().fg(c.focus).add_modifier(Modifier::BOLD),
+    );
+    let mut spans = vec![Span::styled(
+        head,
+        Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+    )];
+    spans.extend(
+        cells
+            .into_iter()
+            .map(|(ch, st)| Span::styled(ch.to_string(), st)),
+    );
+    Line::from(spans)
 }
 
 fn pane_block<'a>(
     pane: PaneId,
     app: &App,
-    state: &SessionState,
+    state: &Scene,
     diff: &DiffPane,
     theme: &Theme,
 ) -> Block<'a> {
@@ -193,7 +270,7 @@ const BAR: [(u8, Stage, &str); 9] = [
     (0, Stage::Done, "done"),
 ];
 
-fn phase_bar<'a>(state: &SessionState, theme: &Theme) -> Line<'a> {
+fn phase_bar<'a>(state: &Scene, theme: &Theme) -> Line<'a> {
     let c = &theme.colors;
     let current = BAR
         .iter()
@@ -242,7 +319,7 @@ pub fn clock(seconds: f64) -> String {
     }
 }
 
-fn status_line<'a>(state: &SessionState, app: &App, theme: &Theme) -> Line<'a> {
+fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
     let c = &theme.colors;
     let base = Style::default().fg(c.status_fg).bg(c.status_bg);
     let phase = match state.stage {
@@ -312,71 +389,20 @@ fn short_agent(agent: &str) -> String {
     }
 }
 
-fn key_hint<'a>(state: &SessionState, app: &App, theme: &Theme) -> Line<'a> {
-    let text = if app.attached {
-        "attached to the agent's terminal: keys go to the agent · Ctrl-] detaches"
-    } else if !app.live {
-        "Space play/pause · ←/→ seek 5 s · </> speed · ,/. prev/next phase · Tab/1-5 focus · z zoom · ? help · q quit"
-    } else if state.finished.is_some() {
-        "r re-verify · o shell · a attach · t transcript · Tab/1-5 focus · z zoom · [ ] files · v diff base · Enter finding→diff · ? help · q quit"
+/// The key hint: the hinted bindings of the key table for the view's situation.
+fn key_hint<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
+    let situation = Situation::of(app.attached, app.live, state.finished.is_some());
+    let entries = keymap::hints(situation)
+        .map(|(keys, what)| format!("{keys} {what}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let text = if situation == Situation::Attached {
+        format!("attached to the agent's terminal: keys go to the agent · {entries}")
     } else {
-        "n next · s step/auto · p pause · i inject · m message · a attach · r re-verify · x abort · t transcript · Tab/1-5 focus · z zoom · ? help · q quit"
+        entries
     };
     Line::from(Span::styled(text, Style::default().fg(theme.colors.dim)))
 }
-
-/// The key table shown by `?` (and in the README).
-pub const HELP: &[(&str, &str)] = &[
-    ("Tab / Shift-Tab", "focus the next / previous pane"),
-    ("1 … 5", "focus Agent, Diff, Run log, Metrics, Verdict"),
-    ("z", "zoom the focused pane / restore"),
-    ("n", "next: advance to the next phase (step mode)"),
-    ("s", "toggle step / auto mode"),
-    ("p", "pause / resume the agent (the whole process group)"),
-    (
-        "i",
-        "inject the phase-two details (Ctrl-S sends, Esc cancels)",
-    ),
-    ("m", "message the agent"),
-    (
-        "t",
-        "Agent pane: the prompts and the agent's transcript / its terminal",
-    ),
-    ("a", "attach: keys go to the agent's terminal until Ctrl-]"),
-    (
-        "r",
-        "re-run verify and grade on the current workspace (also after the end)",
-    ),
-    (
-        "o",
-        "after the end: open a shell in the workspace in the Agent pane",
-    ),
-    (
-        "Enter (Verdict)",
-        "show the file of the next finding in the Diff pane",
-    ),
-    ("x", "abort the run (asks to confirm, y)"),
-    ("?", "this help"),
-    ("q", "quit (asks to confirm, y, while something runs)"),
-    (
-        "j k PgUp PgDn g G",
-        "scroll the focused pane; G follows the end",
-    ),
-    ("[ ]", "previous / next file in the Diff pane"),
-    (
-        "v",
-        "Diff: against the original / against the agent's previous change",
-    ),
-    (
-        "mouse",
-        "wheel scrolls the pane under the pointer, a click focuses it",
-    ),
-    (
-        "replay: Space ← → < >",
-        "play/pause, seek 5 s, slower/faster",
-    ),
-    ("replay: , .", "previous / next phase change or verdict"),
-];
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -389,7 +415,16 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &mut Popup, theme: &Theme) {
+/// Where the editor popup goes in a frame of `area`.
+pub fn editor_rect(area: Rect) -> Rect {
+    centered(
+        area,
+        area.width.saturating_sub(8).min(110),
+        area.height.saturating_sub(4).min(24),
+    )
+}
+
+fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
     let c = &theme.colors;
     let block = |title: &str| {
         Block::default()
@@ -402,13 +437,14 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &mut Popup, theme: &Them
     };
     match popup {
         Popup::Help => {
-            let rect = centered(area, 78, HELP.len() as u16 + 2);
-            let lines: Vec<Line> = HELP
-                .iter()
+            let rows: Vec<(&str, &str)> = keymap::help_rows().collect();
+            let rect = centered(area, 78, rows.len() as u16 + 2);
+            let lines: Vec<Line> = rows
+                .into_iter()
                 .map(|(k, v)| {
                     Line::from(vec![
                         Span::styled(format!("{k:>22}  "), Style::default().fg(c.focus)),
-                        Span::styled(*v, Style::default().fg(c.text)),
+                        Span::styled(v, Style::default().fg(c.text)),
                     ])
                 })
                 .collect();
@@ -432,21 +468,17 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &mut Popup, theme: &Them
             );
         }
         Popup::Editor(editor, purpose) => {
-            let rect = centered(
-                area,
-                area.width.saturating_sub(8).min(110),
-                area.height.saturating_sub(4).min(24),
-            );
+            let rect = editor_rect(area);
             let title = match purpose {
                 EditorPurpose::Inject => "Phase-two details (Ctrl-S sends, Esc cancels)",
                 EditorPurpose::Message => "Message to the agent (Ctrl-S sends, Esc cancels)",
             };
             let inner_h = usize::from(rect.height.saturating_sub(2));
-            editor.scroll_to_cursor(inner_h);
+            let top = editor.top_for(inner_h);
             let (row, col) = editor.cursor();
             let lines: Vec<Line> = editor
                 .lines()
-                .skip(editor.top)
+                .skip(top)
                 .take(inner_h)
                 .map(|l| Line::from(Span::styled(l, Style::default().fg(c.text))))
                 .collect();
@@ -458,7 +490,7 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &mut Popup, theme: &Them
                 rect,
             );
             let x = rect.x + 1 + col.min(usize::from(rect.width.saturating_sub(3))) as u16;
-            let y = rect.y + 1 + (row - editor.top) as u16;
+            let y = rect.y + 1 + (row - top) as u16;
             frame.set_cursor_position((x, y));
         }
     }

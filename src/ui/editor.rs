@@ -148,10 +148,18 @@ impl Editor {
 
     /// Keeps the cursor within a window of `height` lines.
     pub fn scroll_to_cursor(&mut self, height: usize) {
+        self.top = self.top_for(height);
+    }
+
+    /// The first visible line for a window of `height` lines: [`Editor::top`], moved just
+    /// enough that the cursor's line is in view.
+    pub fn top_for(&self, height: usize) -> usize {
         if self.row < self.top {
-            self.top = self.row;
+            self.row
         } else if height > 0 && self.row >= self.top + height {
-            self.top = self.row + 1 - height;
+            self.row + 1 - height
+        } else {
+            self.top
         }
     }
 }

@@ -1,15 +1,17 @@
 //! The TUI: a view of the session state and a source of commands, never a second engine.
-//! The loop draws only when something changed, at most 60 frames a second, inside
-//! synchronized updates; keys, mouse and paste come from an input thread.
+//! One loop serves a live session and a replay alike: its source is either the session's
+//! shared state or a [`Player`], and playback controls are actions like any other. The loop
+//! draws only when something changed, at most 60 frames a second, inside synchronized
+//! updates; keys, mouse and paste come from an input thread.
 
 pub mod app;
-pub mod diffpane;
 pub mod draw;
 pub mod editor;
+pub mod keymap;
 pub mod keys;
 pub mod panes;
 pub mod picker;
-pub mod replay;
+pub mod scene;
 pub mod terminal;
 pub mod theme;
 
@@ -20,18 +22,24 @@ use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::layout::Rect;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::event::Command;
-use crate::event::{Interruption, Mode};
+use crate::event::{Command, Interruption, Mode};
+use crate::replay::Player;
 use crate::session::recorder::{SharedState, lock};
+use crate::session::state::SessionState;
 
-use app::{Action, App};
-use diffpane::DiffPane;
+use app::{Action, App, PlaybackControl};
+use panes::diff::DiffPane;
+use scene::{Playback, Scene};
 use terminal::Tui;
 use theme::Theme;
+
+/// How often a replay's playback advances.
+const PLAYBACK_TICK: Duration = Duration::from_millis(33);
 
 /// Shortest time between two frames (60 frames a second).
 pub const FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
@@ -104,104 +112,199 @@ pub(crate) fn spawn_input_thread(stop: Arc<AtomicBool>) -> mpsc::UnboundedReceiv
     rx
 }
 
-/// What the loop is showing.
-pub struct View {
+/// A live session, as the loop shows it.
+pub struct Live {
     /// The session state.
     pub state: SharedState,
     /// Signalled when the state changes.
     pub changed: watch::Receiver<u64>,
-    /// Where commands go (None when there is no live session).
-    pub commands: Option<mpsc::Sender<Command>>,
+    /// Where commands go.
+    pub commands: mpsc::Sender<Command>,
     /// The running driver, whose result is the exit status.
-    pub driver: Option<JoinHandle<i32>>,
-    /// The theme.
-    pub theme: Theme,
+    pub driver: JoinHandle<i32>,
+    /// When the process started (the first frame's delay is logged).
+    pub started: std::time::Instant,
 }
 
-/// Runs the TUI until the user quits; returns the session's exit status.
-pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
+/// What the loop shows: a live session, or a recorded one played back.
+pub enum Source {
+    /// A live session.
+    Live(Live),
+    /// A recorded session.
+    Replay(Box<Player>),
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The live session ended with this exit status (None: its driver was lost).
+    Session(Option<i32>),
+    /// The user left a replay.
+    Quit,
+    /// The user asked from a replay to re-run verify and grade on the run's workspace.
+    Regrade,
+}
+
+/// Where the state comes from: the live session's shared state or the player's.
+enum Feed {
+    Live(SharedState),
+    Replay(Box<Player>),
+}
+
+impl Feed {
+    /// Reads the state (for a live session, under its lock, for as long as `read` runs).
+    fn read<R>(&self, read: impl FnOnce(&SessionState) -> R) -> R {
+        match self {
+            Feed::Live(state) => read(&lock(state)),
+            Feed::Replay(player) => read(player.state()),
+        }
+    }
+}
+
+/// Carries out a playback control on `player`.
+fn control(player: &mut Player, control: PlaybackControl) {
+    match control {
+        PlaybackControl::PlayPause => {
+            if player.at_end() {
+                player.seek(0.0);
+            }
+            player.playing = !player.playing;
+        }
+        PlaybackControl::Seek(seconds) => player.seek(player.position() + seconds),
+        PlaybackControl::Speed { faster } => player.change_speed(faster),
+        PlaybackControl::Jump { forward } => player.jump(forward),
+    }
+}
+
+/// Runs the TUI until the user quits or the replay is left; a live session is stopped
+/// (aborted, or interrupted by the signal that ended the TUI) and waited for.
+pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
+    let (mut feed, mut changed, commands, mut driver, started) = match source {
+        Source::Live(live) => (
+            Feed::Live(live.state),
+            Some(live.changed),
+            Some(live.commands),
+            Some(live.driver),
+            Some(live.started),
+        ),
+        Source::Replay(player) => (Feed::Replay(player), None, None, None, None),
+    };
+    let replay = matches!(feed, Feed::Replay(_));
     let stop = Arc::new(AtomicBool::new(false));
     let mut input = spawn_input_thread(stop.clone());
-    let mut app = App::new(view.commands.is_some());
-    let (mut diff, mut diff_results) = DiffPane::new(view.theme.syntax_theme.clone());
+    let mut app = App::new(!replay);
+    let (mut diff, mut diff_results) = DiffPane::new(theme.syntax_theme.clone());
     let mut limiter = FrameLimiter::new();
     let mut sizes = ((0, 0), (0, 0));
     let mut was_waiting = false;
-    let mut exit_code: Option<i32> = None;
+    // The driver's result once it ended: its exit status, or None when it failed.
+    let mut exit_code: Option<Option<i32>> = None;
     let mut signals = Signals::new();
     let mut interrupted = None;
     let mut frames: u64 = 0;
-    loop {
+    let mut ticker = tokio::time::interval(PLAYBACK_TICK);
+    let mut last_tick = Instant::now();
+    let ended = loop {
         let due = limiter.due();
         tokio::select! {
             ev = input.recv() => {
-                let Some(ev) = ev else { break };
-                let actions = {
-                    let state = lock(&view.state);
-                    match ev {
-                        TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key, &state),
-                        TermEvent::Mouse(m) => { app.on_mouse(m); Vec::new() }
-                        TermEvent::Paste(text) => app.on_paste(&text),
-                        _ => Vec::new(),
-                    }
-                };
+                let Some(ev) = ev else { break Ended::Quit };
+                let actions = feed.read(|state| match ev {
+                    TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key, state),
+                    TermEvent::Mouse(m) => { app.on_mouse(m); Vec::new() }
+                    TermEvent::Paste(text) => app.on_paste(&text),
+                    _ => Vec::new(),
+                });
                 limiter.mark();
-                let mut quit = false;
+                let mut leave = None;
                 for action in actions {
                     match action {
                         Action::Send(cmd) => {
-                            if let Some(tx) = &view.commands {
+                            if let Some(tx) = &commands {
                                 let _ = tx.send(cmd).await;
                             }
                         }
-                        Action::Quit => quit = true,
+                        Action::Playback(c) => {
+                            if let Feed::Replay(player) = &mut feed {
+                                control(player, c);
+                                last_tick = Instant::now();
+                            }
+                        }
+                        Action::Regrade => leave = Some(Ended::Regrade),
+                        Action::Quit => leave = Some(Ended::Quit),
                     }
                 }
-                if quit {
-                    break;
+                if let Some(leave) = leave {
+                    break leave;
                 }
             }
-            _ = view.changed.changed() => limiter.mark(),
-            code = join_opt(view.driver.as_mut()) => {
-                view.driver = None;
-                exit_code = Some(code.unwrap_or(crate::process::EXIT_INFRA));
+            open = changed_opt(changed.as_mut()) => {
+                if open.is_none() {
+                    changed = None;
+                }
+                limiter.mark();
+            }
+            code = join_opt(driver.as_mut()) => {
+                driver = None;
+                exit_code = Some(code.ok());
                 limiter.mark();
             }
             kind = signals.recv() => {
                 interrupted = Some(kind);
-                break;
+                break Ended::Quit;
             }
             Some(built) = diff_results.recv() => {
                 diff.accept(built);
                 limiter.mark();
             }
+            _ = ticker.tick(), if replay => {
+                let now = Instant::now();
+                if let Feed::Replay(player) = &mut feed
+                    && (player.advance((now - last_tick).as_secs_f64()) || player.playing)
+                {
+                    limiter.mark();
+                }
+                last_tick = now;
+            }
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                 let size = terminal.size().unwrap_or_default();
+                let area = Rect::new(0, 0, size.width, size.height);
                 let new_sizes = draw::terminal_sizes(size.width, size.height, &app);
                 if new_sizes != sizes {
                     sizes = new_sizes;
-                    if let Some(tx) = &view.commands {
+                    if let Some(tx) = &commands {
                         let _ = tx.send(Command::ResizeAgent(sizes.0.0, sizes.0.1)).await;
                         let _ = tx.send(Command::ResizeRun(sizes.1.0, sizes.1.1)).await;
                     }
                 }
-                let mut state = lock(&view.state);
-                diff.update(&state, &mut app);
-                let waiting = state.waiting.is_some() && state.mode == Mode::Step;
+                let panes = draw::FrameLayout::of(area, &app).panes;
+                // For a live session the lock is held only to copy what the frame needs.
+                let mut scene = feed.read(|state| {
+                    diff.update(state, &mut app);
+                    Scene::capture(state, &app, &panes)
+                });
+                if let Feed::Replay(player) = &feed {
+                    scene.playback = Some(Playback::of(player));
+                }
+                let waiting = scene.waiting.is_some() && scene.mode == Mode::Step;
                 let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
-                let extras = draw::Extras { timeline: None };
-                let _ = terminal.draw(|f| draw::draw(f, &mut state, &mut app, &diff, &view.theme, &extras));
+                let mut layout = None;
+                let _ = terminal.draw(|f| {
+                    layout = Some((f.area(), draw::draw_scene(f, &scene, &app, &diff, theme)));
+                });
                 let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
+                if let Some((area, layout)) = layout {
+                    app.settle(area, &layout);
+                }
                 if waiting && !was_waiting {
                     let _ = std::io::stdout().write_all(b"\x07");
                     let _ = std::io::stdout().flush();
                 }
                 was_waiting = waiting;
-                drop(state);
-                if frames == 0 {
+                if frames == 0 && let Some(started) = started {
                     tracing::info!(
                         "first frame drawn {} ms after start",
-                        crate::process::STARTED.elapsed().as_millis()
+                        started.elapsed().as_millis()
                     );
                 }
                 frames += 1;
@@ -212,21 +315,29 @@ pub async fn run(terminal: &mut Tui, mut view: View) -> i32 {
                 }
             }
         }
-    }
+    };
     stop.store(true, Ordering::Relaxed);
-    if let Some(driver) = view.driver.take() {
-        if let Some(tx) = &view.commands {
+    if replay {
+        return ended;
+    }
+    if let Some(driver) = driver.take() {
+        if let Some(tx) = &commands {
             let stop = interrupted.map_or(Command::Abort, Command::Interrupt);
             let _ = tx.send(stop).await;
         }
-        exit_code = Some(driver.await.unwrap_or(crate::process::EXIT_INFRA));
+        exit_code = Some(driver.await.ok());
     }
-    exit_code.unwrap_or_else(|| {
-        lock(&view.state)
-            .finished
-            .as_ref()
-            .map_or(crate::process::EXIT_INFRA, |f| f.exit_code)
-    })
+    Ended::Session(
+        exit_code.unwrap_or_else(|| feed.read(|s| s.finished.as_ref().map(|f| f.exit_code))),
+    )
+}
+
+/// Waits for the next change of the state, if there is a live one.
+async fn changed_opt(changed: Option<&mut watch::Receiver<u64>>) -> Option<()> {
+    match changed {
+        Some(rx) => rx.changed().await.ok(),
+        None => std::future::pending().await,
+    }
 }
 
 /// Waits for the driver, if there is one.

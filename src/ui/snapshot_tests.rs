@@ -13,8 +13,8 @@ use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, Direction, Reduce};
 
 use super::app::{App, PaneId};
-use super::diffpane::DiffPane;
-use super::draw::{self, Extras};
+use super::draw;
+use super::panes::diff::DiffPane;
 use super::theme::Theme;
 
 const TORCH: &str = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(64, 10)\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\nfor epoch in range(3):\n    print(f\"epoch {epoch} acc={acc}\")\n";
@@ -161,7 +161,7 @@ fn session() -> SessionState {
 }
 
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
-    let mut state = session();
+    let state = session();
     let theme = Theme::dark();
     let mut app = App::new(true);
     app.focus = focus;
@@ -174,14 +174,7 @@ fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBa
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|f| {
-            draw::draw(
-                f,
-                &mut state,
-                &mut app,
-                &diff,
-                &theme,
-                &Extras { timeline: None },
-            )
+            draw::draw(f, &state, &app, &diff, &theme);
         })
         .unwrap();
     terminal

@@ -59,6 +59,16 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Sends raw bytes, as the terminal would (`send-keys -H`), each given in hex ("1d").
+    pub fn bytes_hex(&self, bytes: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "t", "-H"])
+            .args(bytes)
+            .status()
+            .expect("tmux send-keys -H");
+        assert!(status.success());
+    }
+
     /// Resizes the session's window.
     pub fn resize(&self, width: &str, height: &str) {
         let _ = Command::new("tmux")

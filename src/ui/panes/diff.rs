@@ -1,0 +1,404 @@
+//! The Diff pane: the workspace against the source (or against the agent's previous version
+//! of each file), a file list with status and pairings, and the selected file's highlighted
+//! side-by-side rows. The state's files are copied when they change; building the snapshots,
+//! comparing them, diffing and highlighting run on a blocking thread, and the pane draws the
+//! latest finished result.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use tokio::sync::mpsc;
+
+use crate::diff::{
+    CompareOptions, DiffOptions, DiffPalette, FileDiffView, FileEntry, FileStatus,
+    HighlightRequest, HighlightScope, Highlighter, Snapshot, compare_snapshots, render_rows,
+};
+use crate::event::FileContent;
+use crate::session::state::SessionState;
+
+use super::super::app::App;
+use super::super::theme::Theme;
+
+/// Identifies the inputs of a built view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ViewKey {
+    files: FilesKey,
+    index: usize,
+}
+
+/// Identifies the inputs of a file list: the state's files version and the diff base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FilesKey {
+    files_version: u64,
+    against_previous: bool,
+}
+
+/// The two snapshots compared and the files with changes between them.
+struct Compared {
+    old: Arc<Snapshot>,
+    new: Arc<Snapshot>,
+    entries: Vec<FileEntry>,
+}
+
+/// A finished background build: a new file list (when the files changed) and the selected
+/// file's view.
+pub struct Built {
+    files: FilesKey,
+    compared: Option<Compared>,
+    view: Option<(ViewKey, FileDiffView)>,
+}
+
+/// The files of the session state that a comparison needs, copied while its lock is held.
+struct FilesCopy {
+    baseline: BTreeMap<String, FileContent>,
+    files: BTreeMap<String, FileContent>,
+    previous: BTreeMap<String, Option<FileContent>>,
+}
+
+/// The Diff pane's model.
+pub struct DiffPane {
+    syntax_theme: String,
+    highlighter: Arc<Highlighter>,
+    /// The inputs of the newest file list asked for.
+    wanted: Option<FilesKey>,
+    /// The inputs of the file list held.
+    held: Option<FilesKey>,
+    old: Arc<Snapshot>,
+    new: Arc<Snapshot>,
+    entries: Vec<FileEntry>,
+    view: Option<(ViewKey, Arc<FileDiffView>)>,
+    pending: Option<ViewKey>,
+    results: mpsc::UnboundedSender<Built>,
+}
+
+impl DiffPane {
+    /// An empty pane; finished builds arrive on the returned receiver, to be handed back to
+    /// [`DiffPane::accept`].
+    pub fn new(syntax_theme: String) -> (DiffPane, mpsc::UnboundedReceiver<Built>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            DiffPane {
+                syntax_theme,
+                highlighter: Arc::new(Highlighter::default()),
+                wanted: None,
+                held: None,
+                old: Arc::new(Snapshot::new()),
+                new: Arc::new(Snapshot::new()),
+                entries: Vec::new(),
+                view: None,
+                pending: None,
+                results: tx,
+            },
+            rx,
+        )
+    }
+
+    /// The files with changes.
+    pub fn entries(&self) -> &[FileEntry] {
+        &self.entries
+    }
+
+    /// Takes a finished build; a file list older than the newest asked for is dropped.
+    pub fn accept(&mut self, built: Built) {
+        if let Some(compared) = built.compared {
+            if self.wanted != Some(built.files) {
+                return;
+            }
+            self.held = Some(built.files);
+            self.old = compared.old;
+            self.new = compared.new;
+            self.entries = compared.entries;
+        }
+        if let Some((key, view)) = built.view {
+            if self.pending == Some(key) {
+                self.pending = None;
+            }
+            if self.held == Some(key.files) {
+                self.view = Some((key, Arc::new(view)));
+            }
+        }
+    }
+
+    /// Brings the pane up to date with the state: when the files or the diff base changed,
+    /// copies the files and compares them in the background (with the selected file's view);
+    /// otherwise starts building the selected file's view when it changed. Cheap when
+    /// nothing changed; the state is only read.
+    pub fn update(&mut self, state: &SessionState, app: &mut App) {
+        let files = FilesKey {
+            files_version: state.files_version,
+            against_previous: app.diff_against_previous,
+        };
+        if self.wanted != Some(files) {
+            self.wanted = Some(files);
+            let copy = FilesCopy {
+                baseline: state.baseline.clone(),
+                files: state.files.clone(),
+                previous: state.previous.clone(),
+            };
+            let index = app.diff_file;
+            let (highlighter, theme, tx) = self.job_parts();
+            self.pending = None;
+            spawn(move || {
+                let compared = compare(&copy, files.against_previous);
+                let view = (!compared.entries.is_empty()).then(|| {
+                    let index = index.min(compared.entries.len() - 1);
+                    let key = ViewKey { files, index };
+                    let entry = &compared.entries[index];
+                    build_view(entry, &compared, &highlighter, &theme).map(|v| (key, v))
+                });
+                let _ = tx.send(Built {
+                    files,
+                    compared: Some(compared),
+                    view: view.flatten(),
+                });
+            });
+        }
+        self.select(app);
+    }
+
+    /// Resolves a file asked for from the Verdict pane, keeps the selection in the file list
+    /// and starts building the selected file's view when it is not built or being built.
+    fn select(&mut self, app: &mut App) {
+        let Some(files) = self.held else { return };
+        if self.entries.is_empty() || self.wanted != Some(files) {
+            return;
+        }
+        if let Some(path) = app.diff_goto.take()
+            && let Some(i) = self
+                .entries
+                .iter()
+                .position(|e| e.path == path || e.old_path() == Some(path.as_str()))
+        {
+            app.diff_file = i;
+            app.scroll[1] = 0;
+        }
+        app.diff_file = app.diff_file.min(self.entries.len() - 1);
+        let want = ViewKey {
+            files,
+            index: app.diff_file,
+        };
+        let have = self.view.as_ref().map(|(k, _)| *k);
+        if have == Some(want) || self.pending == Some(want) {
+            return;
+        }
+        self.pending = Some(want);
+        let compared = Compared {
+            old: self.old.clone(),
+            new: self.new.clone(),
+            entries: Vec::new(),
+        };
+        let entry = self.entries[app.diff_file].clone();
+        let (highlighter, theme, tx) = self.job_parts();
+        spawn(move || {
+            if let Some(view) = build_view(&entry, &compared, &highlighter, &theme) {
+                let _ = tx.send(Built {
+                    files,
+                    compared: None,
+                    view: Some((want, view)),
+                });
+            }
+        });
+    }
+
+    fn job_parts(&self) -> (Arc<Highlighter>, String, mpsc::UnboundedSender<Built>) {
+        (
+            self.highlighter.clone(),
+            self.syntax_theme.clone(),
+            self.results.clone(),
+        )
+    }
+
+    /// The selected file's index, within the list.
+    fn selected(&self, app: &App) -> usize {
+        app.diff_file.min(self.entries.len().saturating_sub(1))
+    }
+
+    /// A note for the pane title: the selected file and the diff base.
+    pub fn title_note(&self, app: &App) -> Option<String> {
+        let selected = self.selected(app);
+        let entry = self.entries.get(selected)?;
+        Some(format!(
+            "{} ({}/{}) {} ",
+            entry.label(),
+            selected + 1,
+            self.entries.len(),
+            if app.diff_against_previous {
+                "vs previous"
+            } else {
+                "vs source"
+            }
+        ))
+    }
+
+    /// Draws the pane.
+    pub fn draw(
+        &self,
+        frame: &mut Frame<'_>,
+        rect: Rect,
+        block: Block<'_>,
+        app: &App,
+        theme: &Theme,
+    ) {
+        let c = &theme.colors;
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        if self.entries.is_empty() {
+            frame.render_widget(
+                Paragraph::new(Span::styled("no changes yet", Style::default().fg(c.dim))),
+                inner,
+            );
+            return;
+        }
+        let list_width = if inner.width >= 70 {
+            (inner.width / 5).clamp(16, 30)
+        } else {
+            0
+        };
+        let selected = self.selected(app);
+        let cols = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Length(list_width), Constraint::Min(10)])
+            .split(inner);
+        if list_width > 0 {
+            let items: Vec<Line> = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let (mark, color) = match e.status {
+                        FileStatus::Added => ("A", c.added),
+                        FileStatus::Deleted => ("D", c.removed),
+                        FileStatus::Paired { .. } => ("P", c.emphasis),
+                        FileStatus::Modified => ("M", c.waiting),
+                        FileStatus::Unchanged => (" ", c.dim),
+                    };
+                    let mut style = Style::default().fg(c.text);
+                    if i == selected {
+                        style = style.add_modifier(Modifier::REVERSED);
+                    }
+                    Line::from(vec![
+                        Span::styled(format!("{mark} "), Style::default().fg(color)),
+                        Span::styled(e.label(), style),
+                    ])
+                })
+                .collect();
+            frame.render_widget(Paragraph::new(items), cols[0]);
+        }
+        let area = cols[1];
+        let Some((key, view)) = &self.view else {
+            frame.render_widget(
+                Paragraph::new(Span::styled("diffing…", Style::default().fg(c.dim))),
+                area,
+            );
+            return;
+        };
+        let stale = key.index != selected;
+        let palette = DiffPalette {
+            added_bg: c.added_bg,
+            removed_bg: c.removed_bg,
+            added_emph_bg: c.added_emphasis,
+            removed_emph_bg: c.removed_emphasis,
+            gutter: c.dim,
+            fold: c.dim,
+            whitespace: c.emphasis,
+        };
+        let header = Line::from(vec![
+            Span::styled(
+                format!("{} ", view.entry.status_word()),
+                Style::default().fg(c.waiting),
+            ),
+            Span::styled(
+                view.entry.label(),
+                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!(
+                    "  +{} −{}{}",
+                    view.diff.stats.added,
+                    view.diff.stats.removed,
+                    if stale { "  (updating…)" } else { "" }
+                ),
+                Style::default().fg(c.dim),
+            ),
+        ]);
+        let height = usize::from(area.height.saturating_sub(1));
+        let total = view.diff.rows.len();
+        let top = app.scroll[1].min(total.saturating_sub(height));
+        let mut lines = vec![header];
+        if view.diff.binary {
+            lines.push(Line::from(Span::styled(
+                "binary file: not shown",
+                Style::default().fg(c.dim),
+            )));
+        }
+        lines.extend(render_rows(view, top..top + height, area.width, &palette));
+        frame.render_widget(Paragraph::new(lines), area);
+    }
+}
+
+/// Runs a build on a blocking thread of the runtime, or here when there is none (tests,
+/// one-off renders).
+fn spawn(build: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => {
+            handle.spawn_blocking(build);
+        }
+        Err(_) => build(),
+    }
+}
+
+/// The snapshots of the copied files (the source, or each changed file's previous version,
+/// against the workspace) and the files with changes between them.
+fn compare(copy: &FilesCopy, against_previous: bool) -> Compared {
+    let text = |f: &FileContent| f.text.as_ref().map(|t| t.clone().into_bytes());
+    let new: Snapshot = copy
+        .files
+        .iter()
+        .filter_map(|(p, f)| Some((p.clone(), text(f)?)))
+        .collect();
+    let old: Snapshot = if against_previous {
+        let mut old = new.clone();
+        for (path, before) in &copy.previous {
+            match before.as_ref().and_then(text) {
+                Some(bytes) => old.insert(path.clone(), bytes),
+                None => old.remove(path),
+            };
+        }
+        old
+    } else {
+        copy.baseline
+            .iter()
+            .filter_map(|(p, f)| Some((p.clone(), text(f)?)))
+            .collect()
+    };
+    let entries = compare_snapshots(&old, &new, &CompareOptions::default());
+    Compared {
+        old: Arc::new(old),
+        new: Arc::new(new),
+        entries,
+    }
+}
+
+/// One file's highlighted side-by-side view (plain when highlighting fails).
+fn build_view(
+    entry: &FileEntry,
+    compared: &Compared,
+    highlighter: &Highlighter,
+    theme: &str,
+) -> Option<FileDiffView> {
+    let request = HighlightRequest {
+        highlighter,
+        theme,
+        scope: HighlightScope::WholeFile,
+    };
+    let opts = DiffOptions::default();
+    let (old, new) = (&compared.old, &compared.new);
+    FileDiffView::build(entry, old, new, &opts, Some(&request))
+        .or_else(|_| FileDiffView::build(entry, old, new, &opts, None))
+        .ok()
+}
