@@ -21,7 +21,7 @@ use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
 use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::utf8::Utf8Carry;
 use crate::pty::{ExitInfo, PtyProcess, PtySpec};
-use crate::runner::{Job, JobIntegrity, Lease, RunnerPool};
+use crate::runner::{Job, JobIntegrity, Lease, QueueState, RunnerError, RunnerPool};
 use crate::task::Task;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use crate::workspace::{self, Tracker};
@@ -1502,6 +1502,66 @@ impl Driver {
         hidden
     }
 
+    /// On a runner with a queue (Slurm): waits until the verify run's job starts, recording
+    /// each change of its state in the queue (the wait is not the run's time); returns at
+    /// once on the others. An abort cancels the job.
+    async fn wait_in_queue(&mut self, phase: u8, lease: &Arc<Lease>) -> Result<(), Stop> {
+        let runner = lease.runner().to_string();
+        let job_event = |q: QueueState| Event::RunnerJob {
+            phase,
+            runner: runner.clone(),
+            job_id: q.job_id,
+            state: q.state,
+            reason: q.reason,
+            waited_s: (q.waited_s * 1000.0).round() / 1000.0,
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, mut rx) = mpsc::unbounded_channel::<QueueState>();
+        let (waiting, flag) = (lease.clone(), cancel.clone());
+        let handle = tokio::task::spawn_blocking(move || {
+            waiting.wait_started(&flag, &mut |q| {
+                let _ = tx.send(q);
+            })
+        });
+        tokio::pin!(handle);
+        loop {
+            tokio::select! {
+                result = &mut handle => {
+                    while let Ok(q) = rx.try_recv() {
+                        self.rec.emit(job_event(q));
+                    }
+                    return match result {
+                        Ok(Ok(Some(started))) => {
+                            self.rec.emit(job_event(started));
+                            Ok(())
+                        }
+                        Ok(Ok(None)) => Ok(()),
+                        Ok(Err(RunnerError::Cancelled)) => Err(Stop::Aborted),
+                        Ok(Err(e)) => Err(Stop::Infra(e.to_string())),
+                        Err(e) => Err(Stop::Infra(format!("waiting for the job crashed: {e}"))),
+                    };
+                }
+                Some(q) = rx.recv() => {
+                    // A wait may last hours: each state reaches the journal when it happens.
+                    self.rec.emit(job_event(q));
+                    self.rec.flush();
+                }
+                cmd = recv_opt(self.commands.as_mut()) => match cmd {
+                    Some(Command::Abort) | Some(Command::Interrupt(_)) => {
+                        if let Some(Command::Interrupt(kind)) = cmd {
+                            self.interruption = Some(kind);
+                        }
+                        cancel.store(true, Ordering::Relaxed);
+                        self.cancel_run(lease).await;
+                        return Err(Stop::Aborted);
+                    }
+                    Some(other) => self.handle_common(other),
+                    None => self.commands = None,
+                },
+            }
+        }
+    }
+
     /// After a remote run: what its wrapper recorded (the run is graded). When it recorded
     /// nothing, a run that succeeded is graded unconfined (Ok(None)), and one that failed
     /// lost its connection: Err with the message (the job's remains are ended, and the
@@ -1604,6 +1664,7 @@ impl Driver {
                 text: format!("phase {phase}: verify runs on {}", lease.runner()),
             });
         }
+        self.wait_in_queue(phase, &lease).await?;
         let launch = lease.launch().clone();
         if let Some(reason) = &launch.unconfined_reason {
             self.rec.emit(Event::Note {
@@ -1708,7 +1769,8 @@ impl Driver {
             }
         }
         let lease_was_local = lease.runner().is_local();
-        drop(lease);
+        // Dropping the lease gives back what the runner holds (a Slurm allocation): blocking.
+        let _ = tokio::task::spawn_blocking(move || drop(lease)).await;
         self.rec.emit(Event::RunExited {
             code: exit_info.code,
             timed_out,
