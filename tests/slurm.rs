@@ -684,7 +684,78 @@ fn bad_slurm_input_exits_3_before_the_agent_starts_with_slurms_message() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("Unable to contact slurm controller"), "{out}");
     assert!(no_agent(&dir));
+
+    // In a bench, a trial whose job Slurm refuses is an infrastructure failure with Slurm's
+    // message.
+    let out_dir = tempfile::tempdir().unwrap();
+    let agent = format!("script:{TASK}/agents/pass.jsonl");
+    let bench = xstack()
+        .args([
+            "bench", "--task", TASK, "--agent", &agent, "--runner", &runner,
+        ])
+        .arg("--out")
+        .arg(out_dir.path())
+        .env("SLURM_CONF", slurm.conf())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let printed = text(&bench);
+    assert_eq!(bench.status.code(), Some(3), "{printed}");
+    assert!(
+        printed.contains("invalid partition specified: nope"),
+        "{printed}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["trials"][0]["failure"], "infra", "{report:#}");
     assert!(slurm.queue().is_empty());
+}
+
+/// The oracle: the task's repo with its solution laid over it.
+fn oracle_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["repo", "solution"] {
+        overlay(&root().join(TASK).join(part), dir.path());
+    }
+    dir
+}
+
+/// A verify run on Slurm is confined and audited like a local one: a dynamic import of
+/// torch is caught on the compute node and reported with its file.
+#[test]
+fn a_slurm_verify_is_confined_and_audited() {
+    let Some(slurm) = Slurm::start() else {
+        return;
+    };
+    let repo = oracle_repo();
+    overlay(
+        &root().join(TASK).join("adversarial/dynamic_join"),
+        repo.path(),
+    );
+    let runs = tempfile::tempdir().unwrap();
+    let out = xstack()
+        .args(["grade", TASK, "--repo"])
+        .arg(repo.path())
+        .args(["--runner", &slurm_runner(), "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env("SLURM_CONF", slurm.conf())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let phase = result(&only_run_dir(runs.path()))["phases"][0].clone();
+    assert_eq!(phase["failure"], "bypass", "{phase:#}");
+    assert_eq!(phase["verify_confined"], true, "{phase:#}");
+    let records = phase["finding_records"].as_array().unwrap();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["kind"] == "runtime_import" && r["file"] == "train.py"),
+        "{records:#?}"
+    );
+    assert!(wait_until(Duration::from_secs(10), || slurm
+        .queue()
+        .is_empty()));
 }
 
 /// The path of `tool` on PATH.
