@@ -323,6 +323,22 @@ fn slurm_runner_gives_the_same_verdicts_as_a_local_run() {
     assert_eq!(replay.status.code(), Some(0), "{}", text(&replay));
 }
 
+/// Kills the xstack process `pid` when dropped, so a failed test leaves no run waiting on a
+/// cluster that is gone.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.0)).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("xstack") {
+            // SAFETY: kill with a pid this test spawned, still an xstack process.
+            unsafe {
+                libc::kill(self.0 as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// The pids of processes whose argv[0] is `name`.
 fn processes_named(name: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
@@ -407,6 +423,7 @@ fn a_slurm_run_aborted_mid_verify_leaves_no_job_and_no_process() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let _kill = KillOnDrop(child.id());
     assert!(
         wait_until(Duration::from_secs(60), || !processes_named(&marker)
             .is_empty()),
@@ -504,6 +521,7 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let _kill = KillOnDrop(child.id());
     let dir = loop_until_run_dir(runs.path());
     let queued = wait_until(Duration::from_secs(60), || {
         journal_text(&dir).contains("\"state\":\"PENDING\"")

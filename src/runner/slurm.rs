@@ -34,6 +34,9 @@ const SQUEUE_EVERY: Duration = Duration::from_secs(1);
 const SUBMIT_LIMIT: Duration = Duration::from_secs(60);
 /// How long a cancelled job may take to leave the queue.
 const GONE_LIMIT: Duration = Duration::from_secs(15);
+/// How long one `squeue` or `scancel` may take: Slurm's clients retry a controller that does
+/// not answer for minutes, and a cancel must end.
+const CLIENT_LIMIT: &str = "10";
 /// The job states in which a job still holds (or waits for) resources.
 const LIVE_STATES: &[&str] = &[
     "PENDING",
@@ -199,10 +202,19 @@ impl SlurmRunner {
         }
     }
 
+    /// `program args…` under `timeout` ([`CLIENT_LIMIT`]).
+    fn client(&self, args: &[&str]) -> Result<Vec<String>, RunnerError> {
+        let mut argv = vec!["timeout", "-k", "5", CLIENT_LIMIT];
+        argv.extend(args);
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        self.run(&argv, &mut |_| {})
+    }
+
     /// The state and reason of job `id` in the queue; None when Slurm does not list it.
     fn squeue(&self, id: &str) -> Option<(String, Option<String>)> {
-        let argv = ["squeue", "-h", "-j", id, "-o", "%T|%r"].map(str::to_string);
-        let lines = self.run(&argv, &mut |_| {}).ok()?;
+        let lines = self
+            .client(&["squeue", "-h", "-j", id, "-o", "%T|%r"])
+            .ok()?;
         let line = lines.iter().find(|l| !l.trim().is_empty())?;
         let (state, reason) = line.trim().split_once('|').unwrap_or((line.trim(), ""));
         let reason = (!reason.is_empty() && reason != "None").then(|| reason.to_string());
@@ -211,7 +223,7 @@ impl SlurmRunner {
 
     /// Cancels job `id` and waits until it has left the queue (its processes ended).
     fn scancel(&self, id: &str) {
-        if let Err(e) = self.run(&["scancel".to_string(), id.to_string()], &mut |_| {}) {
+        if let Err(e) = self.client(&["scancel", id]) {
             tracing::warn!("scancel {id}: {e}");
         }
         let deadline = Instant::now() + GONE_LIMIT;
@@ -232,13 +244,14 @@ impl SlurmRunner {
         let allocation = lock(&self.allocations).remove(&job.run_id);
         match allocation {
             Some(mut a) => {
-                self.scancel(&a.job_id);
+                // salloc first: ended by a signal it would ask the controller itself.
                 let _ = a.salloc.kill();
                 let _ = a.salloc.wait();
+                self.scancel(&a.job_id);
             }
             None if by_name => {
-                let argv = ["scancel".to_string(), format!("--name={}", job_name(job))];
-                if let Err(e) = self.run(&argv, &mut |_| {}) {
+                let name = format!("--name={}", job_name(job));
+                if let Err(e) = self.client(&["scancel", &name]) {
                     tracing::warn!("scancel --name {}: {e}", job_name(job));
                 }
             }
