@@ -785,3 +785,59 @@ fn which(tool: &str) -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+#[test]
+fn a_run_aborted_while_its_job_is_queued_cancels_the_job() {
+    let Some(slurm) = Slurm::start() else {
+        return;
+    };
+    let blocker = slurm
+        .command("salloc")
+        .args(["--no-shell", "--job-name=blocker", "--exclusive"])
+        .args(["-c", &NODE_CPUS.to_string()])
+        .output()
+        .unwrap();
+    assert!(blocker.status.success(), "{}", text(&blocker));
+    let (_root, task, repo) = shell_task("queued", "echo acc=1.0", 60);
+    let runs = tempfile::tempdir().unwrap();
+    let mut child = xstack()
+        .arg("grade")
+        .arg(&task)
+        .arg("--repo")
+        .arg(&repo)
+        .args(["--runner", &slurm_runner(), "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env("SLURM_CONF", slurm.conf())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(child.id());
+    let dir = loop_until_run_dir(runs.path());
+    assert!(
+        wait_until(Duration::from_secs(60), || journal_text(&dir)
+            .contains("\"state\":\"PENDING\"")),
+        "{}",
+        journal_text(&dir)
+    );
+    // SAFETY: kill with a pid this test spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let mut status = None;
+    assert!(wait_until(Duration::from_secs(30), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert_eq!(status.unwrap().code(), Some(3));
+    // Only the blocker is left in the queue; no salloc of the run survived.
+    let left = slurm.queue();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].ends_with(" blocker"), "{left:?}");
+    let job = format!("{}-{}", run_name(&dir), child.id());
+    assert!(!srun_of_run_alive(&job), "an salloc of the run survived");
+    assert_nothing_left_of(&job);
+    assert!(!journal_text(&dir).contains("\"type\":\"run_started\""));
+    assert_eq!(result(&dir)["interrupted"], "user_abort");
+}
