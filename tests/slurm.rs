@@ -111,7 +111,7 @@ impl Slurm {
             / 2;
         let p = |name: &str| d.join(name).display().to_string();
         let conf = format!(
-            "ClusterName=xstack{pid}\nSlurmctldHost={host}\nSlurmctldPort={ctld}\nSlurmdPort={slurmd}\n\
+            "ClusterName=xstack{pid}\nSlurmctldHost={host}(127.0.0.1)\nSlurmctldPort={ctld}\nSlurmdPort={slurmd}\n\
              AuthType=auth/munge\nAuthInfo=socket={sock}\nCredType=cred/munge\n\
              ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSlurmUser=root\nSlurmdUser=root\n\
              SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nSlurmdParameters=config_overrides\n\
@@ -121,7 +121,7 @@ impl Slurm {
              ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/none\n\
              AccountingStorageType=accounting_storage/none\nSchedulerParameters=sched_interval=1\n\
              MinJobAge=2\n\
-             NodeName={host} CPUs={NODE_CPUS} RealMemory={mem_mb} State=UNKNOWN\n\
+             NodeName={host} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={mem_mb} State=UNKNOWN\n\
              PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n",
             pid = std::process::id(),
             ctld = free_port(),
