@@ -322,6 +322,23 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         seed_check: bool,
     },
+    /// The verify run's job on a runner with a queue (Slurm): waiting in it, or started.
+    RunnerJob {
+        /// Phase.
+        phase: u8,
+        /// The runner's spec.
+        runner: String,
+        /// The scheduler's job id.
+        job_id: String,
+        /// The job's state as the scheduler names it: `PENDING` while it waits, `RUNNING`
+        /// once it started.
+        state: String,
+        /// Why it waits (Slurm's reason: `Resources`, `Priority`, `BeginTime`), when it does.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// Seconds since the job was submitted.
+        waited_s: f64,
+    },
     /// Output of the verify run's terminal.
     RunOutput {
         /// Decoded text.
@@ -427,6 +444,25 @@ impl Event {
                 ..
             } => Some(format!("seed check run: {command}")),
             Event::RunStarted { command, .. } => Some(format!("run: {command}")),
+            Event::RunnerJob {
+                runner,
+                job_id,
+                state,
+                reason,
+                waited_s,
+                ..
+            } => {
+                let scheduler = runner.split("://").next().unwrap_or(runner);
+                Some(match (state.as_str(), reason) {
+                    ("RUNNING", _) => format!(
+                        "{scheduler} job {job_id} started after {waited_s:.1} s in the queue"
+                    ),
+                    (state, Some(reason)) => {
+                        format!("queued on {scheduler}: job {job_id}, {state} ({reason})")
+                    }
+                    (state, None) => format!("queued on {scheduler}: job {job_id}, {state}"),
+                })
+            }
             Event::RunExited {
                 code,
                 timed_out,

@@ -779,34 +779,36 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     }
 
     md.push_str("\n## Trials\n\n");
-    table_header(
-        &mut md,
-        &[
-            "task",
-            "agent",
-            "repeat",
-            "verdict",
-            "duration (s)",
-            "run folder",
-        ],
-    );
+    // Trials run by a scheduler (Slurm) name their job and how long it waited in the queue.
+    let jobs = report.trials.iter().any(|t| t.job_id.is_some());
+    let mut header = vec!["task", "agent", "repeat", "verdict", "duration (s)"];
+    if jobs {
+        header.extend(["job", "queue wait (s)"]);
+    }
+    header.push("run folder");
+    table_header(&mut md, &header);
     for t in &report.trials {
         let verdict = match (&t.failure, t.passed_in_phase) {
             (None, Some(p)) => format!("PASS (phase {p})"),
             (None, None) => "PASS".to_string(),
             (Some(f), _) => format!("FAIL {f}"),
         };
-        table_row(
-            &mut md,
-            &[
-                t.task.clone(),
-                format!("`{}`", agent_label(&t.agent)),
-                t.repeat.to_string(),
-                verdict,
-                format!("{:.1}", t.duration_s),
-                format!("`{}`", t.run_dir),
-            ],
-        );
+        let mut cells = vec![
+            t.task.clone(),
+            format!("`{}`", agent_label(&t.agent)),
+            t.repeat.to_string(),
+            verdict,
+            format!("{:.1}", t.duration_s),
+        ];
+        if jobs {
+            cells.push(t.job_id.clone().unwrap_or_else(|| "–".to_string()));
+            cells.push(
+                t.queue_s
+                    .map_or_else(|| "–".to_string(), |q| format!("{q:.1}")),
+            );
+        }
+        cells.push(format!("`{}`", t.run_dir));
+        table_row(&mut md, &cells);
     }
     md
 }

@@ -1,21 +1,25 @@
 //! Runners (SPEC §1 `--runner`): where a verify run happens. `local` runs it on this machine;
 //! `ssh://`, `tpu://` and `k8s://` copy the verify folder to another machine, build or reuse
 //! the task's Python environment there, and run the experiment in a remote terminal whose
-//! output streams back through the local PTY. A [`RunnerPool`] holds one or more runners and
-//! lends a free one to each verify run.
+//! output streams back through the local PTY. `slurm://` submits the run to a Slurm partition:
+//! the job waits in Slurm's queue, then its terminal (`srun --pty`) streams back the same way.
+//! A [`RunnerPool`] holds one or more runners and lends a free one to each verify run.
 
 pub mod confine;
 mod local;
 mod pool;
 mod remote;
+mod slurm;
 mod spec;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 pub use local::LocalRunner;
 pub use pool::{Lease, RunnerPool};
 pub use remote::RemoteRunner;
-pub use spec::{K8sTarget, RemoteDir, RunnerSpec, SshTarget, TpuTarget};
+pub use slurm::SlurmRunner;
+pub use spec::{K8sTarget, RemoteDir, RunnerSpec, SlurmTarget, SshTarget, TpuTarget};
 
 use crate::env::PythonEnv;
 use crate::grade::audit::ProtectedModule;
@@ -45,6 +49,15 @@ pub enum RunnerError {
         /// The runner.
         runner: String,
         /// The last lines of the build's output.
+        message: String,
+    },
+    /// The runner's scheduler refused or ended the job before it started (exit 3): its own
+    /// message (Slurm's `salloc: error: …`).
+    #[error("{runner} did not start the job: {message}")]
+    Refused {
+        /// The runner.
+        runner: String,
+        /// The scheduler's message.
         message: String,
     },
     /// No runner of the pool can be reached (exit 3): why, for each runner.
@@ -134,6 +147,42 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     /// Whether verify runs on this machine can be confined (a working bubblewrap there): Ok,
     /// or why not.
     fn confinement(&self) -> Result<(), String>;
+
+    /// How many verify runs the runner takes at once: one machine takes one; a scheduler
+    /// (Slurm) takes any number and places them itself.
+    fn capacity(&self) -> usize {
+        1
+    }
+
+    /// For a runner with a queue (Slurm): waits until the staged job starts, sending each
+    /// change of its state in the queue to `report`, and returns its state when it started.
+    /// None: the runner has no queue, the job starts with its local command. When `cancel`
+    /// is set the job is cancelled and the wait ends with [`RunnerError::Cancelled`].
+    fn wait_started(
+        &self,
+        _job: &Job,
+        _cancel: &AtomicBool,
+        _report: &mut dyn FnMut(QueueState),
+    ) -> Result<Option<QueueState>, RunnerError> {
+        Ok(None)
+    }
+
+    /// After the run: gives back what the runner still holds for the job (Slurm: its
+    /// allocation), so nothing of it is left on the machine.
+    fn release(&self, _job: &Job) {}
+}
+
+/// A verify run's job in a scheduler's queue, as the scheduler reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueState {
+    /// The scheduler's job id.
+    pub job_id: String,
+    /// The job's state as the scheduler names it: `PENDING`, `RUNNING`, ….
+    pub state: String,
+    /// Why it waits (Slurm's reason: `Resources`, `Priority`, `BeginTime`), when it does.
+    pub reason: Option<String>,
+    /// Seconds since the job was submitted.
+    pub waited_s: f64,
 }
 
 /// What a remote job's wrapper recorded when the job ended.
@@ -155,6 +204,9 @@ pub fn confinement(spec: &RunnerSpec) -> Result<(), String> {
 
 /// The runner of a spec.
 pub fn make(spec: &RunnerSpec) -> std::sync::Arc<dyn Runner> {
+    if let RunnerSpec::Slurm(target) = spec {
+        return std::sync::Arc::new(SlurmRunner::new(target.clone()));
+    }
     match RemoteRunner::from_spec(spec) {
         Some(remote) => std::sync::Arc::new(remote),
         None => std::sync::Arc::new(LocalRunner),

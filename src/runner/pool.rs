@@ -1,5 +1,6 @@
 //! A pool of runners (`--runner` given one or more times): each verify run takes a free
-//! runner for as long as it runs. A runner that cannot be reached is left out of the pool for
+//! runner for as long as it runs (a machine takes one run at a time, a scheduler any
+//! number). A runner that cannot be reached is left out of the pool for
 //! the rest of its life and the verify run tries another; when none is left the run fails as
 //! an infrastructure failure.
 
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Job, Launch, LocalRunner, Runner, RunnerError, RunnerSpec};
+use super::{Job, Launch, LocalRunner, QueueState, Runner, RunnerError, RunnerSpec};
 
 /// How often a verify run waiting for a free runner checks whether it was cancelled.
 const WAIT_POLL: Duration = Duration::from_millis(100);
@@ -31,7 +32,8 @@ struct Slot {
 
 #[derive(Debug)]
 struct PoolState {
-    busy: Vec<bool>,
+    /// How many verify runs each runner has now.
+    busy: Vec<usize>,
     /// Why a runner was left out, for each runner that was.
     down: Vec<Option<String>>,
 }
@@ -58,7 +60,7 @@ impl RunnerPool {
                 })
                 .collect(),
             state: Mutex::new(PoolState {
-                busy: vec![false; n],
+                busy: vec![0; n],
                 down: vec![None; n],
             }),
             freed: Condvar::new(),
@@ -174,9 +176,11 @@ impl RunnerPool {
             if cancel.load(Ordering::Relaxed) {
                 return Err(RunnerError::Cancelled);
             }
-            let free = (0..self.size()).find(|&i| !state.busy[i] && state.down[i].is_none());
+            let free = (0..self.size()).find(|&i| {
+                state.busy[i] < self.slots[i].runner.capacity() && state.down[i].is_none()
+            });
             if let Some(index) = free {
-                state.busy[index] = true;
+                state.busy[index] += 1;
                 return Ok(Held {
                     pool: self.clone(),
                     index,
@@ -212,7 +216,9 @@ impl RunnerPool {
     }
 
     fn release(&self, i: usize) {
-        lock(&self.state).busy[i] = false;
+        let mut state = lock(&self.state);
+        state.busy[i] = state.busy[i].saturating_sub(1);
+        drop(state);
         self.freed.notify_all();
     }
 }
@@ -231,7 +237,7 @@ impl Drop for Held {
 }
 
 /// A verify run staged on a runner: the local command to start, and the runner for as long
-/// as the lease lives.
+/// as the lease lives; dropping it gives back what the runner holds for the job.
 #[derive(Debug)]
 pub struct Lease {
     held: Held,
@@ -248,6 +254,18 @@ impl Lease {
     /// The runner's spec.
     pub fn runner(&self) -> &RunnerSpec {
         self.held.pool.slots[self.held.index].runner.spec()
+    }
+
+    /// Waits until the job has started on a runner with a queue (see
+    /// [`Runner::wait_started`]); None at once on the others.
+    pub fn wait_started(
+        &self,
+        cancel: &AtomicBool,
+        report: &mut dyn FnMut(QueueState),
+    ) -> Result<Option<QueueState>, RunnerError> {
+        self.held.pool.slots[self.held.index]
+            .runner
+            .wait_started(&self.job, cancel, report)
     }
 
     /// Ends the job's processes on the runner.
@@ -280,5 +298,13 @@ impl Lease {
         self.held.pool.slots[self.held.index]
             .runner
             .collect(&self.job, run_dir)
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.held.pool.slots[self.held.index]
+            .runner
+            .release(&self.job);
     }
 }

@@ -37,10 +37,11 @@ pub struct RemoteRunner {
 }
 
 impl RemoteRunner {
-    /// A runner for a remote spec (`ssh://`, `tpu://` or `k8s://`); None for `local`.
+    /// A runner for a remote spec (`ssh://`, `tpu://` or `k8s://`); None for `local` and
+    /// `slurm://` (see [`super::SlurmRunner`]).
     pub fn from_spec(spec: &RunnerSpec) -> Option<RemoteRunner> {
         let remote = match spec {
-            RunnerSpec::Local => return None,
+            RunnerSpec::Local | RunnerSpec::Slurm(_) => return None,
             RunnerSpec::Ssh(t) => Remote::Ssh(t.clone()),
             RunnerSpec::Tpu(t) => Remote::Tpu(t.clone()),
             RunnerSpec::K8s(t) => Remote::K8s(t.clone()),
@@ -118,71 +119,13 @@ impl RemoteRunner {
         }
     }
 
-    /// Runs `argv` to its end; a failure is the machine being unreachable, except the
-    /// environment script's own failure.
+    /// Runs `argv` to its end (see [`run_command`]).
     fn run(
         &self,
         argv: &[String],
         progress: &mut dyn FnMut(String),
     ) -> Result<Vec<String>, RunnerError> {
-        let runner = self.spec.to_string();
-        let unreachable = |message: String| RunnerError::Unreachable {
-            runner: runner.clone(),
-            message,
-        };
-        tracing::debug!("runner {runner}: {}", shell_words::join(argv));
-        let Some((program, args)) = argv.split_first() else {
-            return Err(unreachable("no command to run".to_string()));
-        };
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| unreachable(format!("cannot run `{program}`: {e}")))?;
-        let stderr = child.stderr.take().map(|mut err| {
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = err.read_to_string(&mut text);
-                text
-            })
-        });
-        let mut lines = Vec::new();
-        if let Some(out) = child.stdout.take() {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                progress(line.clone());
-                lines.push(line);
-            }
-        }
-        let status = child
-            .wait()
-            .map_err(|e| unreachable(format!("`{program}` failed: {e}")))?;
-        let stderr = stderr
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect::<Vec<_>>();
-        if status.success() {
-            return Ok(lines);
-        }
-        let mut all = lines;
-        all.extend(stderr);
-        let tail = all[all.len().saturating_sub(TAIL_LINES)..].join("\n");
-        let tail = if tail.trim().is_empty() {
-            format!("`{program}` exited with {status}")
-        } else {
-            tail
-        };
-        if status.code() == Some(ENV_BUILD_FAILED) {
-            Err(RunnerError::Environment {
-                runner,
-                message: tail,
-            })
-        } else {
-            Err(unreachable(tail))
-        }
+        run_command(&self.spec.to_string(), argv, &[], progress)
     }
 }
 
@@ -271,6 +214,96 @@ impl Runner for RemoteRunner {
         );
         fetched.and(removed).map(|_| ())
     }
+}
+
+/// Runs `argv` on this machine to its end, without the variables named in `env_remove`,
+/// sending each line of its output to `progress`; returns the lines. A failure is the runner being
+/// unreachable (the program's own last lines say why), except the environment script's own
+/// failure.
+pub(crate) fn run_command(
+    runner: &str,
+    argv: &[String],
+    env_remove: &[String],
+    progress: &mut dyn FnMut(String),
+) -> Result<Vec<String>, RunnerError> {
+    let runner = runner.to_string();
+    let unreachable = |message: String| RunnerError::Unreachable {
+        runner: runner.clone(),
+        message,
+    };
+    tracing::debug!("runner {runner}: {}", shell_words::join(argv));
+    let Some((program, args)) = argv.split_first() else {
+        return Err(unreachable("no command to run".to_string()));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in env_remove {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| unreachable(format!("cannot run `{program}`: {e}")))?;
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        })
+    });
+    let mut lines = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            progress(line.clone());
+            lines.push(line);
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| unreachable(format!("`{program}` failed: {e}")))?;
+    let stderr = stderr
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    if status.success() {
+        return Ok(lines);
+    }
+    let mut all = lines;
+    all.extend(stderr);
+    let tail = all[all.len().saturating_sub(TAIL_LINES)..].join("\n");
+    let tail = if tail.trim().is_empty() {
+        format!("`{program}` exited with {status}")
+    } else {
+        tail
+    };
+    if status.code() == Some(ENV_BUILD_FAILED) {
+        Err(RunnerError::Environment {
+            runner,
+            message: tail,
+        })
+    } else {
+        Err(unreachable(tail))
+    }
+}
+
+/// The names of this process's variables that hold secrets (API keys, tokens): left out of
+/// the commands of a runner whose jobs inherit this process's environment (Slurm's), so no
+/// verify run sees the agent's credentials.
+pub(crate) fn secret_vars() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            let upper = k.to_ascii_uppercase();
+            crate::secrets::SECRET_SUFFIXES
+                .iter()
+                .any(|s| upper.ends_with(s))
+        })
+        .collect()
 }
 
 /// The ssh command: `$XSTACK_SSH` (split like a shell would) or `ssh`, then xstack's options
@@ -501,7 +534,7 @@ exit 0
 }
 
 /// What [`status_script`] printed, None when the wrapper recorded nothing.
-fn parse_recorded(lines: &[String]) -> Option<Recorded> {
+pub(crate) fn parse_recorded(lines: &[String]) -> Option<Recorded> {
     let status = lines.iter().find_map(|l| l.strip_prefix("status "))?;
     let mut words = status.split_whitespace();
     let exit = words.next()?.parse().ok()?;

@@ -1,5 +1,6 @@
 //! `--runner` specs: `local`, `ssh://[USER@]HOST[:PORT]/DIR`,
-//! `tpu://NAME?zone=ZONE&project=PROJECT&worker=all` and `k8s://POD?namespace=NS&container=C`.
+//! `tpu://NAME?zone=ZONE&project=PROJECT&worker=all`, `k8s://POD?namespace=NS&container=C` and
+//! `slurm://PARTITION/DIR?account=A&qos=Q&gres=G&time=T&constraint=C&cpus=N&mem=M&build=login`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,6 +18,59 @@ pub enum RunnerSpec {
     Tpu(TpuTarget),
     /// A Kubernetes pod reached with `kubectl`.
     K8s(K8sTarget),
+    /// A Slurm partition reached with `srun`; files go over the cluster's shared file system.
+    Slurm(SlurmTarget),
+}
+
+/// `slurm://PARTITION/DIR?account=A&qos=Q&gres=G&time=T&constraint=C&cpus=N&mem=M&build=login`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmTarget {
+    /// `--partition`.
+    pub partition: String,
+    /// The folder on the cluster's shared file system (seen alike from this machine and the
+    /// compute nodes) that holds verify copies and environments.
+    pub dir: RemoteDir,
+    /// `--account`.
+    pub account: Option<String>,
+    /// `--qos`.
+    pub qos: Option<String>,
+    /// `--gres` (e.g. `gpu:1`).
+    pub gres: Option<String>,
+    /// `--time` (Slurm's time format, e.g. `2:00:00`).
+    pub time: Option<String>,
+    /// `--constraint` (node features).
+    pub constraint: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus: Option<u32>,
+    /// `--mem` (e.g. `16G`).
+    pub mem: Option<String>,
+    /// Build the task's environment on this machine (`build=login`) rather than in a job.
+    pub build_on_login: bool,
+}
+
+impl SlurmTarget {
+    /// The resource options every job and step of the runner gets, in `KEY=VALUE` order of
+    /// the spec: `--partition=…`, `--account=…`, ….
+    pub fn options(&self) -> Vec<String> {
+        let mut opts = vec![format!("--partition={}", self.partition)];
+        let pairs = [
+            ("account", self.account.as_deref()),
+            ("qos", self.qos.as_deref()),
+            ("gres", self.gres.as_deref()),
+            ("time", self.time.as_deref()),
+            ("constraint", self.constraint.as_deref()),
+            ("mem", self.mem.as_deref()),
+        ];
+        opts.extend(
+            pairs
+                .iter()
+                .filter_map(|(k, v)| v.map(|v| format!("--{k}={v}"))),
+        );
+        if let Some(cpus) = self.cpus {
+            opts.push(format!("--cpus-per-task={cpus}"));
+        }
+        opts
+    }
 }
 
 /// `ssh://[USER@]HOST[:PORT]/DIR`.
@@ -134,8 +188,11 @@ impl RunnerSpec {
         if let Some(rest) = text.strip_prefix("k8s://") {
             return parse_k8s(rest).map(RunnerSpec::K8s).map_err(err);
         }
+        if let Some(rest) = text.strip_prefix("slurm://") {
+            return parse_slurm(rest).map(RunnerSpec::Slurm).map_err(err);
+        }
         Err(err(
-            "use local, ssh://[USER@]HOST[:PORT]/DIR, tpu://NAME?zone=ZONE&project=PROJECT&worker=all or k8s://POD?namespace=NS&container=C"
+            "use local, ssh://[USER@]HOST[:PORT]/DIR, tpu://NAME?zone=ZONE&project=PROJECT&worker=all, k8s://POD?namespace=NS&container=C or slurm://PARTITION/DIR?account=A&gres=G"
                 .to_string(),
         ))
     }
@@ -197,6 +254,29 @@ impl fmt::Display for RunnerSpec {
                 if t.dir.as_str() != "/tmp/xstack" {
                     parts.push(format!("dir={}", t.dir.display_home()));
                 }
+                if !parts.is_empty() {
+                    write!(f, "?{}", parts.join("&"))?;
+                }
+                Ok(())
+            }
+            RunnerSpec::Slurm(t) => {
+                let dir = t.dir.display_home();
+                let sep = if dir.starts_with('/') { "" } else { "/" };
+                write!(f, "slurm://{}{sep}{dir}", t.partition)?;
+                let cpus = t.cpus.map(|c| c.to_string());
+                let parts: Vec<String> = [
+                    ("account", t.account.as_deref()),
+                    ("qos", t.qos.as_deref()),
+                    ("gres", t.gres.as_deref()),
+                    ("time", t.time.as_deref()),
+                    ("constraint", t.constraint.as_deref()),
+                    ("cpus", cpus.as_deref()),
+                    ("mem", t.mem.as_deref()),
+                    ("build", t.build_on_login.then_some("login")),
+                ]
+                .iter()
+                .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                .collect();
                 if !parts.is_empty() {
                     write!(f, "?{}", parts.join("&"))?;
                 }
@@ -326,5 +406,66 @@ fn parse_k8s(rest: &str) -> Result<K8sTarget, String> {
         namespace: params.get("namespace").map(|s| s.to_string()),
         container: params.get("container").map(|s| s.to_string()),
         dir,
+    })
+}
+
+fn parse_slurm(rest: &str) -> Result<SlurmTarget, String> {
+    const FORM: &str = "expected slurm://PARTITION/DIR[?account=A&qos=Q&gres=G&time=T&constraint=C&cpus=N&mem=M&build=login]";
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let Some((partition, dir)) = path.split_once('/').filter(|(_, d)| !d.is_empty()) else {
+        return Err(format!("no folder on the cluster: {FORM}"));
+    };
+    let (partition, params) = name_and_query(
+        &format!("{partition}?{query}"),
+        "partition",
+        &[
+            "account",
+            "qos",
+            "gres",
+            "time",
+            "constraint",
+            "cpus",
+            "mem",
+            "build",
+        ],
+    )
+    .map(|(p, params)| {
+        let owned: BTreeMap<String, String> = params
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (p.to_string(), owned)
+    })?;
+    if partition.contains(',') {
+        return Err(format!("one partition only, got `{partition}`: {FORM}"));
+    }
+    let dir = if dir == "~" || dir.starts_with("~/") {
+        RemoteDir::parse(dir)?
+    } else {
+        RemoteDir::parse(&format!("/{dir}"))?
+    };
+    let get = |k: &str| params.get(k).cloned();
+    let cpus = match get("cpus") {
+        None => None,
+        Some(c) => Some(c.parse::<u32>().ok().filter(|c| *c > 0).ok_or(format!(
+            "bad cpus `{c}`: a whole number of CPUs, at least 1"
+        ))?),
+    };
+    let build_on_login = match get("build").as_deref() {
+        None | Some("job") => false,
+        Some("login") => true,
+        Some(other) => return Err(format!("bad build `{other}`: use login or job")),
+    };
+    Ok(SlurmTarget {
+        partition,
+        dir,
+        account: get("account"),
+        qos: get("qos"),
+        gres: get("gres"),
+        time: get("time"),
+        constraint: get("constraint"),
+        cpus,
+        mem: get("mem"),
+        build_on_login,
     })
 }

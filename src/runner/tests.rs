@@ -58,6 +58,34 @@ fn parses_every_runner_form() {
     assert_eq!(t.namespace.as_deref(), Some("ml"));
     assert_eq!(t.container.as_deref(), Some("jax"));
     assert_eq!(t.dir.as_str(), "/tmp/xstack");
+
+    let RunnerSpec::Slurm(t) = RunnerSpec::parse(
+        "slurm://gpu/scratch/xstack?account=ml&qos=normal&gres=gpu:1&time=2:00:00&constraint=a100&cpus=8&mem=64G",
+    )
+    .unwrap() else {
+        panic!("not slurm")
+    };
+    assert_eq!(t.partition, "gpu");
+    assert_eq!(t.dir.as_str(), "/scratch/xstack");
+    assert_eq!(
+        t.options(),
+        [
+            "--partition=gpu",
+            "--account=ml",
+            "--qos=normal",
+            "--gres=gpu:1",
+            "--time=2:00:00",
+            "--constraint=a100",
+            "--mem=64G",
+            "--cpus-per-task=8"
+        ]
+    );
+    assert!(!t.build_on_login);
+    let RunnerSpec::Slurm(t) = RunnerSpec::parse("slurm://debug/~/x?build=login").unwrap() else {
+        panic!("not slurm")
+    };
+    assert_eq!((t.dir.as_str(), t.build_on_login), ("x", true));
+    assert_eq!(t.options(), ["--partition=debug"]);
 }
 
 #[test]
@@ -72,6 +100,14 @@ fn bad_specs_name_the_spec_and_the_problem() {
         ("tpu://t?worker=first", "bad worker"),
         ("tpu://t?zone=a&zone=b", "given twice"),
         ("k8s://pod?namespace", "not KEY=VALUE"),
+        ("slurm://gpu", "no folder"),
+        ("slurm://gpu/", "no folder"),
+        ("slurm:///x", "no partition name"),
+        ("slurm://a,b/x", "one partition"),
+        ("slurm://gpu/x?cpus=0", "bad cpus"),
+        ("slurm://gpu/x?cpus=many", "bad cpus"),
+        ("slurm://gpu/x?build=there", "bad build"),
+        ("slurm://gpu/x?nodes=2", "unknown parameter `nodes`"),
         ("docker://x", "use local"),
         ("Local", "use local"),
     ] {
@@ -92,6 +128,8 @@ fn display_parses_back_to_the_same_spec() {
         "tpu://t?worker=0,1&dir=/mnt/x",
         "k8s://pod",
         "k8s://pod?namespace=n&container=c&dir=~/w",
+        "slurm://debug/scratch/x",
+        "slurm://gpu/~/x?account=a&gres=gpu:2&cpus=4&mem=8G&build=login",
     ] {
         let spec = RunnerSpec::parse(text).unwrap();
         assert_eq!(

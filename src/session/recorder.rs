@@ -233,6 +233,12 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
         }
         Event::FileChanged { file, .. } => redact_file(secrets, file),
         Event::AgentStarted { command, .. } | Event::RunStarted { command, .. } => redact(command),
+        Event::RunnerJob { runner, reason, .. } => {
+            redact(runner);
+            if let Some(reason) = reason {
+                redact(reason);
+            }
+        }
         Event::Transcript { item, .. } => match item {
             TranscriptItem::Session { id: text }
             | TranscriptItem::Message { text }

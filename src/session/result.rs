@@ -47,6 +47,36 @@ pub struct PhaseResult {
     pub exit_code: Option<i32>,
     /// Seconds the verify run took.
     pub duration_s: f64,
+    /// The runner's job of the verify run, on a runner with a queue (Slurm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<PhaseRunner>,
+}
+
+/// A phase's verify job on a runner with a queue, as `result.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRunner {
+    /// The runner's spec.
+    pub spec: String,
+    /// The scheduler's job id (of the phase's latest verify run), as the scheduler writes it
+    /// (Slurm's are numbers; an array job's `1234_5` is not); read from a number too.
+    #[serde(deserialize_with = "id_text")]
+    pub job_id: String,
+    /// Seconds the phase's verify runs waited in the queue before they started.
+    pub queue_s: f64,
+}
+
+/// A job id written as a string or a number.
+fn id_text<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(u64),
+    }
+    Ok(match Id::deserialize(de)? {
+        Id::Text(text) => text,
+        Id::Number(n) => n.to_string(),
+    })
 }
 
 /// The whole result of a run.
@@ -85,6 +115,11 @@ impl RunResult {
             .enumerate()
             .filter_map(|(i, record)| {
                 let phase = (i + 1) as u8;
+                let runner = record.job.as_ref().map(|j| PhaseRunner {
+                    spec: j.runner.clone(),
+                    job_id: j.job_id.clone(),
+                    queue_s: (j.queue_s * 1000.0).round() / 1000.0,
+                });
                 match (&record.verdict, &record.outcome) {
                     (Some(verdict), _) => Some(PhaseResult {
                         phase,
@@ -98,6 +133,7 @@ impl RunResult {
                         verify_confined: verdict.verify_confined,
                         exit_code: record.exit_code,
                         duration_s: (record.duration_s * 1000.0).round() / 1000.0,
+                        runner,
                     }),
                     (None, Some((outcome, detail))) => Some(PhaseResult {
                         phase,
@@ -111,6 +147,7 @@ impl RunResult {
                         verify_confined: None,
                         exit_code: None,
                         duration_s: 0.0,
+                        runner,
                     }),
                     (None, None) => None,
                 }

@@ -40,6 +40,8 @@ pub struct PhaseRecord {
     /// Per metric, where the latest verify run left the reference band, kept up to date as
     /// points arrive.
     pub divergence: BTreeMap<String, Divergence>,
+    /// The verify run's job on a runner with a queue (Slurm), when it had one.
+    pub job: Option<RunnerJob>,
 }
 
 /// Where a run leaves the reference band (the reference value at the same step ± the
@@ -64,6 +66,17 @@ impl Divergence {
             self.left_at = None;
         }
     }
+}
+
+/// A phase's verify job on a runner with a queue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunnerJob {
+    /// The runner's spec.
+    pub runner: String,
+    /// The scheduler's job id (of the phase's latest verify run).
+    pub job_id: String,
+    /// Seconds the phase's verify runs waited in the queue before they started.
+    pub queue_s: f64,
 }
 
 impl PhaseRecord {
@@ -132,6 +145,9 @@ pub struct SessionState {
     pub agent_running: bool,
     /// Whether a verify run is running.
     pub run_running: bool,
+    /// While the verify run's job waits in a runner's queue: its state
+    /// (`queued on slurm: job 12, PENDING (Resources)`).
+    pub queued: Option<String>,
     /// The agent's terminal.
     pub agent_screen: Screen,
     /// The verify run's terminal.
@@ -175,6 +191,7 @@ impl SessionState {
             paused: false,
             agent_running: false,
             run_running: false,
+            queued: None,
             agent_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
             run_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
             phases: Vec::new(),
@@ -321,11 +338,36 @@ impl SessionState {
                 ..
             } => {
                 self.run_running = true;
+                self.queued = None;
                 self.run_screen = Screen::new(*cols, *rows);
                 if !seed_check {
                     let record = self.phase_mut(*phase);
                     record.metrics.clear();
                     record.divergence.clear();
+                }
+            }
+            Event::RunnerJob {
+                phase,
+                runner,
+                job_id,
+                state,
+                waited_s,
+                ..
+            } => {
+                let record = self.phase_mut(*phase);
+                let job = record.job.get_or_insert_with(RunnerJob::default);
+                job.runner = runner.clone();
+                job.job_id = job_id.clone();
+                if state == "RUNNING" {
+                    job.queue_s += waited_s;
+                    self.queued = None;
+                } else {
+                    // The Run log shows the wait until the run's terminal replaces it.
+                    let text = event.describe().unwrap_or_default();
+                    let (rows, cols) = self.run_screen.screen().size();
+                    self.run_screen = Screen::new(cols, rows);
+                    self.run_screen.process(&format!("{text}\r\n"));
+                    self.queued = Some(text);
                 }
             }
             Event::RunOutput { text } => self.run_screen.process(text),
@@ -370,6 +412,7 @@ impl SessionState {
             } => {
                 self.stage = Stage::Done;
                 self.waiting = None;
+                self.queued = None;
                 self.agent_running = false;
                 self.run_running = false;
                 self.finished = Some(FinishInfo {

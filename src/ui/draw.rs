@@ -352,6 +352,12 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
             Style::default().fg(c.status_fg).bg(c.emphasis),
         ));
     }
+    if let Some(queued) = &state.queued {
+        spans.push(Span::styled(
+            format!(" {queued} "),
+            Style::default().fg(c.waiting).add_modifier(Modifier::BOLD),
+        ));
+    }
     if let Some(what) = &state.waiting {
         spans.push(Span::styled(
             format!(" waiting: {what} "),

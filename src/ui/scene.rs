@@ -5,8 +5,8 @@
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders};
 
-use crate::replay::Player;
 use crate::event::{Mode, SessionTask, Stage};
+use crate::replay::Player;
 use crate::session::state::{FinishInfo, PhaseRecord, SessionState};
 
 use super::app::{App, PaneId};
@@ -53,6 +53,8 @@ pub struct Scene {
     pub mode: Mode,
     /// What the session waits for, if anything.
     pub waiting: Option<String>,
+    /// The verify run's job while it waits in a runner's queue.
+    pub queued: Option<String>,
     /// Whether the agent is paused.
     pub paused: bool,
     /// Session time of the latest event.
@@ -84,6 +86,7 @@ impl Scene {
             stage: state.stage,
             mode: state.mode,
             waiting: state.waiting.clone(),
+            queued: state.queued.clone(),
             paused: state.paused,
             now: state.now,
             finished: state.finished.clone(),

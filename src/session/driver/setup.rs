@@ -205,8 +205,24 @@ impl Driver {
         T: Send + 'static,
         F: FnOnce(&mut dyn FnMut(String), &AtomicBool) -> Result<T, String> + Send + 'static,
     {
+        self.blocking_reporting(work, |text| Event::Note { text })
+            .await
+    }
+
+    /// [`Driver::blocking`] with progress of any kind, each recorded as the event `report`
+    /// makes of it when it happens.
+    pub(super) async fn blocking_reporting<P, T, F>(
+        &mut self,
+        work: F,
+        report: impl Fn(P) -> Event,
+    ) -> Result<T, Stop>
+    where
+        P: Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(&mut dyn FnMut(P), &AtomicBool) -> Result<T, String> + Send + 'static,
+    {
         let cancel = Arc::new(AtomicBool::new(false));
-        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<P>();
         let flag = cancel.clone();
         let handle = tokio::task::spawn_blocking(move || {
             work(
@@ -221,8 +237,8 @@ impl Driver {
         loop {
             tokio::select! {
                 result = &mut handle => {
-                    while let Ok(line) = rx.try_recv() {
-                        self.rec.emit(Event::Note { text: line });
+                    while let Ok(progress) = rx.try_recv() {
+                        self.rec.emit(report(progress));
                     }
                     return match result {
                         Ok(Ok(value)) => Ok(value),
@@ -230,7 +246,11 @@ impl Driver {
                         Err(e) => Err(Stop::Infra(format!("a set-up step crashed: {e}"))),
                     };
                 }
-                Some(line) = rx.recv() => self.rec.emit(Event::Note { text: line }),
+                Some(progress) = rx.recv() => {
+                    // A wait may last hours: each report reaches the journal when it happens.
+                    self.rec.emit(report(progress));
+                    self.rec.flush();
+                }
                 cmd = recv_opt(self.commands.as_mut()) => {
                     match cmd {
                         Some(command) => {

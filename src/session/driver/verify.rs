@@ -15,7 +15,7 @@ use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
 use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::supervise::Supervised;
 use crate::pty::{ExitInfo, PtySpec};
-use crate::runner::{Job, JobIntegrity, Lease};
+use crate::runner::{Job, JobIntegrity, Lease, QueueState};
 use crate::workspace;
 
 use super::super::recorder::lock;
@@ -252,6 +252,10 @@ impl Driver {
                 text: format!("phase {phase}: verify runs on {}", lease.runner()),
             });
         }
+        if let Err(stop) = self.wait_in_queue(phase, &lease).await {
+            self.cancel_run(&lease).await;
+            return Err(stop);
+        }
         let launch = lease.launch().clone();
         if let Some(reason) = &launch.unconfined_reason {
             self.rec.emit(Event::Note {
@@ -337,7 +341,10 @@ impl Driver {
             }
         }
         let lease_was_local = lease.runner().is_local();
-        drop(lease);
+        // Dropping the lease gives back what the runner holds (a Slurm allocation): blocking.
+        if let Err(e) = tokio::task::spawn_blocking(move || drop(lease)).await {
+            tracing::warn!("giving the runner's lease back failed: {e}");
+        }
         self.rec.emit(Event::RunExited {
             code: exit_info.code,
             timed_out,
@@ -365,6 +372,30 @@ impl Driver {
             audit,
             series,
         })
+    }
+
+    /// On a runner with a queue (Slurm): waits until the verify run's job starts, recording
+    /// each change of its state in the queue (the wait is not the run's time); returns at
+    /// once on the others. Commands are handled meanwhile by the one handler; an abort stops
+    /// the wait (the caller cancels the job).
+    async fn wait_in_queue(&mut self, phase: u8, lease: &Arc<Lease>) -> Result<(), Stop> {
+        let runner = lease.runner().to_string();
+        let reported = runner.clone();
+        let waiting = lease.clone();
+        let started = self
+            .blocking_reporting(
+                move |report, cancel| {
+                    waiting
+                        .wait_started(cancel, report)
+                        .map_err(|e| e.to_string())
+                },
+                move |q| queue_event(phase, &reported, q),
+            )
+            .await?;
+        if let Some(q) = started {
+            self.rec.emit(queue_event(phase, &runner, q));
+        }
+        Ok(())
     }
 
     /// The verify run of `phase` as a runner sees it.
@@ -445,5 +476,17 @@ impl Driver {
                 points,
             });
         }
+    }
+}
+
+/// The event that records a verify job's state in its runner's queue.
+fn queue_event(phase: u8, runner: &str, q: QueueState) -> Event {
+    Event::RunnerJob {
+        phase,
+        runner: runner.to_string(),
+        job_id: q.job_id,
+        state: q.state,
+        reason: q.reason,
+        waited_s: (q.waited_s * 1000.0).round() / 1000.0,
     }
 }

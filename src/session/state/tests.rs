@@ -289,3 +289,44 @@ fn divergence_from_the_reference_is_followed_as_points_arrive() {
     push(&mut s, 1.0, 0.9);
     assert_eq!(left(&s), Some((1.0, 0.9)));
 }
+
+#[test]
+fn a_queued_job_shows_in_the_run_log_and_status_until_it_starts() {
+    let mut s = SessionState::new();
+    let job = |state: &str, reason: Option<&str>, waited_s: f64| Event::RunnerJob {
+        phase: 1,
+        runner: "slurm://gpu/scratch".into(),
+        job_id: "1234".into(),
+        state: state.into(),
+        reason: reason.map(str::to_string),
+        waited_s,
+    };
+    s.apply(1.0, &job("PENDING", Some("Priority"), 0.5));
+    s.apply(2.0, &job("PENDING", Some("Resources"), 1.5));
+    let text = "queued on slurm: job 1234, PENDING (Resources)";
+    assert_eq!(s.queued.as_deref(), Some(text));
+    assert!(s.run_screen.contents().contains(text));
+    assert!(
+        !s.run_screen.contents().contains("Priority"),
+        "the latest state only"
+    );
+    s.apply(3.0, &job("RUNNING", None, 2.5));
+    assert_eq!(s.queued, None);
+    s.apply(
+        3.1,
+        &Event::RunStarted {
+            phase: 1,
+            command: "python t.py".into(),
+            cols: 80,
+            rows: 24,
+            seed_check: false,
+        },
+    );
+    assert!(!s.run_screen.contents().contains("queued"));
+    assert_eq!(
+        job("RUNNING", None, 2.5).describe().as_deref(),
+        Some("slurm job 1234 started after 2.5 s in the queue")
+    );
+    let job = s.phase(1).unwrap().job.clone().unwrap();
+    assert_eq!((job.job_id.as_str(), job.queue_s), ("1234", 2.5));
+}
