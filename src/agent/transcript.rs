@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::secrets::Secrets;
+
 /// A line longer than this is not an event worth parsing; it is skipped.
 const MAX_LINE: usize = 8 << 20;
-/// Tool inputs are summarised to at most this many characters.
+/// Tool inputs are summarised to at most this many characters, after redaction (a cut made
+/// first could leave the start of a secret that straddles it).
 const MAX_INPUT: usize = 200;
 
 /// What an agent prints on its terminal.
@@ -127,6 +130,9 @@ pub struct TranscriptParser {
     last_message: Option<String>,
     /// Gemini: assistant text streamed in deltas, not yet emitted.
     pending_text: String,
+    /// The values redacted from tool inputs before they are cut to a summary: the same
+    /// environment's secrets the recorder redacts whole texts with.
+    secrets: Secrets,
 }
 
 impl TranscriptParser {
@@ -138,7 +144,16 @@ impl TranscriptParser {
             line: String::new(),
             last_message: None,
             pending_text: String::new(),
+            secrets: Secrets::from_env(),
         })
+    }
+
+    /// The one-line summary of a tool's input: redacted, then cut to `MAX_INPUT`.
+    fn summary(&self, input: &str) -> String {
+        cut(
+            &self.secrets.redact(&input.replace('\n', " ")),
+            MAX_INPUT,
+        )
     }
 
     /// Feeds terminal text; returns the items of every line it completed.
@@ -192,7 +207,7 @@ impl TranscriptParser {
     fn tool_call(&self, tool: &str, input: &Value, items: &mut Vec<TranscriptItem>) {
         items.push(TranscriptItem::ToolCall {
             tool: tool.to_string(),
-            input: summarize(input),
+            input: self.summary(&summary_text(input)),
         });
         let edits = matches!(
             tool,
@@ -299,7 +314,7 @@ impl TranscriptParser {
                         }
                         items.push(TranscriptItem::ToolCall {
                             tool: "shell".to_string(),
-                            input: cut(&input, MAX_INPUT),
+                            input: self.summary(&input),
                         });
                     }
                     "file_change" => {
@@ -320,12 +335,14 @@ impl TranscriptParser {
                         let tool = format!("{}.{}", str_at(item, "server"), str_at(item, "tool"));
                         items.push(TranscriptItem::ToolCall {
                             tool,
-                            input: summarize(item.get("arguments").unwrap_or(&Value::Null)),
+                            input: self.summary(&summary_text(
+                                item.get("arguments").unwrap_or(&Value::Null),
+                            )),
                         });
                     }
                     "web_search" => items.push(TranscriptItem::ToolCall {
                         tool: "web_search".to_string(),
-                        input: cut(str_at(item, "query"), MAX_INPUT),
+                        input: self.summary(str_at(item, "query")),
                     }),
                     _ => {}
                 }
@@ -426,8 +443,8 @@ fn u64_at(v: &Value, key: &str) -> u64 {
 }
 
 /// A tool input in one line: its command, file, pattern or URL when it has one, else its JSON.
-fn summarize(input: &Value) -> String {
-    let text = [
+fn summary_text(input: &Value) -> String {
+    [
         "command",
         "file_path",
         "notebook_path",
@@ -438,13 +455,13 @@ fn summarize(input: &Value) -> String {
     ]
     .iter()
     .find_map(|k| input.get(*k).and_then(Value::as_str))
-    .map_or_else(|| input.to_string(), str::to_string);
-    cut(&text.replace('\n', " "), MAX_INPUT)
+    .map_or_else(|| input.to_string(), str::to_string)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::REDACTED;
 
     fn parse(format: OutputFormat, text: &str) -> Vec<TranscriptItem> {
         let mut p = TranscriptParser::new(format, Path::new("/w")).unwrap();
@@ -454,6 +471,27 @@ mod tests {
         items.extend(p.feed(b));
         items.extend(p.finish());
         items
+    }
+
+    #[test]
+    fn a_secret_straddling_the_summary_cut_leaves_nothing_of_itself() {
+        let secret = "sk-live-0123456789abcdefghijklmnop";
+        // The command puts the secret across the 200th character.
+        let command = format!("{} {secret} tail", "x".repeat(MAX_INPUT - 10));
+        let line = serde_json::json!({
+            "type": "assistant",
+            "message": {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": command}}]}
+        });
+        let mut p = TranscriptParser::new(OutputFormat::ClaudeStreamJson, Path::new("/w")).unwrap();
+        p.secrets = Secrets::from_vars([("ANTHROPIC_API_KEY".to_string(), secret.to_string())]);
+        let items = p.feed(&format!("{line}\n"));
+        let [TranscriptItem::ToolCall { input, .. }] = items.as_slice() else {
+            panic!("one tool call expected: {items:?}");
+        };
+        assert!(input.chars().count() <= MAX_INPUT, "{input}");
+        assert!(!input.contains("sk-"), "a secret's prefix was kept: {input}");
+        let redacted_start = format!("{} {}", "x".repeat(MAX_INPUT - 10), &REDACTED[..5]);
+        assert!(input.starts_with(&redacted_start), "{input}");
     }
 
     #[test]
