@@ -816,6 +816,7 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
         Choice::NewTask(repo) => init(InitArgs {
             repo,
             command: None,
+            setup: None,
             metrics: Vec::new(),
             direction: None,
             reference_packages: None,
@@ -844,7 +845,13 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
 /// `xstack calibrate TASK [--seeds N] [--json]`: runs the task's PyTorch source once per seed
 /// and prints the spread of each criterion's metric with a suggested `published` and
 /// `tolerance` (TOML ready to paste, or JSON). Progress goes to stderr.
-pub fn calibrate(task: &str, seeds: u64, json: bool, out: &mut dyn Write) -> Result<i32, AppError> {
+pub fn calibrate(
+    task: &str,
+    seeds: u64,
+    vary_fixed_seed: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, AppError> {
     let task = Task::load(&task::resolve(task)?)?;
     if seeds < 2 {
         return Err(crate::calibrate::CalibrateError::TooFewSeeds(seeds).into());
@@ -852,7 +859,14 @@ pub fn calibrate(task: &str, seeds: u64, json: bool, out: &mut dyn Write) -> Res
     let cache = crate::env::cache_dir();
     let source = source_dir(&task, &cache)?;
     let mut progress = |line: String| eprintln!("{line}");
-    let cal = crate::calibrate::calibrate(&task, &source, seeds, &cache, &mut progress)?;
+    let cal = crate::calibrate::calibrate(
+        &task,
+        &source,
+        seeds,
+        vary_fixed_seed,
+        &cache,
+        &mut progress,
+    )?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&crate::calibrate::to_json(&cal))
             .map_err(|e| AppError::infra(e.to_string()))?;
@@ -919,6 +933,8 @@ pub struct InitArgs {
     pub repo: PathBuf,
     /// `--command`.
     pub command: Option<String>,
+    /// `--setup`.
+    pub setup: Option<String>,
     /// `--metric`.
     pub metrics: Vec<String>,
     /// `--direction`: higher, lower or within.
@@ -953,6 +969,7 @@ pub fn init(args: InitArgs) -> Result<i32, AppError> {
     let opts = crate::init::InitOptions {
         repo: args.repo,
         command: args.command,
+        setup: args.setup,
         metrics: args.metrics,
         direction,
         reference_packages: args.reference_packages,
