@@ -99,6 +99,10 @@ pub enum Spread {
     SeedOption(SeedOption),
     /// Nothing reads the seed: the runs vary on their own.
     RunToRun,
+    /// The source's fixed seeds, offset by `XSTACK_SEED` in a copy of the source
+    /// (`calibrate --vary-fixed-seed`): the spread between the source and a faithful port,
+    /// whose generator draws other numbers from the same fixed seed.
+    FixedSeedOffset(Vec<Location>),
     /// Nothing: every seed gave bit-identical values.
     Nothing,
 }
@@ -110,6 +114,7 @@ impl Spread {
             Spread::XstackSeed(_) => "xstack_seed",
             Spread::SeedOption(_) => "seed_option",
             Spread::RunToRun => "run_to_run",
+            Spread::FixedSeedOffset(_) => "fixed_seed_offset",
             Spread::Nothing => "none",
         }
     }
@@ -127,6 +132,10 @@ impl Spread {
                 o.at.place()
             ),
             Spread::RunToRun => "moved from run to run, not by the seed: the source does not read XSTACK_SEED, so the spread is its own run-to-run variation".to_string(),
+            Spread::FixedSeedOffset(at) => format!(
+                "moved by the seed: spread of the source's fixed seed, {}, offset by XSTACK_SEED {seeds} in a copy of the source (seed 0 is the source as it is)",
+                at.iter().map(Location::to_string).collect::<Vec<_>>().join(", ")
+            ),
             Spread::Nothing => "not moved".to_string(),
         }
     }
@@ -347,6 +356,9 @@ pub struct SeedRunner<'a> {
     pub criteria: &'a [CriterionSpec],
     /// Where the runs' copies are made.
     pub scratch: &'a Path,
+    /// When the seeds move nothing and the source fixes its seed: run them again on a copy
+    /// whose fixed seeds are offset by `XSTACK_SEED` (`calibrate --vary-fixed-seed`).
+    pub vary_fixed_seed: bool,
 }
 
 /// One pass over the seeds with one command.
@@ -400,8 +412,21 @@ fn run_pass(
     first: Option<SeedRun>,
     progress: &mut dyn FnMut(String),
 ) -> Result<Pass, CalibrateError> {
+    run_pass_on(r, r.plan.source.as_path(), command, n, first, progress)
+}
+
+/// [`run_pass`] on the source folder `source`.
+fn run_pass_on(
+    r: &SeedRunner<'_>,
+    source: &Path,
+    command: &str,
+    n: u64,
+    first: Option<SeedRun>,
+    progress: &mut dyn FnMut(String),
+) -> Result<Pass, CalibrateError> {
     let mut plan = r.plan.clone();
     plan.command = command.to_string();
+    plan.source = source.to_path_buf();
     let mut per_seed = Vec::new();
     let mut resolutions: Vec<Option<f64>> = vec![None; r.criteria.len()];
     let mut durations_s = Vec::new();
@@ -493,12 +518,7 @@ pub fn measure(
         .as_ref()
         .filter(|_| !r.plan.command.contains(SEED_VAR))
     else {
-        return Ok(Measurement {
-            pass,
-            spread: Spread::Nothing,
-            task_command: None,
-            tried_option: None,
-        });
+        return vary_fixed(r, n, pass, seed_use, None, progress);
     };
     let command = option.apply(&r.plan.command);
     progress(format!(
@@ -517,12 +537,93 @@ pub fn measure(
         });
     }
     progress(format!("{} moved nothing either", option.name));
-    Ok(Measurement {
+    vary_fixed(r, n, pass, seed_use, Some(option.clone()), progress)
+}
+
+/// After seeds that moved nothing: with [`SeedRunner::vary_fixed_seed`] and a fixed seed in
+/// the source, the seeds again on a copy whose fixed seeds are offset by `XSTACK_SEED`; that
+/// pass when it moved something, else `pass` with no spread.
+fn vary_fixed(
+    r: &SeedRunner<'_>,
+    n: u64,
+    pass: Pass,
+    seed_use: &SeedUse,
+    tried_option: Option<SeedOption>,
+    progress: &mut dyn FnMut(String),
+) -> Result<Measurement, CalibrateError> {
+    let unmoved = |pass: Pass, tried_option: Option<SeedOption>| Measurement {
         pass,
         spread: Spread::Nothing,
         task_command: None,
-        tried_option: Some(option.clone()),
-    })
+        tried_option,
+    };
+    if !r.vary_fixed_seed || seed_use.fixed.is_empty() {
+        return Ok(unmoved(pass, tried_option));
+    }
+    let copy = r.scratch.join("fixed-seed-offset");
+    let varied = offset_copy(&r.plan.source, &copy, &seed_use.fixed)?;
+    if varied.is_empty() {
+        progress("--vary-fixed-seed: no fixed seed in a file of the source to offset".to_string());
+        return Ok(unmoved(pass, tried_option));
+    }
+    progress(format!(
+        "--vary-fixed-seed: the seeds again on a copy of the source whose fixed seed is offset by XSTACK_SEED: {}",
+        varied
+            .iter()
+            .map(Location::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let second = run_pass_on(r, &copy, &r.plan.command, n, None, progress)?;
+    if second.moved() {
+        return Ok(Measurement {
+            pass: second,
+            spread: Spread::FixedSeedOffset(varied),
+            task_command: None,
+            tried_option,
+        });
+    }
+    progress("the offset fixed seed moved nothing either".to_string());
+    Ok(unmoved(pass, tried_option))
+}
+
+/// Copies `source` to `copy` (as a verify copy: no caches) and offsets in it the fixed seeds
+/// of `fixed` that lie in its files; returns those.
+fn offset_copy(
+    source: &Path,
+    copy: &Path,
+    fixed: &[Location],
+) -> Result<Vec<Location>, CalibrateError> {
+    let io = |what: String| move |source| SeedError::Io { what, source };
+    if copy.exists() {
+        std::fs::remove_dir_all(copy).map_err(io(format!("cannot clear {}", copy.display())))?;
+    }
+    crate::workspace::copy_tree(source, copy, true).map_err(SeedError::from)?;
+    let mut files: Vec<&str> = fixed
+        .iter()
+        .filter(|l| l.line > 0)
+        .map(|l| l.file.as_str())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut varied = Vec::new();
+    for file in files {
+        let path = copy.join(file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(io(format!("cannot read {}", path.display())))?;
+        let (offset, lines) = usage::offset_fixed_seeds(&text);
+        if lines.is_empty() {
+            continue;
+        }
+        std::fs::write(&path, offset).map_err(io(format!("cannot write {}", path.display())))?;
+        varied.extend(
+            fixed
+                .iter()
+                .filter(|l| l.file == file && lines.contains(&l.line))
+                .cloned(),
+        );
+    }
+    Ok(varied)
 }
 
 /// The calibration of `criteria` from a measurement.
@@ -554,6 +655,7 @@ pub fn calibrate(
     task: &Task,
     source: &Path,
     n: u64,
+    vary_fixed_seed: bool,
     cache: &Path,
     progress: &mut dyn FnMut(String),
 ) -> Result<Calibration, CalibrateError> {
@@ -580,6 +682,7 @@ pub fn calibrate(
         metrics: &task.spec.metrics,
         criteria: &task.spec.criteria,
         scratch: scratch.path(),
+        vary_fixed_seed,
     };
     let m = measure(&runner, n, None, &seed_use, progress)?;
     Ok(from_measurement(
@@ -655,10 +758,16 @@ pub fn summary_comment(cal: &Calibration, c: &CriterionCalibration) -> String {
     out
 }
 
-/// Whether the runs moved any criterion value (then `[integrity] seed_check` can tell a
-/// seeded run from a constant result).
+/// Whether the runs moved any criterion value.
 pub fn seed_varies(criteria: &[CriterionCalibration]) -> bool {
     criteria.iter().any(CriterionCalibration::moved)
+}
+
+/// Whether `[integrity] seed_check` can tell a seeded run from a constant result: the runs
+/// moved a value, and not only because calibrate offset a seed the source fixes (the source,
+/// and a faithful port of it, ignore `XSTACK_SEED`).
+pub fn suggests_seed_check(cal: &Calibration) -> bool {
+    seed_varies(&cal.criteria) && !matches!(cal.spread, Spread::FixedSeedOffset(_))
 }
 
 /// The `[integrity] seed_check = true` block, with a comment saying why.
@@ -687,6 +796,16 @@ pub fn notes(cal: &Calibration) -> String {
             o.kind,
             o.at.place(),
             toml_string(&cal.command)
+        ));
+    }
+    if let Spread::FixedSeedOffset(at) = &cal.spread {
+        out.push_str(&format!(
+            "# The task's command ignores XSTACK_SEED and the source fixes its seed: every seed gave bit-identical\n\
+             # values. These runs offset the fixed seed ({}) by XSTACK_SEED in a copy of the source\n\
+             # (--vary-fixed-seed; seed 0 is the source as it is). A faithful port fixes its seed too, yet its\n\
+             # generator draws other numbers from it: this spread is the one between the source and the port.\n\
+             # No seed_check: neither reads XSTACK_SEED.\n",
+            at.iter().map(Location::to_string).collect::<Vec<_>>().join(", ")
         ));
     }
     if !seed_varies(&cal.criteria) {
@@ -733,7 +852,7 @@ pub fn render_toml(cal: &Calibration) -> String {
             &c.suggestion,
         ));
     }
-    if seed_varies(&cal.criteria) {
+    if suggests_seed_check(cal) {
         out.push('\n');
         out.push_str(&seed_check_block(&cal.spread));
     }
@@ -778,6 +897,7 @@ pub fn to_json(cal: &Calibration) -> serde_json::Value {
         "task": cal.task,
         "command": cal.command,
         "task_command": cal.task_command,
+        "seed_check": suggests_seed_check(cal),
         "seeds": cal.seeds,
         "durations_s": cal.durations_s,
         "seed": {

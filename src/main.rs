@@ -152,6 +152,10 @@ enum Cmd {
         /// Number of runs (XSTACK_SEED = 0..N-1).
         #[arg(long, default_value_t = xstack::calibrate::DEFAULT_SEEDS)]
         seeds: u64,
+        /// When every seed gives the same values and the source fixes its seed, run the seeds
+        /// again on a copy of the source whose fixed seed is offset by XSTACK_SEED.
+        #[arg(long)]
+        vary_fixed_seed: bool,
         /// Print a JSON object instead of TOML.
         #[arg(long)]
         json: bool,
@@ -164,6 +168,10 @@ enum Cmd {
         /// The experiment command (else proposed from the README and entry files, and asked).
         #[arg(long)]
         command: Option<String>,
+        /// A shell snippet run before the command in each run's copy (preparing data); written
+        /// as `[env] setup`.
+        #[arg(long)]
+        setup: Option<String>,
         /// A metric to grade on (repeatable; default: those that look like evaluation results).
         #[arg(long = "metric", value_name = "NAME")]
         metrics: Vec<String>,
@@ -397,12 +405,16 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             pane,
         }) => cli::export_cast(&run_dir, &cast, pane),
         Some(Cmd::Runs { dir }) => cli::runs(dir.as_deref(), &mut std::io::stdout()),
-        Some(Cmd::Calibrate { task, seeds, json }) => {
-            cli::calibrate(&task, seeds, json, &mut std::io::stdout())
-        }
+        Some(Cmd::Calibrate {
+            task,
+            seeds,
+            vary_fixed_seed,
+            json,
+        }) => cli::calibrate(&task, seeds, vary_fixed_seed, json, &mut std::io::stdout()),
         Some(Cmd::Init {
             repo,
             command,
+            setup,
             metrics,
             direction,
             reference_packages,
@@ -413,6 +425,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         }) => cli::init(cli::InitArgs {
             repo,
             command,
+            setup,
             metrics,
             direction,
             reference_packages,

@@ -360,6 +360,62 @@ fn a_hard_coded_seed_gives_a_flagged_tolerance_and_no_seed_check() {
 }
 
 #[test]
+fn vary_fixed_seed_offsets_the_hard_coded_seed_in_a_copy_and_suggests_no_seed_check() {
+    let (tmp, task) = fixture_task(
+        "fixed-seed",
+        "python3 train.py",
+        "test_loss",
+        r"test loss: (?P<value>[-+0-9.eE]+)",
+    );
+    let before = tree_hash(&task);
+    let cache = tmp.path().join("cache");
+    let out = calibrate(
+        &task,
+        &cache,
+        &["--seeds", "3", "--vary-fixed-seed", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let j = json(&out);
+    let c = &j["criteria"][0];
+    assert_eq!(c["spread"], "fixed_seed_offset", "{j}");
+    assert_eq!(c["seed_moved"], true, "{j}");
+    assert_eq!(c["basis"], "measured", "{j}");
+    assert_eq!(j["seed_check"], false, "{j}");
+    // Seed 0 is the source as it is: the value of the unvaried runs.
+    assert_eq!(c["values"][0]["value"], 5.72253e-5, "{j}");
+    let values: Vec<f64> = (0..3)
+        .map(|i| c["values"][i]["value"].as_f64().unwrap())
+        .collect();
+    assert!(
+        values[1] != values[0] && values[2] != values[1],
+        "{values:?}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--vary-fixed-seed: the seeds again on a copy of the source whose fixed seed is offset by XSTACK_SEED: `random.seed(0)` at train.py:8"),
+        "{stderr}"
+    );
+    // The TOML says where the spread came from, and writes no seed_check.
+    let out = calibrate(&task, &cache, &["--seeds", "2", "--vary-fixed-seed"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("# moved by the seed: spread of the source's fixed seed, `random.seed(0)` at train.py:8, offset by XSTACK_SEED 0-1 in a copy of the source"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("No seed_check: neither reads XSTACK_SEED."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("[integrity]"), "{stdout}");
+    assert_eq!(
+        tree_hash(&task),
+        before,
+        "the task or its source was written"
+    );
+}
+
+#[test]
 fn a_seed_option_of_the_repository_is_run_and_the_command_suggested() {
     let (tmp, task) = fixture_task(
         "seed-flag",

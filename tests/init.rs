@@ -548,6 +548,41 @@ fn written_numbers(toml: &str) -> (String, String) {
 }
 
 #[test]
+fn setup_runs_before_the_command_in_every_run_and_is_written() {
+    let setup = seed_fixture("fixed-seed");
+    let before = tree_hash(&setup.repo);
+    // The command fails unless the setup ran first, in the same copy and the same shell.
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "test \"$PREPARED\" = yes && test -f prepared.txt && python3 train.py",
+        "--setup",
+        "echo data > prepared.txt\nexport PREPARED=yes",
+        "--reference-packages",
+        "none",
+        "--seeds",
+        "2",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (toml, task) = setup.written("fixed-seed");
+    assert_eq!(
+        task.spec.env.setup.as_deref(),
+        Some("echo data > prepared.txt\nexport PREPARED=yes")
+    );
+    assert!(
+        toml.contains("# From --setup: run before the command in every run.\nsetup = "),
+        "{toml}"
+    );
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+    assert!(!setup.repo.join("prepared.txt").exists());
+}
+
+#[test]
 fn a_hard_coded_seed_is_pointed_at_and_the_tolerance_flagged() {
     let setup = seed_fixture("fixed-seed");
     let out = setup.init(&[

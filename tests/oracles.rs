@@ -2,6 +2,12 @@
 //! it) passes its grader, the untouched PyTorch source fails as `bypass`, and the PyTorch
 //! source run in its reference environment lands inside its own tolerance (the calibration
 //! holds).
+//!
+//! nanoGPT (`nanogpt-shakespeare-char`, an unmodified public repository) runs PyTorch for
+//! minutes, so its source runs once, in the slow test
+//! `slow_nanogpt_init_on_the_snapshot_and_the_source_within_tolerance`: `xstack init` on the
+//! snapshot with the README's command, whose run of the untouched source in the reference
+//! environment is also the check that the source lands inside the task's tolerance.
 
 mod common;
 
@@ -17,9 +23,26 @@ const BUNDLED: &[&str] = &[
     "digits-cnn-bn",
     "digits-mlp",
     "label-smoothing-init",
+    "nanogpt-shakespeare-char",
 ];
 
+/// nanoGPT's CPU command, as its README gives it.
+const NANOGPT_COMMAND: &str = "python train.py config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0";
+
+/// Whether [`check_task`] runs the PyTorch source itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SourceRun {
+    /// Here.
+    Here,
+    /// In a slow test of its own.
+    Elsewhere,
+}
+
 fn check_task(id: &str) {
+    check_task_with(id, SourceRun::Here);
+}
+
+fn check_task_with(id: &str, source_run: SourceRun) {
     let dir = root().join("tasks").join(id);
     let task = Task::load(&dir).unwrap();
     let before = tree_hash(&dir);
@@ -63,6 +86,10 @@ fn check_task(id: &str) {
         "{id}"
     );
 
+    if source_run == SourceRun::Elsewhere {
+        assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
+        return;
+    }
     // The PyTorch source, in its reference environment, lands inside its own tolerance.
     let cache = xstack::env::cache_dir();
     let env = xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
@@ -82,7 +109,13 @@ fn check_task(id: &str) {
         "{id}: the source run failed:\n{}",
         seed_run.tail(20)
     );
-    let series = parse_log(&task, &seed_run.output);
+    assert_within_tolerance(id, &task, &seed_run.output);
+    assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
+}
+
+/// Every criterion of `task`, read from a run's `output`, is inside its tolerance.
+fn assert_within_tolerance(id: &str, task: &Task, output: &str) {
+    let series = parse_log(task, output);
     for c in &task.spec.criteria {
         let points = &series.iter().find(|(m, _)| m == &c.metric).unwrap().1;
         let value =
@@ -96,7 +129,6 @@ fn check_task(id: &str) {
             c.direction.as_str()
         );
     }
-    assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
 }
 
 #[test]
@@ -135,4 +167,87 @@ fn oracle_digits_mlp() {
 #[test]
 fn oracle_label_smoothing_init() {
     check_task("label-smoothing-init");
+}
+
+#[test]
+fn oracle_nanogpt_shakespeare_char() {
+    check_task_with("nanogpt-shakespeare-char", SourceRun::Elsewhere);
+}
+
+/// Slow (a real PyTorch run of nanoGPT, minutes): `xstack init` on the unmodified snapshot
+/// (the task's `repo/`) with the README's command finds the val loss, points at the seed the
+/// source fixes and never claims XSTACK_SEED; the definitions it writes read the same curve
+/// as the bundled task's; and that run of the untouched source in the reference environment
+/// lands inside the bundled task's tolerance.
+#[test]
+fn slow_nanogpt_init_on_the_snapshot_and_the_source_within_tolerance() {
+    let id = "nanogpt-shakespeare-char";
+    let bundled = Task::load(&root().join("tasks").join(id)).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("nanoGPT");
+    overlay(&bundled.dir.join("repo"), &repo);
+    let before = tree_hash(&repo);
+    let tasks = tmp.path().join("tasks");
+    let setup = bundled.spec.env.setup.clone().unwrap();
+    let out = xstack()
+        .env("XSTACK_TASKS_DIR", &tasks)
+        .arg("init")
+        .arg(&repo)
+        .args([
+            "--yes",
+            "--command",
+            NANOGPT_COMMAND,
+            "--setup",
+            &setup,
+            "--reference-packages",
+        ])
+        .args(&bundled.spec.env.reference_packages)
+        .arg("--packages")
+        .args(&bundled.spec.env.packages)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let fixed = "`torch.manual_seed(1337 + seed_offset)` at train.py:106";
+    assert!(
+        all.contains(&format!(
+            "seed: the source does not read XSTACK_SEED; fixes a seed: {fixed}"
+        )),
+        "{all}"
+    );
+    assert_eq!(tree_hash(&repo), before, "init wrote into the repository");
+
+    let made = Task::load(&tasks.join("nanogpt")).unwrap();
+    assert_eq!(made.spec.run.command, bundled.spec.run.command);
+    assert_eq!(made.spec.env.setup, bundled.spec.env.setup);
+    assert_eq!(made.spec.criteria.len(), 1, "{:?}", made.spec.criteria);
+    assert_eq!(made.spec.criteria[0].metric, "val_loss");
+    assert!(!made.spec.integrity.seed_check);
+    let details = &made.spec.phase2.details;
+    assert!(
+        details.contains(&format!(
+            "- seed: fixed in the source, {fixed}; the run does not read XSTACK_SEED."
+        )),
+        "{details}"
+    );
+    assert!(!details.contains("from XSTACK_SEED"), "{details}");
+
+    // Both tasks read the same evaluation curve from the run: steps 0, 250, ..., 2000.
+    let log = std::fs::read_to_string(made.dir.join("reference.log")).unwrap();
+    let curve = |task: &Task| {
+        parse_log(task, &log)
+            .into_iter()
+            .find(|(m, _)| m == "val_loss")
+            .map(|(_, points)| points)
+            .unwrap_or_default()
+    };
+    let ours = curve(&bundled);
+    assert_eq!(curve(&made), ours);
+    let steps: Vec<Option<f64>> = ours.iter().map(|p| p.step).collect();
+    let expected: Vec<Option<f64>> = (0..=8).map(|k| Some(f64::from(k * 250))).collect();
+    assert_eq!(steps, expected);
+
+    // The untouched source, run in the reference environment, is inside the tolerance.
+    assert_within_tolerance(id, &bundled, &log);
 }

@@ -150,10 +150,7 @@ impl TranscriptParser {
 
     /// The one-line summary of a tool's input: redacted, then cut to `MAX_INPUT`.
     fn summary(&self, input: &str) -> String {
-        cut(
-            &self.secrets.redact(&input.replace('\n', " ")),
-            MAX_INPUT,
-        )
+        cut(&self.secrets.redact(&input.replace('\n', " ")), MAX_INPUT)
     }
 
     /// Feeds terminal text; returns the items of every line it completed.
@@ -489,7 +486,10 @@ mod tests {
             panic!("one tool call expected: {items:?}");
         };
         assert!(input.chars().count() <= MAX_INPUT, "{input}");
-        assert!(!input.contains("sk-"), "a secret's prefix was kept: {input}");
+        assert!(
+            !input.contains("sk-"),
+            "a secret's prefix was kept: {input}"
+        );
         let redacted_start = format!("{} {}", "x".repeat(MAX_INPUT - 10), &REDACTED[..5]);
         assert!(input.starts_with(&redacted_start), "{input}");
     }

@@ -10,7 +10,13 @@ use super::{AppError, source_dir};
 /// `xstack calibrate TASK [--seeds N] [--json]`: runs the task's PyTorch source once per seed
 /// and prints the spread of each criterion's metric with a suggested `published` and
 /// `tolerance` (TOML ready to paste, or JSON). Progress goes to stderr.
-pub fn calibrate(task: &str, seeds: u64, json: bool, out: &mut dyn Write) -> Result<i32, AppError> {
+pub fn calibrate(
+    task: &str,
+    seeds: u64,
+    vary_fixed_seed: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, AppError> {
     let task = Task::load(&task::resolve(task)?)?;
     if seeds < 2 {
         return Err(crate::calibrate::CalibrateError::TooFewSeeds(seeds).into());
@@ -18,7 +24,14 @@ pub fn calibrate(task: &str, seeds: u64, json: bool, out: &mut dyn Write) -> Res
     let cache = crate::env::cache_dir();
     let source = source_dir(&task, &cache)?;
     let mut progress = |line: String| eprintln!("{line}");
-    let cal = crate::calibrate::calibrate(&task, &source, seeds, &cache, &mut progress)?;
+    let cal = crate::calibrate::calibrate(
+        &task,
+        &source,
+        seeds,
+        vary_fixed_seed,
+        &cache,
+        &mut progress,
+    )?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&crate::calibrate::to_json(&cal))
             .map_err(|e| AppError::infra(e.to_string()))?;

@@ -51,6 +51,8 @@ pub struct InitArgs {
     pub repo: PathBuf,
     /// `--command`.
     pub command: Option<String>,
+    /// `--setup`.
+    pub setup: Option<String>,
     /// `--metric`.
     pub metrics: Vec<String>,
     /// `--direction`: higher, lower or within.
@@ -85,6 +87,7 @@ pub fn init(args: InitArgs) -> Result<i32, AppError> {
     let opts = crate::init::InitOptions {
         repo: args.repo,
         command: args.command,
+        setup: args.setup,
         metrics: args.metrics,
         direction,
         reference_packages: args.reference_packages,

@@ -33,6 +33,7 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
         Choice::NewTask(repo) => init(InitArgs {
             repo,
             command: None,
+            setup: None,
             metrics: Vec::new(),
             direction: None,
             reference_packages: None,

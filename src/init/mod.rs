@@ -150,6 +150,8 @@ pub struct InitOptions {
     pub repo: PathBuf,
     /// `--command`.
     pub command: Option<String>,
+    /// `--setup`: `[env] setup`, run before the command in every run.
+    pub setup: Option<String>,
     /// `--metric` (repeatable).
     pub metrics: Vec<String>,
     /// `--direction`.
@@ -460,7 +462,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
 
     let mut plan = RunPlan {
         source: repo.clone(),
-        setup: None,
+        setup: opts.setup.clone(),
         command: command.clone(),
         timeout: None,
         env,
@@ -542,6 +544,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
                 metrics: &specs,
                 criteria: &criteria,
                 scratch: scratch.path(),
+                vary_fixed_seed: false,
             };
             let m = calibrate::measure(&runner, n, Some(first.clone()), &seed_use, &mut |line| {
                 console.say(&line)
@@ -581,6 +584,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         reference_packages,
         packages_from,
         command: command.clone(),
+        setup: opts.setup.clone(),
         command_note: published.command_note,
         timeout_s: timeout_for(published.longest_s.max(first.duration_s)),
         metrics: found

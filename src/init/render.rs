@@ -44,6 +44,8 @@ pub struct Proposal {
     pub reference_packages: Vec<String>,
     /// Where the reference packages came from.
     pub packages_from: String,
+    /// `[env] setup`, when given.
+    pub setup: Option<String>,
     /// `[run] command`.
     pub command: String,
     /// A comment over `[run] command` (why it sets the repository's seed option).
@@ -168,9 +170,14 @@ pub fn task_toml(p: &Proposal) -> String {
     out.push_str(&format!("packages = {}\n", toml_list(&p.packages)));
     out.push_str(&format!("# From {}.\n", p.packages_from));
     out.push_str(&format!(
-        "reference_packages = {}\n\n",
+        "reference_packages = {}\n",
         toml_list(&p.reference_packages)
     ));
+    if let Some(setup) = &p.setup {
+        out.push_str("# From --setup: run before the command in every run.\n");
+        out.push_str(&format!("setup = {}\n", toml_string(setup)));
+    }
+    out.push('\n');
     out.push_str("[run]\n");
     if let Some(note) = &p.command_note {
         out.push_str(&format!("# {note}\n"));

@@ -442,6 +442,53 @@ fn integer_constants(text: &str) -> Vec<(String, String)> {
 /// binds to an integer at the top level (`SEED = 0` … `random.seed(SEED)`), and nothing
 /// read from the environment or an option. As (line, text).
 pub fn fixed_seeds(text: &str) -> Vec<(usize, String)> {
+    fixed_seed_calls(text)
+        .into_iter()
+        .map(|call| (call.line, call.text))
+        .collect()
+}
+
+/// A call that fixes a seed, with where its argument lies in the file's text.
+struct FixedCall {
+    /// 1-based line.
+    line: usize,
+    /// The call as shown to the user.
+    text: String,
+    /// Byte range of the argument text between the parentheses.
+    args: std::ops::Range<usize>,
+}
+
+/// The expression a varied copy adds to each fixed seed: the run's `XSTACK_SEED`.
+pub const SEED_OFFSET: &str = "int(__import__('os').environ['XSTACK_SEED'])";
+
+/// `text` with the argument of every fixed-seed call that [`fixed_seeds`] reports offset by
+/// the run's `XSTACK_SEED` (`torch.manual_seed(1337 + seed_offset)` becomes
+/// `torch.manual_seed((1337 + seed_offset) + int(__import__('os').environ['XSTACK_SEED']))`),
+/// so that seed 0 runs exactly as the file does and every other seed is a different fixed
+/// seed; and the lines changed.
+pub fn offset_fixed_seeds(text: &str) -> (String, Vec<usize>) {
+    let calls = fixed_seed_calls(text);
+    let mut out = String::with_capacity(text.len() + calls.len() * 64);
+    let mut done = 0;
+    let mut lines = Vec::new();
+    for call in &calls {
+        if call.args.start < done {
+            continue;
+        }
+        out.push_str(&text[done..call.args.start]);
+        out.push('(');
+        out.push_str(&text[call.args.clone()]);
+        out.push_str(") + ");
+        out.push_str(SEED_OFFSET);
+        done = call.args.end;
+        lines.push(call.line);
+    }
+    out.push_str(&text[done..]);
+    (out, lines)
+}
+
+/// The fixed-seed calls of a Python file, in order (see [`fixed_seeds`]).
+fn fixed_seed_calls(text: &str) -> Vec<FixedCall> {
     static CALL: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
         Regex::new(
@@ -482,7 +529,8 @@ pub fn fixed_seeds(text: &str) -> Vec<(usize, String)> {
             if !is_seeding_call(&compact) {
                 continue;
             }
-            let args = call_arguments(&text[start + all.end()..]);
+            let args_start = start + all.end();
+            let args = call_arguments(&text[args_start..]);
             if args.trim().is_empty() || reads_outside(args) {
                 continue;
             }
@@ -500,7 +548,11 @@ pub fn fixed_seeds(text: &str) -> Vec<(usize, String)> {
                 Some((k, v)) => format!("{call} with {k} = {v}"),
                 None => call,
             };
-            out.push((i + 1, text));
+            out.push(FixedCall {
+                line: i + 1,
+                text,
+                args: args_start..args_start + args.len(),
+            });
         }
     }
     out
@@ -692,6 +744,46 @@ mod tests {
             found.fixed_text().unwrap(),
             "`torch.manual_seed(1337 + seed_offset)` at train.py:106"
         );
+    }
+
+    #[test]
+    fn fixed_seeds_are_offset_by_the_run_seed_and_nothing_else_changes() {
+        let text = "import torch\ntorch.manual_seed(1337 + seed_offset)\n\
+                    random.seed(int(os.environ['XSTACK_SEED']))\n\
+                    key = jax.random.PRNGKey(0); np.random.seed(3)\n";
+        let (offset, lines) = offset_fixed_seeds(text);
+        assert_eq!(lines, [2, 4, 4]);
+        let seed = "int(__import__('os').environ['XSTACK_SEED'])";
+        assert_eq!(
+            offset,
+            format!(
+                "import torch\ntorch.manual_seed((1337 + seed_offset) + {seed})\n\
+                 random.seed(int(os.environ['XSTACK_SEED']))\n\
+                 key = jax.random.PRNGKey((0) + {seed}); np.random.seed((3) + {seed})\n"
+            )
+        );
+        // The offset calls read the environment: nothing fixed is left.
+        assert!(fixed_seeds(&offset).is_empty(), "{offset}");
+        // nanoGPT's train.py: line 106 only, every other byte as it was.
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nanogpt");
+        let train = std::fs::read_to_string(repo.join("train.py")).unwrap();
+        let (offset, lines) = offset_fixed_seeds(&train);
+        assert_eq!(lines, [106]);
+        let changed: Vec<(usize, &str)> = offset
+            .lines()
+            .zip(train.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (a, _))| (i + 1, a))
+            .collect();
+        assert_eq!(
+            changed,
+            [(
+                106,
+                format!("torch.manual_seed((1337 + seed_offset) + {seed})").as_str()
+            )]
+        );
+        assert_eq!(offset.lines().count(), train.lines().count());
     }
 
     #[test]
