@@ -380,10 +380,12 @@ fn an_interactive_agent_gets_its_prompts_typed_and_ends_its_phases_with_the_done
 #[test]
 fn a_missing_agent_program_is_exit_3_with_how_to_install_it() {
     let setup = Setup::new();
+    // A PATH of one empty folder: the CLI may well be installed on this machine.
+    let empty = tempfile::tempdir().unwrap();
     let out = xstack()
         .args(["run", TASK, "--agent", "codex", "--headless", "--runs-dir"])
         .arg(setup.runs())
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", empty.path())
         .env("XSTACK_CONFIG", "/dev/null")
         .output()
         .unwrap();
