@@ -1,6 +1,8 @@
 //! Benchmarks of the hot paths: frame rendering, terminal ingest, metric extraction, the
 //! reducer, journal append, replay seek, and diff + highlight of a 6,000-line pair.
 //! `cargo bench --bench pipeline`
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 

@@ -1,6 +1,8 @@
 //! The agent presets end to end, headless: each CLI is replaced by a fake program of the same
 //! name first on PATH (tests/fake_agent.py) that records how it was started and prints what
 //! the real CLI documents. Also the config file, and the bubblewrap sandbox.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

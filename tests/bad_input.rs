@@ -1,5 +1,7 @@
 //! Bad input: a clear message naming the file, field or program, the right exit status, no
 //! run folder, no panic.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

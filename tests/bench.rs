@@ -1,6 +1,8 @@
 //! `xstack bench` end to end: the report of the test task × three scripted agents × 2
 //! repeats over two runners, resuming (a second invocation runs nothing, an interrupted one
 //! finishes the rest), `--retry-failed`, an unreachable runner in the pool, trial timeouts.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! `xstack calibrate` on fake tasks whose run prints known numbers per seed, and `[source] git`
 //! sources cloned from a local bare repository.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! End to end without a screen: real PTYs, real Python, real JAX on CPU. One scripted
 //! trajectory per outcome on the JSON-lines test task, and the bundled digits-mlp demo.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! the hand-written tasks' repositories (tests/fixtures/init), the proposed task extracts the
 //! same values as the hand-written one from the same output, and `check` accepts it; a
 //! failing command and bad input write nothing; the repository is never written.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -3,6 +3,8 @@
 //! verify (bubblewrap), the runtime import audit and the seed check, asserting the verdict,
 //! the class and the finding. Faithful ports must pass. The cases live in
 //! `tests/tasks/jsonl-protected/adversarial/` (see its README).
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -8,6 +8,8 @@
 //! `slow_nanogpt_init_on_the_snapshot_and_the_source_within_tolerance`: `xstack init` on the
 //! snapshot with the README's command, whose run of the untouched source in the reference
 //! environment is also the check that the source lands inside the task's tolerance.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

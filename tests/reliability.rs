@@ -1,5 +1,7 @@
 //! Reliability and security: no orphans on any exit path, secrets never recorded, bounded
 //! memory under hostile output, a crash-safe journal, and a source that stays untouched.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

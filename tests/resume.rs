@@ -1,6 +1,8 @@
 //! Record, replay and resume: a run killed with SIGKILL at each phase continues with
 //! `run --resume` to the same result as an uninterrupted run; `runs` marks it interrupted
 //! meanwhile; asciicast export of a recorded run.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

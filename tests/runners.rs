@@ -3,6 +3,8 @@
 //! `kubectl` programs that check the exact arguments they get and then do the work on this
 //! machine. The remote folder is fixed (under the target folder) so the task's environment
 //! is built there once and reused by later runs.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

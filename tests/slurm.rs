@@ -2,6 +2,8 @@
 //! `slurmctld` and `slurmd` started by each test in a scratch folder, with a key, ports and
 //! state of their own, and stopped by pid when the test ends. The runner's shared folder is
 //! fixed (under the target folder) so the task's environment is built there once and reused.
+// The cluster's helpers panic on what a test cannot go on without, as the tests do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -439,7 +439,9 @@ async fn execute(
                     progress.clear(out);
                     let _ = writeln!(out, "stopping: ending {} running trials", running.len());
                     for r in running.values() {
-                        let _ = r.commands.try_send(Command::Abort);
+                        if let Err(e) = r.commands.try_send(Command::Abort) {
+                            tracing::warn!("cannot stop a trial: {e}");
+                        }
                     }
                 }
             }
@@ -513,7 +515,9 @@ fn start(ex: &Execution<'_>, index: usize, set: &mut JoinSet<Ended>) -> Result<R
                 joined = &mut handle => joined,
                 _ = tokio::time::sleep(limit) => {
                     timed_out = true;
-                    let _ = timeout_tx.send(Command::Abort).await;
+                    if let Err(e) = timeout_tx.send(Command::Abort).await {
+                        tracing::warn!("cannot stop a trial past its limit: {e}");
+                    }
                     handle.await
                 }
             },

@@ -217,7 +217,10 @@ pub fn source_dir(task: &Task, cache: &Path) -> Result<PathBuf, AppError> {
                     "cannot fetch the source repository {url} at {rev}: {e}"
                 )));
             }
-            let _ = std::fs::write(dir.join(".xstack-complete"), rev);
+            if let Err(e) = std::fs::write(dir.join(".xstack-complete"), rev) {
+                // The clone is complete; without its marker the next run fetches it again.
+                tracing::warn!("cannot mark {} complete: {e}", dir.display());
+            }
             Ok(dir)
         }
     }

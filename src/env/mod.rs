@@ -177,8 +177,12 @@ pub fn ensure(
             .output();
         let failure = match output {
             Ok(out) => {
-                let _ = log.write_all(&out.stdout);
-                let _ = log.write_all(&out.stderr);
+                if let Err(e) = log
+                    .write_all(&out.stdout)
+                    .and_then(|()| log.write_all(&out.stderr))
+                {
+                    tracing::warn!("cannot write the environment's build log: {e}");
+                }
                 if out.status.success() {
                     None
                 } else {

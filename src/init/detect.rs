@@ -266,7 +266,7 @@ impl Patterns {
         let words = format!(r"{name}(?:[ \t]+{name}){{0,2}}");
         // Invariant: these patterns are built from constants only, and the unit tests compile
         // every one of them.
-        let re = |s: &str| Regex::new(s).expect("constant detection pattern compiles");
+        let re = crate::patterns::constant;
         Patterns {
             step: re(
                 r"(?i)\b(epoch|step|iter|iteration|global_step)\b([ \t]*[:=]?[ \t]*\[?[ \t]*)(\d+)",

@@ -349,7 +349,7 @@ fn first_string(body: &str) -> Option<String> {
 fn keyword_value(body: &str, key: &str) -> Option<String> {
     static KEY: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"(?:^|[,(\s])(\w+)\s*=").expect("constant pattern compiles")
+        crate::patterns::constant(r"(?:^|[,(\s])(\w+)\s*=")
     });
     for c in KEY.captures_iter(body) {
         let (Some(name), Some(all)) = (c.get(1), c.get(0)) else {
@@ -388,10 +388,9 @@ fn keyword_value(body: &str, key: &str) -> Option<String> {
 pub fn constants(text: &str) -> Vec<(String, String)> {
     static CONST: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(
+        crate::patterns::constant(
             r#"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*|True|False|'[^']{0,40}'|"[^"]{0,40}"|\([-+0-9., eE]{1,40}\)|\[[-+0-9., eE]{1,40}\])\s*(?:#.*)?$"#,
         )
-        .expect("constant pattern compiles")
     });
     text.lines()
         .filter_map(|l| CONST.captures(l))
@@ -513,8 +512,7 @@ fn flatten_toml(prefix: &str, v: &toml::Value, out: &mut Vec<(String, String)>) 
 fn flatten_yaml(text: &str, out: &mut Vec<(String, String)>) {
     static LINE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"^( *)([A-Za-z_][\w.-]*)\s*:\s*(.*?)\s*(?:\s#.*)?$")
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r"^( *)([A-Za-z_][\w.-]*)\s*:\s*(.*?)\s*(?:\s#.*)?$")
     });
     let mut stack: Vec<(usize, String)> = Vec::new();
     for line in text.lines() {

@@ -260,7 +260,9 @@ impl JournalWriter {
 
 impl Drop for JournalWriter {
     fn drop(&mut self) {
-        let _ = self.flush();
+        if let Err(e) = self.flush() {
+            tracing::error!("journal flush at close failed: {e}");
+        }
     }
 }
 

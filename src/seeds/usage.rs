@@ -222,7 +222,7 @@ fn read_small(path: &Path) -> Option<String> {
 fn reads_seed_var(line: &str) -> bool {
     static READ: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"["']XSTACK_SEED["']|\$\{?XSTACK_SEED\b"#).expect("constant pattern compiles")
+        crate::patterns::constant(r#"["']XSTACK_SEED["']|\$\{?XSTACK_SEED\b"#)
     });
     READ.is_match(line)
 }
@@ -298,16 +298,17 @@ fn relevant_files(repo: &Path, words: &[String]) -> Vec<PathBuf> {
 fn referenced_files(repo: &Path, file: &Path, text: &str) -> Vec<PathBuf> {
     static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"(?m)^\s*(?:from\s+(\.*[\w.]*)\s+import\b|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))")
-            .expect("constant pattern compiles")
+        crate::patterns::constant(
+            r"(?m)^\s*(?:from\s+(\.*[\w.]*)\s+import\b|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))",
+        )
     });
     static EXEC: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"exec\(\s*open\(\s*['"]([^'"]+\.py)['"]"#).expect("constant pattern compiles")
+        crate::patterns::constant(r#"exec\(\s*open\(\s*['"]([^'"]+\.py)['"]"#)
     });
     static PY: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"(?:^|\s)([\w./-]+\.py)\b").expect("constant pattern compiles")
+        crate::patterns::constant(r"(?:^|\s)([\w./-]+\.py)\b")
     });
     let dir = file.parent().unwrap_or(repo);
     let mut out = Vec::new();
@@ -411,10 +412,9 @@ fn is_seeding_call(name: &str) -> bool {
 fn reads_outside(args: &str) -> bool {
     static OUTSIDE: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(
+        crate::patterns::constant(
             r"environ|getenv|argv|XSTACK_SEED|\b(?:args|opt|opts|options|cfg|config|conf|hparams|params|flags|FLAGS|self|hp)\s*[.\[]",
         )
-        .expect("constant pattern compiles")
     });
     OUTSIDE.is_match(args)
 }
@@ -423,8 +423,7 @@ fn reads_outside(args: &str) -> bool {
 fn integer_constants(text: &str) -> Vec<(String, String)> {
     static ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"(?m)^([A-Za-z_]\w*)\s*=\s*(\d+)\s*(?:#.*)?$")
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r"(?m)^([A-Za-z_]\w*)\s*=\s*(\d+)\s*(?:#.*)?$")
     });
     ASSIGN
         .captures_iter(text)
@@ -491,19 +490,17 @@ pub fn offset_fixed_seeds(text: &str) -> (String, Vec<usize>) {
 fn fixed_seed_calls(text: &str) -> Vec<FixedCall> {
     static CALL: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(
+        crate::patterns::constant(
             r"(?:^|[^\w.])((?:[A-Za-z_]\w*\s*\(\s*\)\s*\.|[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\(",
         )
-        .expect("constant pattern compiles")
     });
     static LITERAL: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"(?:^|[^\w.])\d+(?:[^\w.]|$)").expect("constant pattern compiles")
+        crate::patterns::constant(r"(?:^|[^\w.])\d+(?:[^\w.]|$)")
     });
     static NAME: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r"^\s*(?:int\(\s*)?([A-Za-z_]\w*)\s*\)?\s*(?:,.*)?$")
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r"^\s*(?:int\(\s*)?([A-Za-z_]\w*)\s*\)?\s*(?:,.*)?$")
     });
     let constants = integer_constants(text);
     let mut out = Vec::new();
@@ -562,20 +559,17 @@ fn fixed_seed_calls(text: &str) -> Vec<FixedCall> {
 fn seed_option(repo: &Path, file: &Path, rel: &str, text: &str) -> Option<SeedOption> {
     static ARGPARSE: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(
+        crate::patterns::constant(
             r#"(add_argument|click\.option)\(\s*(?:['"]-\w['"]\s*,\s*)?['"](--(?:seed|random[-_]seed|manual[-_]seed|rng[-_]seed|global[-_]seed))['"]"#,
         )
-        .expect("constant pattern compiles")
     });
     static ABSL: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"DEFINE_integer\(\s*['"](seed|random_seed|rng_seed)['"]"#)
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r#"DEFINE_integer\(\s*['"](seed|random_seed|rng_seed)['"]"#)
     });
     static CONFIGURATOR: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"exec\(\s*open\(\s*['"][^'"]*configurator[^'"]*['"]"#)
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r#"exec\(\s*open\(\s*['"][^'"]*configurator[^'"]*['"]"#)
     });
     let line_of = |byte: usize| text[..byte].matches('\n').count() + 1;
     let line_text = |line: usize| text.lines().nth(line - 1).unwrap_or("").trim().to_string();
@@ -636,12 +630,11 @@ fn seed_option(repo: &Path, file: &Path, rel: &str, text: &str) -> Option<SeedOp
 fn hydra_seed(repo: &Path, file: &Path, text: &str) -> Option<SeedOption> {
     static MAIN: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"@hydra\.main\(([^)]*)\)"#).expect("constant pattern compiles")
+        crate::patterns::constant(r#"@hydra\.main\(([^)]*)\)"#)
     });
     static KEY: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
-        Regex::new(r#"(config_path|config_name)\s*=\s*['"]([^'"]*)['"]"#)
-            .expect("constant pattern compiles")
+        crate::patterns::constant(r#"(config_path|config_name)\s*=\s*['"]([^'"]*)['"]"#)
     });
     let args = MAIN.captures(text)?.get(1)?.as_str();
     let mut path = ".".to_string();

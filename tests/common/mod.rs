@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests: run the real binary, read run folders.
 #![allow(dead_code)]
+// Test helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
