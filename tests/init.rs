@@ -883,9 +883,12 @@ iter 2000: loss 1.7502, time 35.10ms, mfu 0.04%
 
 #[test]
 fn nanogpt_readme_command_with_its_fixed_seed() {
-    // nanoGPT needs PyTorch and minutes per run: its files are real (a verbatim copy), the run
+    // nanoGPT needs PyTorch and minutes per run: its files are the bundled task's unmodified repo/, the run
     // is played back by a stand-in `python` first on PATH that prints nanoGPT's output.
-    let setup = Setup::copy(&root().join("tests/fixtures/nanogpt"), "nanoGPT");
+    let setup = Setup::copy(
+        &root().join("tasks/nanogpt-shakespeare-char/repo"),
+        "nanoGPT",
+    );
     let bin = setup.tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let log = setup.tmp.path().join("nanogpt.log");
