@@ -20,7 +20,7 @@ use plotters::style::{
     Color, FontDesc, FontFamily, FontStyle, RGBColor, TextStyle, WHITE, register_font,
 };
 
-use super::report::{CLASSES, IntervalMethod, Report, TrialRow, agent_label, has_claims};
+use super::model::{CLASSES, IntervalMethod, Report, TrialRow, agent_label, has_claims};
 
 /// The figures' folder, relative to the report.
 pub const DIR: &str = "figures";
@@ -819,7 +819,7 @@ fn claims(report: &Report) -> Sheet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::{PhaseAgent, build};
+    use crate::bench::model::{PhaseAgent, build};
     use serde_json::{Map, json};
 
     fn trial(task: &str, agent: &str, repeat: u32, outcome: &str, claim: Option<bool>) -> TrialRow {

@@ -8,6 +8,7 @@
 //! docs/ARCHITECTURE.md for why not a subprocess per trial).
 
 pub mod figures;
+pub mod model;
 pub mod progress;
 pub mod rebuild;
 pub mod record;

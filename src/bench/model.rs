@@ -1,0 +1,544 @@
+//! The bench's report model: one row per trial read from its run folder, and the summary
+//! per agent with each pass rate's 95% interval and which agents can be told apart
+//! (SPEC §1's `report.json`). [`super::report`] writes it as markdown and
+//! [`super::figures`] draws it; both read it from here.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::agent::transcript::TranscriptItem;
+use crate::event::{Event, PhaseOutcome};
+use crate::grade::FailureClass;
+use crate::journal;
+use crate::session::result::{RESULT_FILE, RunResult};
+
+use super::record::{TrialKey, TrialRecord, TrialStatus};
+use super::stats::{self, Interval, round4};
+
+/// The SPEC's failure classes, always present in a summary's `failures`.
+pub const CLASSES: [FailureClass; 4] = [
+    FailureClass::Bypass,
+    FailureClass::Crash,
+    FailureClass::MissedEval,
+    FailureClass::FidelityGap,
+];
+
+/// Trial failures that say the trial never happened: not failed migrations, not graded.
+const NOT_GRADED: [&str; 3] = ["infra", "agent_failure", "interrupted"];
+
+/// One phase of a trial as `report.json` tells it: how the phase ended and what the agent
+/// said of it (the phase's `agent` object of `result.json`, when it has one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseAgent {
+    /// 1 or 2.
+    pub phase: u8,
+    /// `graded`, `agent_failure`, `infrastructure_failure` or `interrupted`.
+    pub outcome: String,
+    /// `pass` or `fail`; null when the phase was not graded.
+    pub verdict: Option<String>,
+    /// Every field of the phase's `agent` object (`exit_code`, `claimed_success`, `claim`,
+    /// `tokens_in`, `tokens_out`, `cost_usd`, `session`), as `result.json` has them.
+    #[serde(flatten)]
+    pub agent: Map<String, Value>,
+}
+
+impl PhaseAgent {
+    /// What the agent said of its own work: Some(true) when it claimed success.
+    pub fn claimed_success(&self) -> Option<bool> {
+        self.agent.get("claimed_success").and_then(Value::as_bool)
+    }
+
+    /// Whether the grader passed the phase; None when it was not graded.
+    pub fn passed(&self) -> Option<bool> {
+        self.verdict.as_deref().map(|v| v == "pass")
+    }
+}
+
+/// One trial of `report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRow {
+    /// Task id.
+    pub task: String,
+    /// The agent spec as given.
+    pub agent: String,
+    /// 1-based repeat number.
+    pub repeat: u32,
+    /// Whether a phase passed.
+    pub passed: bool,
+    /// The phase that passed.
+    pub passed_in_phase: Option<u8>,
+    /// The failure class of the last graded phase; `timeout`, `infra`, `agent_failure` or
+    /// `interrupted` when the trial has no verdict; null when it passed.
+    pub failure: Option<String>,
+    /// Seconds the run took.
+    pub duration_s: f64,
+    /// The trial's run folder.
+    pub run_dir: String,
+    /// The runner of the trial's last verify run, when `result.json` names it.
+    #[serde(default)]
+    pub runner: Option<String>,
+    /// The scheduler's job id of that verify run (Slurm), when there was one.
+    #[serde(default)]
+    pub job_id: Option<String>,
+    /// Seconds the verify runs waited in a queue, all phases, when a runner reported it.
+    #[serde(default)]
+    pub queue_s: Option<f64>,
+    /// Per phase: how it ended and what the agent said of it.
+    #[serde(default)]
+    pub agent_outcome: Vec<PhaseAgent>,
+    /// Where the time went (report.md only).
+    #[serde(skip)]
+    pub timing: Option<Timing>,
+}
+
+impl TrialRow {
+    /// Whether the trial counts in its agent's pass rate (it reached a verdict or a timeout).
+    pub fn graded(&self) -> bool {
+        !self
+            .failure
+            .as_deref()
+            .is_some_and(|f| NOT_GRADED.contains(&f))
+    }
+
+    /// What the agent reported spending: its `agent` objects' `cost_usd` when any has one,
+    /// else the usage its transcript reported.
+    pub fn cost_usd(&self) -> Option<f64> {
+        let costs: Vec<f64> = self
+            .agent_outcome
+            .iter()
+            .filter_map(|p| p.agent.get("cost_usd").and_then(Value::as_f64))
+            .collect();
+        if costs.is_empty() {
+            self.timing.and_then(|t| t.cost_usd)
+        } else {
+            Some(costs.iter().sum())
+        }
+    }
+}
+
+/// Where a trial's time went.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Timing {
+    /// Wall-clock seconds of the whole trial, as the bench measured it.
+    pub wall_s: f64,
+    /// Agent processes, all phases.
+    pub agent_s: f64,
+    /// Verify runs, all phases.
+    pub verify_s: f64,
+    /// What the agent reported spending, in US dollars (None: it reported nothing).
+    pub cost_usd: Option<f64>,
+}
+
+/// One agent's line of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSummary {
+    /// The agent spec as given.
+    pub agent: String,
+    /// Trials in the report.
+    pub trials: usize,
+    /// Trials that reached a verdict (or a timeout): not an infrastructure failure, an
+    /// agent that failed before doing any work, or an interruption.
+    #[serde(default)]
+    pub graded: usize,
+    /// Trials that passed.
+    pub passed: usize,
+    /// passed / graded: trials that never happened are not failed migrations.
+    pub pass_rate: f64,
+    /// The pass rate's 95% interval (`interval_method` of the report).
+    #[serde(default = "whole")]
+    pub pass_rate_ci95: Interval,
+    /// Trials that passed in phase 1.
+    pub passed_phase1: usize,
+    /// Trials that passed in phase 2.
+    pub passed_phase2: usize,
+    /// Failed trials by class.
+    pub failures: BTreeMap<String, usize>,
+    /// Graded phases in which the agent claimed success.
+    #[serde(default)]
+    pub claims: usize,
+    /// Of those, the phases the grader failed.
+    #[serde(default)]
+    pub overclaims: usize,
+    /// overclaims / claims; null without a claim.
+    #[serde(default)]
+    pub overclaim_rate: Option<f64>,
+    /// What the agent reported spending over all its trials; null when it reported nothing.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+}
+
+fn whole() -> Interval {
+    [0.0, 1.0]
+}
+
+/// How the report's 95% intervals were computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Wilson's score interval on each agent's graded trials (differences: Newcombe's score
+    /// interval with continuity correction).
+    Wilson,
+    /// A percentile bootstrap over tasks and, within each task, over its repeats (differences
+    /// drawn on the same tasks), never narrower than Wilson's (or Newcombe's) interval.
+    Bootstrap,
+}
+
+impl IntervalMethod {
+    /// How report.md names the method.
+    pub fn describe(self) -> &'static str {
+        match self {
+            IntervalMethod::Wilson => "Wilson score interval",
+            IntervalMethod::Bootstrap => {
+                "bootstrap over tasks and their repeats (4000 resamples, fixed seed), widened to \
+                 hold the Wilson interval"
+            }
+        }
+    }
+}
+
+/// Two agents compared on the report's trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pair {
+    /// The first agent (earlier in `--agent` order).
+    pub a: String,
+    /// The second agent.
+    pub b: String,
+    /// pass_rate(a) - pass_rate(b); null when either has no graded trial.
+    pub difference: Option<f64>,
+    /// The difference's 95% interval; null when either has no graded trial.
+    pub difference_ci95: Option<Interval>,
+    /// Whether that interval excludes 0: these trials tell the two agents apart.
+    pub distinguishable: bool,
+}
+
+/// `report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// How the 95% intervals were computed.
+    pub interval_method: IntervalMethod,
+    /// Every trial with a run folder, in the order tasks × agents × repeats.
+    pub trials: Vec<TrialRow>,
+    /// One line per agent, in `--agent` order.
+    pub summary: Vec<AgentSummary>,
+    /// Every pair of agents, in `--agent` order.
+    pub pairs: Vec<Pair>,
+}
+
+/// A trial's row from its run folder; `shown_dir` is how the report names the folder. A
+/// folder without `bench-trial.json` (a run outside a bench) is judged by its `result.json`.
+pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
+    let record = TrialRecord::read(run_dir);
+    let result = RunResult::read(run_dir).ok();
+    let status = record
+        .as_ref()
+        .map_or_else(|| status_of(result.as_ref()), |r| r.status);
+    let passed = status == TrialStatus::Finished && result.as_ref().is_some_and(|r| r.passed);
+    let failure = match status {
+        _ if passed => None,
+        TrialStatus::Finished => Some(
+            result
+                .as_ref()
+                .and_then(|r| r.phases.last())
+                .and_then(|p| p.failure)
+                .map_or("crash", FailureClass::as_str)
+                .to_string(),
+        ),
+        TrialStatus::Timeout => Some("timeout".to_string()),
+        TrialStatus::Infra => Some("infra".to_string()),
+        TrialStatus::AgentFailure => Some("agent_failure".to_string()),
+        TrialStatus::Interrupted | TrialStatus::Running => Some("interrupted".to_string()),
+    };
+    let duration_s = result
+        .as_ref()
+        .map(|r| r.duration_s)
+        .or_else(|| record.as_ref().and_then(|r| r.wall_s))
+        .unwrap_or(0.0);
+    let phases = phases_of(run_dir);
+    TrialRow {
+        task: key.task.clone(),
+        agent: key.agent.clone(),
+        repeat: key.repeat,
+        passed,
+        passed_in_phase: if passed {
+            result.and_then(|r| r.passed_in_phase)
+        } else {
+            None
+        },
+        failure,
+        duration_s,
+        run_dir: shown_dir.display().to_string(),
+        runner: phases.runner,
+        job_id: phases.job_id,
+        queue_s: phases.queue_s,
+        agent_outcome: phases.agents,
+        timing: timing(
+            run_dir,
+            record.as_ref().and_then(|r| r.wall_s).unwrap_or(duration_s),
+        ),
+    }
+}
+
+/// How a run outside a bench ended, from its result (as a bench would have recorded it).
+fn status_of(result: Option<&RunResult>) -> TrialStatus {
+    let Some(result) = result else {
+        return TrialStatus::Running;
+    };
+    let any = |outcome: PhaseOutcome| result.phases.iter().any(|p| p.outcome == outcome);
+    if any(PhaseOutcome::AgentFailure) {
+        TrialStatus::AgentFailure
+    } else if any(PhaseOutcome::InfrastructureFailure) {
+        TrialStatus::Infra
+    } else if result.interrupted.is_some() || any(PhaseOutcome::Interrupted) {
+        TrialStatus::Interrupted
+    } else if result.phases.iter().any(|p| p.verdict.is_some()) {
+        TrialStatus::Finished
+    } else {
+        TrialStatus::Interrupted
+    }
+}
+
+/// What `result.json`'s phases say beyond the verdicts: the agent and the runner.
+#[derive(Default)]
+struct PhaseFacts {
+    agents: Vec<PhaseAgent>,
+    runner: Option<String>,
+    job_id: Option<String>,
+    queue_s: Option<f64>,
+}
+
+/// Reads the phases of `result.json` as plain JSON, so that fields this build does not know
+/// yet (a phase's `agent` and `runner` objects) reach the report as written.
+fn phases_of(run_dir: &Path) -> PhaseFacts {
+    let mut facts = PhaseFacts::default();
+    let Some(phases) = std::fs::read_to_string(run_dir.join(RESULT_FILE))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|v| v.get("phases").and_then(Value::as_array).cloned())
+    else {
+        return facts;
+    };
+    for (i, phase) in phases.iter().enumerate() {
+        let text = |key: &str| phase.get(key).and_then(Value::as_str).map(str::to_string);
+        facts.agents.push(PhaseAgent {
+            phase: phase
+                .get("phase")
+                .and_then(Value::as_u64)
+                .and_then(|p| u8::try_from(p).ok())
+                .unwrap_or((i + 1) as u8),
+            outcome: text("outcome").unwrap_or_else(|| PhaseOutcome::Graded.as_str().to_string()),
+            verdict: text("verdict"),
+            agent: phase
+                .get("agent")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        });
+        if let Some(runner) = phase.get("runner").and_then(Value::as_object) {
+            if let Some(spec) = runner.get("spec").and_then(Value::as_str) {
+                facts.runner = Some(spec.to_string());
+            }
+            facts.job_id = match runner.get("job_id") {
+                Some(Value::String(id)) => Some(id.clone()),
+                Some(Value::Number(id)) => Some(id.to_string()),
+                _ => facts.job_id.take(),
+            };
+            if let Some(q) = runner.get("queue_s").and_then(Value::as_f64) {
+                *facts.queue_s.get_or_insert(0.0) += q;
+            }
+        }
+    }
+    facts.queue_s = facts.queue_s.map(round4);
+    facts
+}
+
+/// Agent and verify seconds, from the journal.
+fn timing(run_dir: &Path, wall_s: f64) -> Option<Timing> {
+    let journal = journal::read(&journal::path_in(run_dir)).ok()?;
+    let mut timing = Timing {
+        wall_s,
+        ..Timing::default()
+    };
+    let mut agent_since = None;
+    for entry in &journal.entries {
+        match &entry.event {
+            Event::AgentStarted { .. } => agent_since = Some(entry.t),
+            Event::AgentExited { .. } => {
+                if let Some(since) = agent_since.take() {
+                    timing.agent_s += entry.t - since;
+                }
+            }
+            Event::RunExited { duration_s, .. } => timing.verify_s += duration_s,
+            Event::Transcript {
+                item:
+                    TranscriptItem::Usage {
+                        cost_usd: Some(cost),
+                        ..
+                    },
+                ..
+            } => *timing.cost_usd.get_or_insert(0.0) += cost,
+            _ => {}
+        }
+    }
+    Some(timing)
+}
+
+/// The report of `rows`, summarised per agent in the order of `agents`.
+pub fn build(rows: Vec<TrialRow>, agents: &[String]) -> Report {
+    let mut summary: Vec<AgentSummary> = agents.iter().map(|a| summarise(&rows, a)).collect();
+    let tasks = distinct(rows.iter().map(|r| r.task.clone()));
+    // cells[task][agent]: whether each graded trial passed.
+    let cells: Vec<Vec<stats::Cell>> = tasks
+        .iter()
+        .map(|task| {
+            agents
+                .iter()
+                .map(|agent| {
+                    rows.iter()
+                        .filter(|r| &r.task == task && &r.agent == agent && r.graded())
+                        .map(|r| r.passed)
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let repeated = cells.iter().flatten().any(|c| c.len() > 1);
+    let method = if tasks.len() > 1 && repeated {
+        IntervalMethod::Bootstrap
+    } else {
+        IntervalMethod::Wilson
+    };
+    let booted =
+        (method == IntervalMethod::Bootstrap).then(|| stats::bootstrap(&cells, agents.len()));
+    for (i, s) in summary.iter_mut().enumerate() {
+        let wilson = stats::wilson(s.passed, s.graded);
+        let ci = match &booted {
+            Some((rates, _)) if s.graded > 0 => stats::union(rates[i], wilson),
+            _ => wilson,
+        };
+        s.pass_rate_ci95 = [round4(ci[0]), round4(ci[1])];
+    }
+    let mut pairs = Vec::new();
+    let mut k = 0;
+    for i in 0..summary.len() {
+        for j in i + 1..summary.len() {
+            let (a, b) = (&summary[i], &summary[j]);
+            let newcombe = stats::newcombe((a.passed, a.graded), (b.passed, b.graded));
+            let ci = match (&booted, newcombe) {
+                (Some((_, diffs)), Some(n)) => diffs[k].map(|d| stats::union(d, n)),
+                (_, n) => n,
+            }
+            .map(|[low, high]| [round4(low), round4(high)]);
+            pairs.push(Pair {
+                a: a.agent.clone(),
+                b: b.agent.clone(),
+                difference: (a.graded > 0 && b.graded > 0).then(|| {
+                    round4(a.passed as f64 / a.graded as f64 - b.passed as f64 / b.graded as f64)
+                }),
+                difference_ci95: ci,
+                distinguishable: ci.is_some_and(|[low, high]| low > 0.0 || high < 0.0),
+            });
+            k += 1;
+        }
+    }
+    Report {
+        interval_method: method,
+        trials: rows,
+        summary,
+        pairs,
+    }
+}
+
+/// One agent's summary line (its interval is set by [`build`]).
+fn summarise(rows: &[TrialRow], agent: &str) -> AgentSummary {
+    let mine: Vec<&TrialRow> = rows.iter().filter(|r| r.agent == agent).collect();
+    let passed = mine.iter().filter(|r| r.passed).count();
+    let mut failures: BTreeMap<String, usize> = CLASSES
+        .iter()
+        .map(|c| (c.as_str().to_string(), 0))
+        .collect();
+    for failure in mine.iter().filter_map(|r| r.failure.as_ref()) {
+        *failures.entry(failure.clone()).or_insert(0) += 1;
+    }
+    let graded = mine.iter().filter(|r| r.graded()).count();
+    let claimed: Vec<&PhaseAgent> = mine
+        .iter()
+        .flat_map(|r| &r.agent_outcome)
+        .filter(|p| p.passed().is_some() && p.claimed_success() == Some(true))
+        .collect();
+    let overclaims = claimed.iter().filter(|p| p.passed() == Some(false)).count();
+    let costs: Vec<f64> = mine.iter().filter_map(|r| r.cost_usd()).collect();
+    AgentSummary {
+        agent: agent.to_string(),
+        trials: mine.len(),
+        graded,
+        passed,
+        pass_rate: if graded == 0 {
+            0.0
+        } else {
+            round4(passed as f64 / graded as f64)
+        },
+        pass_rate_ci95: whole(),
+        passed_phase1: mine.iter().filter(|r| r.passed_in_phase == Some(1)).count(),
+        passed_phase2: mine.iter().filter(|r| r.passed_in_phase == Some(2)).count(),
+        failures,
+        claims: claimed.len(),
+        overclaims,
+        overclaim_rate: (!claimed.is_empty())
+            .then(|| round4(overclaims as f64 / claimed.len() as f64)),
+        cost_usd: (!costs.is_empty()).then(|| round4(costs.iter().sum())),
+    }
+}
+
+/// `items` without repeats, in the order they first appear.
+pub fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
+/// Whether some graded phase of the report carries the agent's own claim of success.
+pub fn has_claims(report: &Report) -> bool {
+    report
+        .trials
+        .iter()
+        .flat_map(|t| &t.agent_outcome)
+        .any(|p| p.passed().is_some() && p.claimed_success().is_some())
+}
+
+/// A short name for an agent in tables: a script's file name, else the spec.
+pub fn agent_label(agent: &str) -> String {
+    match agent.strip_prefix("script:") {
+        Some(path) => format!(
+            "script:{}",
+            Path::new(path)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+        ),
+        None => agent.to_string(),
+    }
+}
+
+pub(super) fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+/// `53–89%`.
+pub fn percent_interval([low, high]: Interval) -> String {
+    format!("{:.0}–{:.0}%", low * 100.0, high * 100.0)
+}
