@@ -52,19 +52,27 @@ pub fn materialize(cache: &Path) -> std::io::Result<PathBuf> {
     let staging = cache
         .join("demo")
         .join(format!(".staging-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
+    remove_staging(&staging);
     write_dir(&DEMO_TASK, &staging.join(DEMO_TASK_ID))?;
     std::fs::write(staging.join(".complete"), b"")?;
     std::fs::create_dir_all(cache.join("demo"))?;
     match std::fs::rename(&staging, &parent) {
         Ok(()) => {}
         // Another xstack wrote the same content first.
-        Err(_) if marker.is_file() => {
-            let _ = std::fs::remove_dir_all(&staging);
-        }
+        Err(_) if marker.is_file() => remove_staging(&staging),
         Err(e) => return Err(e),
     }
     Ok(dir)
+}
+
+/// Removes a staging folder left by this or an earlier process (absent is fine; anything
+/// else is logged, since the folder only wastes space).
+fn remove_staging(staging: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(staging)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("cannot remove {}: {e}", staging.display());
+    }
 }
 
 #[cfg(test)]

@@ -306,6 +306,10 @@ pub enum Event {
     Message {
         /// The text.
         text: String,
+        /// Whether it waits for the agent's next prompt rather than being typed into its
+        /// terminal now (journals of xstack 0.1 lack it: false).
+        #[serde(default)]
+        queued: bool,
     },
     /// The verify run started.
     RunStarted {
@@ -437,7 +441,13 @@ impl Event {
                 }
                 .to_string(),
             ),
-            Event::Message { text } => Some(format!("message to the agent: {text}")),
+            Event::Message {
+                text,
+                queued: false,
+            } => Some(format!("message typed into the agent's terminal: {text}")),
+            Event::Message { text, queued: true } => Some(format!(
+                "message queued for the agent's next prompt: {text}"
+            )),
             Event::RunStarted {
                 command,
                 seed_check: true,

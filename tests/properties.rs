@@ -207,7 +207,10 @@ fn events_saying(kind: u8, text: String, cuts: &[usize]) -> Vec<Event> {
         5 => item(TranscriptItem::FileEdit { path: text }),
         6 => item(TranscriptItem::Session { id: text }),
         7 => vec![Event::Note { text }],
-        8 => vec![Event::Message { text }],
+        8 => vec![Event::Message {
+            text,
+            queued: false,
+        }],
         9 => vec![Event::FileChanged {
             file: FileContent {
                 path: text.clone(),

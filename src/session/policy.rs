@@ -199,6 +199,18 @@ impl Policy {
         self.passed_of(phase).is_some()
     }
 
+    /// Whether the agent still gets a prompt this session (a queued message goes with it):
+    /// before phase 2's agent turn has started.
+    pub fn prompt_to_come(&self) -> bool {
+        match self.at {
+            At::Setup | At::Inject | At::Gate(Gated::Migrate(_)) => true,
+            At::Migrate(p) | At::Verify(p) | At::Reverify(p, _) | At::Gate(Gated::Verify(p)) => {
+                p < 2 && self.passed_of(1) != Some(true)
+            }
+            At::Ended(_) => false,
+        }
+    }
+
     /// The first phase whose latest grade passed.
     pub fn passed_in_phase(&self) -> Option<u8> {
         (1..=2u8).find(|&p| self.passed_of(p) == Some(true))
@@ -320,16 +332,21 @@ impl Policy {
                 }
                 _ => vec![Effect::KeepDetails(text)],
             },
-            Command::Message(text) => {
-                if self.has_agent {
-                    vec![Effect::Message(text)]
-                } else {
-                    vec![decline(
-                        "m",
-                        "no agent takes part in this session".to_string(),
-                    )]
-                }
-            }
+            Command::Message(text) => match at {
+                _ if !self.has_agent => vec![decline(
+                    "m",
+                    "no agent takes part in this session".to_string(),
+                )],
+                At::Ended(_) => vec![decline(
+                    "m",
+                    "the session has ended: no agent will read it".to_string(),
+                )],
+                _ if !agent_running && !self.prompt_to_come() => vec![decline(
+                    "m",
+                    "the agent is not running and phase 2's prompt was its last".to_string(),
+                )],
+                _ => vec![Effect::Message(text)],
+            },
             Command::Rerun => match at {
                 At::Inject => {
                     self.at = At::Reverify(1, Return::Inject);

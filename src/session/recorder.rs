@@ -222,7 +222,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
             redact(reason);
         }
         Event::Note { text }
-        | Event::Message { text }
+        | Event::Message { text, .. }
         | Event::Prompt { text, .. }
         | Event::AgentOutput { text }
         | Event::RunOutput { text } => redact(text),

@@ -126,6 +126,16 @@ pub struct FinishInfo {
     pub interrupted: Option<Interruption>,
 }
 
+/// A line the session said at a moment of its clock: an answer to a command, or what it is
+/// doing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    /// Session time it was said at.
+    pub at: f64,
+    /// The line.
+    pub text: String,
+}
+
 /// Everything the panes draw from.
 #[derive(Debug, Clone)]
 pub struct SessionState {
@@ -164,6 +174,11 @@ pub struct SessionState {
     pub files_version: u64,
     /// Session time of the latest event.
     pub now: f64,
+    /// The latest answer to a command: why it does not apply now, or where a message went.
+    pub notice: Option<Said>,
+    /// What the session last said it was doing (a note, the start of a stage or a run): what
+    /// a pane shows while it has nothing else.
+    pub activity: Option<Said>,
     /// Set once the session ended.
     pub finished: Option<FinishInfo>,
     /// Bumped on every applied event.
@@ -200,6 +215,8 @@ impl SessionState {
             previous: BTreeMap::new(),
             files_version: 0,
             now: 0.0,
+            notice: None,
+            activity: None,
             finished: None,
             version: 0,
             reference: BTreeMap::new(),
@@ -287,13 +304,36 @@ impl SessionState {
                 self.phase = *phase;
                 self.stage = *stage;
                 self.waiting = None;
+                self.activity = event.describe().map(|text| Said { at: t, text });
                 if *stage == Stage::Migrate {
                     self.phase_mut(*phase).started_at = Some(t);
                 }
             }
             Event::Mode { mode } => self.mode = *mode,
             Event::Waiting { what } => self.waiting = what.clone(),
-            Event::Note { .. } | Event::Message { .. } | Event::Declined { .. } => {}
+            Event::Note { text } => {
+                self.activity = Some(Said {
+                    at: t,
+                    text: text.clone(),
+                });
+            }
+            Event::Message { queued, .. } => {
+                let text = if *queued {
+                    "m: message queued: it goes with the agent's next prompt"
+                } else {
+                    "m: message typed into the agent's terminal"
+                };
+                self.notice = Some(Said {
+                    at: t,
+                    text: text.to_string(),
+                });
+            }
+            Event::Declined { command, reason } => {
+                self.notice = Some(Said {
+                    at: t,
+                    text: format!("{command}: not now: {reason}"),
+                });
+            }
             Event::Baseline { files } => {
                 self.baseline = files.iter().map(|f| (f.path.clone(), f.clone())).collect();
                 self.files = self.baseline.clone();
@@ -332,6 +372,7 @@ impl SessionState {
             Event::Paused { paused } => self.paused = *paused,
             Event::RunStarted {
                 phase,
+                command,
                 cols,
                 rows,
                 seed_check,
@@ -339,6 +380,10 @@ impl SessionState {
             } => {
                 self.run_running = true;
                 self.queued = None;
+                self.activity = Some(Said {
+                    at: t,
+                    text: format!("starting `{command}`"),
+                });
                 self.run_screen = Screen::new(*cols, *rows);
                 if !seed_check {
                     let record = self.phase_mut(*phase);

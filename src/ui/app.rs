@@ -2,8 +2,11 @@
 //! events do. Commands for the session go out as actions; the UI never changes the session
 //! state itself.
 
+use std::time::Duration;
+
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
+use tokio::time::Instant;
 
 use crate::event::Command;
 use crate::session::state::SessionState;
@@ -101,6 +104,18 @@ pub enum PlaybackControl {
     },
 }
 
+/// How long the status line shows an answer to a key.
+pub const NOTICE_FOR: Duration = Duration::from_secs(4);
+
+/// A key's answer in the status line: why it did nothing here, and what works instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// The line.
+    pub text: String,
+    /// When it goes away.
+    pub until: Instant,
+}
+
 /// What the UI loop must do after an input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -142,6 +157,10 @@ pub struct App {
     /// Whether the Agent pane shows the prompts and the agent's transcript instead of its
     /// terminal (`t`).
     pub agent_transcript: bool,
+    /// The answer to the last key that did nothing, while it shows.
+    pub notice: Option<Notice>,
+    /// The phase-two details as last sent with `i` (the editor reopens with them).
+    pub sent_details: Option<String>,
 }
 
 impl Default for App {
@@ -166,7 +185,26 @@ impl App {
             diff_goto: None,
             finding_cursor: 0,
             agent_transcript: false,
+            notice: None,
+            sent_details: None,
         }
+    }
+
+    /// Answers a key in the status line for [`NOTICE_FOR`].
+    pub fn notify(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            until: Instant::now() + NOTICE_FOR,
+        });
+    }
+
+    /// Drops the key's answer once its time is up; true when one went.
+    pub fn expire_notice(&mut self, now: Instant) -> bool {
+        let expired = self.notice.as_ref().is_some_and(|n| now >= n.until);
+        if expired {
+            self.notice = None;
+        }
+        expired
     }
 
     /// The file of the next finding (newest phase first) that names a file of the
@@ -205,13 +243,12 @@ impl App {
         self.scroll_pane(self.focus, back);
     }
 
-    /// Takes in where the last frame put things: the panes (for the mouse) and the editor's
-    /// window (which scrolls to keep the cursor in view).
-    pub fn settle(&mut self, area: Rect, layout: &super::draw::FrameLayout) {
-        self.pane_rects = layout.panes;
+    /// Takes in where the last frame put things: the panes (for the mouse) and the height in
+    /// rows of the editor's text area (which scrolls to keep the cursor in view).
+    pub fn settle(&mut self, panes: [Rect; 5], editor_rows: u16) {
+        self.pane_rects = panes;
         if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
-            let height = super::draw::editor_rect(area).height.saturating_sub(2);
-            editor.scroll_to_cursor(usize::from(height));
+            editor.scroll_to_cursor(usize::from(editor_rows));
         }
     }
 
@@ -266,7 +303,10 @@ impl App {
                         EditorOutcome::Submit(text) => {
                             self.popup = None;
                             let command = match purpose {
-                                EditorPurpose::Inject => Command::Inject(text),
+                                EditorPurpose::Inject => {
+                                    self.sent_details = Some(text.clone());
+                                    Command::Inject(text)
+                                }
                                 EditorPurpose::Message => Command::Message(text),
                             };
                             vec![Action::Send(command)]
@@ -341,12 +381,14 @@ impl App {
             }
             KeyAction::ToggleDiffBase => self.diff_against_previous = !self.diff_against_previous,
             KeyAction::OpenFinding => {
-                if self.focus == PaneId::Verdict
-                    && let Some(path) = self.next_finding_file(state)
-                {
+                if self.focus != PaneId::Verdict {
+                    self.notify("Enter opens a finding's file from the Verdict pane (5)");
+                } else if let Some(path) = self.next_finding_file(state) {
                     self.diff_goto = Some(path);
                     self.focus = PaneId::Diff;
                     self.zoom = false;
+                } else {
+                    self.notify("Enter: no finding names a file of this run");
                 }
             }
             KeyAction::ToggleTranscript => {
@@ -357,6 +399,10 @@ impl App {
                 if state.agent_running {
                     self.attached = true;
                     self.focus = PaneId::Agent;
+                } else if state.phases.iter().any(|p| p.prompt.is_some()) {
+                    self.notify("a: the agent has exited; t shows what it said");
+                } else {
+                    self.notify("a: no agent is running yet");
                 }
             }
             KeyAction::Detach => self.attached = false,
@@ -366,13 +412,22 @@ impl App {
             KeyAction::ToggleMode => return send(Command::ToggleMode),
             KeyAction::TogglePause => return send(Command::TogglePause),
             KeyAction::Inject => {
-                self.popup = Some(Popup::Editor(
-                    Editor::new(&state.task.phase2_details),
-                    EditorPurpose::Inject,
-                ));
+                if let Some(why) = details_closed(state) {
+                    self.notify(format!("i: not now: {why}"));
+                } else {
+                    let text = self
+                        .sent_details
+                        .as_deref()
+                        .unwrap_or(&state.task.phase2_details);
+                    self.popup = Some(Popup::Editor(Editor::new(text), EditorPurpose::Inject));
+                }
             }
             KeyAction::Message => {
-                self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
+                if state.finished.is_some() {
+                    self.notify("m: not now: the session has ended: no agent will read it");
+                } else {
+                    self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
+                }
             }
             KeyAction::Abort => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
             KeyAction::PlayPause => return playback(PlaybackControl::PlayPause),
@@ -382,6 +437,20 @@ impl App {
             KeyAction::Regrade => return vec![Action::Regrade],
         }
         Vec::new()
+    }
+}
+
+/// Why the phase-two details can no longer be edited, if they cannot: phase two has begun,
+/// phase 1 passed, or the session ended.
+fn details_closed(state: &SessionState) -> Option<&'static str> {
+    if state.finished.is_some() {
+        Some("the session has ended")
+    } else if state.phase >= 2 {
+        Some("phase two has started: its details went with its prompt")
+    } else if state.passed_in_phase() == Some(1) {
+        Some("phase 1 passed: there is no phase two")
+    } else {
+        None
     }
 }
 
@@ -445,6 +514,66 @@ mod tests {
             [Action::Send(Command::Inject("learning rate 1e-3!".into()))]
         );
         assert!(app.popup.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn keys_that_do_nothing_here_say_why_for_a_few_seconds() {
+        let mut state = SessionState::new();
+        let mut app = App::new(true);
+        let text = |app: &App| app.notice.as_ref().map(|n| n.text.clone());
+        // `a` with no agent running.
+        assert!(app.on_key(key('a'), &state).is_empty());
+        assert!(!app.attached);
+        assert_eq!(text(&app).as_deref(), Some("a: no agent is running yet"));
+        state.phase_mut(1).prompt = Some("port it".into());
+        app.on_key(key('a'), &state);
+        assert_eq!(
+            text(&app).as_deref(),
+            Some("a: the agent has exited; t shows what it said")
+        );
+        // Enter in the Verdict pane with no finding that names a file.
+        app.focus = PaneId::Verdict;
+        assert!(
+            app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state)
+                .is_empty()
+        );
+        assert_eq!(
+            text(&app).as_deref(),
+            Some("Enter: no finding names a file of this run")
+        );
+        assert_eq!(app.focus, PaneId::Verdict);
+        // The answer goes after a few seconds.
+        tokio::time::advance(NOTICE_FOR - Duration::from_millis(1)).await;
+        assert!(!app.expire_notice(Instant::now()));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert!(app.expire_notice(Instant::now()));
+        assert_eq!(app.notice, None);
+        // `i` once phase two has started opens no editor.
+        state.phase = 2;
+        app.on_key(key('i'), &state);
+        assert!(app.popup.is_none());
+        assert_eq!(
+            text(&app).as_deref(),
+            Some("i: not now: phase two has started: its details went with its prompt")
+        );
+    }
+
+    #[test]
+    fn the_details_editor_reopens_with_what_was_sent() {
+        let mut state = SessionState::new();
+        state.task.phase2_details = "lr 1e-3".into();
+        let mut app = App::new(true);
+        app.on_key(key('i'), &state);
+        app.on_key(key('!'), &state);
+        app.on_key(
+            KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL),
+            &state,
+        );
+        app.on_key(key('i'), &state);
+        let Some(Popup::Editor(editor, EditorPurpose::Inject)) = &app.popup else {
+            panic!("no editor")
+        };
+        assert_eq!(editor.text(), "lr 1e-3!");
     }
 
     #[test]

@@ -138,8 +138,21 @@ pub fn draw_scene(
             PaneId::Agent if view.agent_transcript => {
                 panes::transcript(frame, rect, block, scene, view.scroll[0], theme)
             }
-            PaneId::Agent => panes::terminal(frame, rect, block, &scene.agent, !view.attached),
-            PaneId::RunLog => panes::terminal(frame, rect, block, &scene.run, true),
+            PaneId::Agent => {
+                let placeholder = (placeholder(pane, scene), theme.colors.dim);
+                panes::terminal(
+                    frame,
+                    rect,
+                    block,
+                    &scene.agent,
+                    !view.attached,
+                    placeholder,
+                )
+            }
+            PaneId::RunLog => {
+                let placeholder = (placeholder(pane, scene), theme.colors.dim);
+                panes::terminal(frame, rect, block, &scene.run, true, placeholder)
+            }
             PaneId::Diff => diff.draw(frame, rect, block, view, theme),
             PaneId::Metrics => panes::metrics(frame, rect, block, scene, theme),
             PaneId::Verdict => panes::verdict(frame, rect, block, scene, view.scroll[4], theme),
@@ -156,11 +169,35 @@ pub fn draw_scene(
         Paragraph::new(status_line(scene, view, theme)),
         layout.status,
     );
-    frame.render_widget(Paragraph::new(key_hint(scene, view, theme)), layout.hint);
+    frame.render_widget(
+        Paragraph::new(key_hint(scene, view, layout.hint.width, theme)),
+        layout.hint,
+    );
     if let Some(popup) = &view.popup {
         draw_popup(frame, area, popup, theme);
     }
     layout
+}
+
+/// What a blank terminal pane says instead: while the session works on what the pane will
+/// show, what it is doing and for how long; otherwise when the pane will fill.
+fn placeholder(pane: PaneId, scene: &Scene) -> Option<String> {
+    let busy = match pane {
+        PaneId::Agent => matches!(scene.stage, Stage::Setup | Stage::Migrate),
+        _ => scene.stage == Stage::Setup || scene.run_running || scene.queued.is_some(),
+    };
+    if scene.finished.is_none() && busy {
+        return scene.activity_line();
+    }
+    match pane {
+        PaneId::RunLog if scene.phases.iter().all(|p| p.verdict.is_none()) => {
+            Some("no run yet: the experiment runs here when a phase is verified".to_string())
+        }
+        PaneId::Agent if !scene.agent_running && scene.finished.is_none() => {
+            Some("the agent's terminal shows here while it works".to_string())
+        }
+        _ => None,
+    }
 }
 
 /// The timeline bar: play state, position, speed, and a track with phase markers.
@@ -358,6 +395,12 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
             Style::default().fg(c.waiting).add_modifier(Modifier::BOLD),
         ));
     }
+    if let Some(notice) = state.notice_text(app) {
+        spans.push(Span::styled(
+            format!(" {notice} "),
+            Style::default().fg(c.emphasis).add_modifier(Modifier::BOLD),
+        ));
+    }
     if let Some(what) = &state.waiting {
         spans.push(Span::styled(
             format!(" waiting: {what} "),
@@ -396,16 +439,28 @@ fn short_agent(agent: &str) -> String {
 }
 
 /// The key hint: the hinted bindings of the key table for the view's situation.
-fn key_hint<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
+/// The key hint, fitted to `width`: the table's order is the order of usefulness, so the
+/// entries that do not fit go from the end, except help and quit (and detach), which stay.
+fn key_hint<'a>(state: &Scene, app: &App, width: u16, theme: &Theme) -> Line<'a> {
     let situation = Situation::of(app.attached, app.live, state.finished.is_some());
-    let entries = keymap::hints(situation)
-        .map(|(keys, what)| format!("{keys} {what}"))
-        .collect::<Vec<_>>()
-        .join(" · ");
-    let text = if situation == Situation::Attached {
-        format!("attached to the agent's terminal: keys go to the agent · {entries}")
+    let (kept, mut others): (Vec<_>, Vec<_>) = keymap::hints(situation)
+        .map(|(keys, what)| (keys, format!("{keys} {what}")))
+        .partition(|(keys, _)| matches!(*keys, "?" | "q" | "Ctrl-]"));
+    let lead = if situation == Situation::Attached {
+        "attached to the agent's terminal: keys go to the agent · "
     } else {
-        entries
+        ""
+    };
+    let text = loop {
+        let entries: Vec<&str> = others
+            .iter()
+            .chain(&kept)
+            .map(|(_, entry)| entry.as_str())
+            .collect();
+        let text = format!("{lead}{}", entries.join(" · "));
+        if text.chars().count() <= usize::from(width) || others.pop().is_none() {
+            break text;
+        }
     };
     Line::from(Span::styled(text, Style::default().fg(theme.colors.dim)))
 }

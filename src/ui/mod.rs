@@ -34,7 +34,7 @@ use crate::session::state::SessionState;
 
 use app::{Action, App, PlaybackControl};
 use panes::diff::DiffPane;
-use scene::{Playback, Scene};
+use scene::{LiveClock, Playback, Scene};
 use terminal::Tui;
 use theme::Theme;
 
@@ -203,6 +203,9 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
     let mut interrupted = None;
     let mut frames: u64 = 0;
     let mut ticker = tokio::time::interval(PLAYBACK_TICK);
+    let mut seconds = tokio::time::interval(Duration::from_secs(1));
+    let mut clock = LiveClock::new(Instant::now());
+    let mut terminal_errors = TerminalErrors::default();
     let mut last_tick = Instant::now();
     let ended = loop {
         let due = limiter.due();
@@ -220,8 +223,10 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                 for action in actions {
                     match action {
                         Action::Send(cmd) => {
-                            if let Some(tx) = &commands {
-                                let _ = tx.send(cmd).await;
+                            if let Some(tx) = &commands
+                                && tx.send(cmd).await.is_err()
+                            {
+                                app.notify("the session has ended: q leaves");
                             }
                         }
                         Action::Playback(c) => {
@@ -266,6 +271,8 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                 }
                 last_tick = now;
             }
+            // The clock, the spinner and a key's answer move on even when nothing happens.
+            _ = seconds.tick(), if !replay => limiter.mark(),
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                 let size = terminal.size().unwrap_or_default();
                 let area = Rect::new(0, 0, size.width, size.height);
@@ -273,8 +280,15 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                 if new_sizes != sizes {
                     sizes = new_sizes;
                     if let Some(tx) = &commands {
-                        let _ = tx.send(Command::ResizeAgent(sizes.0.0, sizes.0.1)).await;
-                        let _ = tx.send(Command::ResizeRun(sizes.1.0, sizes.1.1)).await;
+                        for resize in [
+                            Command::ResizeAgent(sizes.0.0, sizes.0.1),
+                            Command::ResizeRun(sizes.1.0, sizes.1.1),
+                        ] {
+                            // After the driver ended there is no terminal left to resize.
+                            if tx.send(resize).await.is_err() {
+                                tracing::debug!("no driver to resize the terminals for");
+                            }
+                        }
                     }
                 }
                 let panes = draw::FrameLayout::of(area, &app).panes;
@@ -285,20 +299,32 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                 });
                 if let Feed::Replay(player) = &feed {
                     scene.playback = Some(Playback::of(player));
+                } else {
+                    scene.now = clock.read(scene.now, scene.finished.is_none(), Instant::now());
                 }
+                app.expire_notice(Instant::now());
                 let waiting = scene.waiting.is_some() && scene.mode == Mode::Step;
-                let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
                 let mut layout = None;
-                let _ = terminal.draw(|f| {
-                    layout = Some((f.area(), draw::draw_scene(f, &scene, &app, &diff, theme)));
-                });
-                let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
-                if let Some((area, layout)) = layout {
-                    app.settle(area, &layout);
+                let drawn = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate)
+                    .and_then(|()| {
+                        terminal.draw(|f| {
+                            layout =
+                                Some((f.area(), draw::draw_scene(f, &scene, &app, &diff, theme)));
+                        })?;
+                        crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate)
+                    })
+                    .and_then(|()| {
+                        if waiting && !was_waiting {
+                            std::io::stdout().write_all(b"\x07")?;
+                            std::io::stdout().flush()?;
+                        }
+                        Ok(())
+                    });
+                if let Err(e) = drawn {
+                    terminal_errors.report(&e);
                 }
-                if waiting && !was_waiting {
-                    let _ = std::io::stdout().write_all(b"\x07");
-                    let _ = std::io::stdout().flush();
+                if let Some((area, layout)) = layout {
+                    app.settle(layout.panes, draw::editor_rect(area).height.saturating_sub(2));
                 }
                 was_waiting = waiting;
                 if frames == 0 && let Some(started) = started {
@@ -323,13 +349,36 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
     if let Some(driver) = driver.take() {
         if let Some(tx) = &commands {
             let stop = interrupted.map_or(Command::Abort, Command::Interrupt);
-            let _ = tx.send(stop).await;
+            if tx.send(stop).await.is_err() {
+                tracing::debug!("the driver ended before it was stopped");
+            }
         }
         exit_code = Some(driver.await.ok());
     }
     Ended::Session(
         exit_code.unwrap_or_else(|| feed.read(|s| s.finished.as_ref().map(|f| f.exit_code))),
     )
+}
+
+/// Errors writing to the terminal: logged the first time and counted, not shown (the
+/// terminal is what failed); the session goes on.
+#[derive(Debug, Default)]
+struct TerminalErrors {
+    count: u64,
+}
+
+impl TerminalErrors {
+    fn report(&mut self, error: &std::io::Error) {
+        self.count += 1;
+        if self.count == 1 {
+            tracing::warn!("cannot draw on the terminal: {error}");
+        } else if self.count.is_power_of_two() {
+            tracing::warn!(
+                "cannot draw on the terminal ({} times): {error}",
+                self.count
+            );
+        }
+    }
 }
 
 /// Waits for the next change of the state, if there is a live one.

@@ -201,7 +201,14 @@ fn styled(buffer: &Buffer) -> String {
 
 #[test]
 fn whole_screen_80x24() {
-    insta::assert_snapshot!(render(80, 24, PaneId::Agent, false).backend());
+    let terminal = render(80, 24, PaneId::Agent, false);
+    // The key hint drops entries from its end to fit, but never help and quit.
+    let buffer = terminal.backend().buffer();
+    let hint: String = (0..80)
+        .map(|x| buffer[(x, 23)].symbol().to_string())
+        .collect();
+    assert!(hint.trim_end().ends_with("? help · q quit"), "{hint}");
+    insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
@@ -241,4 +248,229 @@ fn verdict_and_diff_colours() {
         "no added background:\n{text}"
     );
     insta::assert_snapshot!("diff_styled", text);
+}
+
+/// A session on one criterion: phase 1 failed far from the published value, phase 2 ran
+/// `phase2` (graded when `graded`), with a reference run beside it.
+fn criterion_session(
+    criterion: CriterionSpec,
+    reference: &[f64],
+    phase1: &[f64],
+    phase2: &[f64],
+    graded: bool,
+) -> SessionState {
+    let metric = criterion.metric.clone();
+    let reduce = |values: &[f64]| crate::metrics::reduce(&points(values), criterion.reduce);
+    let result = |values: &[f64]| {
+        let value = reduce(values);
+        let passed = value.is_some_and(|v| {
+            criterion
+                .direction
+                .margin(v, criterion.published, criterion.tolerance)
+                >= 0.0
+        });
+        Verdict {
+            failure: (!passed).then_some(FailureClass::FidelityGap),
+            criteria: vec![CriterionResult {
+                metric: metric.clone(),
+                value,
+                published: criterion.published,
+                tolerance: criterion.tolerance,
+                direction: criterion.direction,
+                passed,
+            }],
+            findings: vec![],
+            finding_records: vec![],
+            verify_confined: Some(true),
+        }
+    };
+    let batch = |phase: u8, values: &[f64]| Event::Metrics {
+        phase,
+        points: values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| MetricPoint(0, Some(i as f64 + 1.0), *v))
+            .collect(),
+    };
+    let run = |phase: u8| Event::RunStarted {
+        phase,
+        command: "python train.py".into(),
+        cols: 60,
+        rows: 10,
+        seed_check: false,
+    };
+    let mut events = vec![
+        Event::Task(Box::new(SessionTask {
+            id: "task".into(),
+            dir: String::new(),
+            title: "a task".into(),
+            agent: "script:trajectory.jsonl".into(),
+            command: "python train.py".into(),
+            criteria: vec![criterion.clone()],
+            metrics: vec![metric.clone()],
+            phase2_details: String::new(),
+            reference: vec![ReferenceSeries {
+                metric: metric.clone(),
+                points: points(reference),
+            }],
+        })),
+        Event::Stage {
+            phase: 1,
+            stage: Stage::Verify,
+        },
+        run(1),
+        batch(1, phase1),
+        Event::Graded {
+            phase: 1,
+            verdict: result(phase1),
+            exit_code: Some(0),
+            duration_s: 3.0,
+        },
+        Event::Stage {
+            phase: 2,
+            stage: Stage::Verify,
+        },
+        run(2),
+        batch(2, phase2),
+    ];
+    if graded {
+        events.push(Event::Graded {
+            phase: 2,
+            verdict: result(phase2),
+            exit_code: Some(0),
+            duration_s: 3.0,
+        });
+    }
+    let mut state = SessionState::new();
+    for (i, e) in events.iter().enumerate() {
+        state.apply(i as f64, e);
+    }
+    state
+}
+
+/// The Metrics pane of `state` as the whole screen of `width`×`height` draws it: its text
+/// and the buffer.
+fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffer) {
+    let theme = Theme::dark();
+    let app = App::new(true);
+    let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut layout = None;
+    terminal
+        .draw(|f| layout = Some(draw::draw(f, state, &app, &diff, &theme)))
+        .unwrap();
+    let rect = layout.unwrap().panes[PaneId::Metrics.index()];
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    let mut pane = Buffer::empty(rect);
+    for y in rect.top()..rect.bottom() {
+        for x in rect.left()..rect.right() {
+            text.push_str(buffer[(x, y)].symbol());
+            pane[(x, y)] = buffer[(x, y)].clone();
+        }
+        text.push('\n');
+    }
+    (text, pane)
+}
+
+/// Whether the row's cells inside the pane's border have the accepted region's background.
+fn shaded_rows(pane: &Buffer) -> Vec<bool> {
+    let area = pane.area;
+    let bg = Theme::dark().colors.added_bg;
+    (area.top() + 1..area.bottom() - 1)
+        .map(|y| (area.left() + 8..area.right() - 1).all(|x| pane[(x, y)].bg == bg))
+        .collect()
+}
+
+fn curve(from: f64, to: f64, steps: usize) -> Vec<f64> {
+    (0..steps)
+        .map(|i| to + (from - to) * (-(i as f64) / 4.0).exp())
+        .collect()
+}
+
+#[test]
+fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
+    let cases = [
+        (
+            "higher_last",
+            CriterionSpec {
+                metric: "test_acc".into(),
+                reduce: Reduce::Last,
+                published: 0.978,
+                tolerance: 0.01,
+                direction: Direction::Higher,
+            },
+            curve(0.1, 0.98, 30),
+            curve(0.1, 0.40, 30),
+            curve(0.1, 0.975, 30),
+            true,
+        ),
+        (
+            "lower_mean",
+            CriterionSpec {
+                metric: "val_loss".into(),
+                reduce: Reduce::Mean,
+                published: 1.88,
+                tolerance: 0.05,
+                direction: Direction::Lower,
+            },
+            curve(1.95, 1.87, 20),
+            curve(4.0, 3.2, 20),
+            curve(1.99, 1.84, 20),
+            false,
+        ),
+        (
+            "within_last",
+            CriterionSpec {
+                metric: "ece".into(),
+                reduce: Reduce::Last,
+                published: 0.5,
+                tolerance: 0.02,
+                direction: Direction::Within,
+            },
+            curve(0.9, 0.5, 25),
+            curve(0.9, 0.8, 25),
+            curve(0.9, 0.45, 25),
+            true,
+        ),
+    ];
+    let mut checked = 0;
+    for (name, criterion, reference, phase1, phase2, graded) in cases {
+        let state = criterion_session(criterion.clone(), &reference, &phase1, &phase2, graded);
+        let value = crate::metrics::reduce(&points(&phase2), criterion.reduce).unwrap();
+        for (width, height) in [(200, 50), (80, 24)] {
+            let (text, pane) = metrics_pane(&state, width, height);
+            // The headline gives the criterion's reduced value (a mean is not the last point).
+            let headline = text.lines().nth(1).unwrap();
+            let shown = crate::ui::panes::fmt_num(value);
+            assert!(
+                headline.contains(&format!("phase 2: {shown}"))
+                    || headline.contains(&format!("p2 {shown}")),
+                "{name}:\n{text}"
+            );
+            // The gauge marks this phase; phase 1 is far outside and clipped at the edge.
+            let gauge = text.lines().nth(2).unwrap();
+            assert!(gauge.contains('●'), "{name}:\n{text}");
+            assert!(
+                gauge.contains('◂') || gauge.contains('▸'),
+                "{name}:\n{text}"
+            );
+            if height == 50 {
+                let shaded = shaded_rows(&pane);
+                let chart = &shaded[3..shaded.len() - 1];
+                assert!(chart.iter().any(|s| *s), "{name}: no shaded row:\n{text}");
+                match criterion.direction {
+                    // One-sided: the accepted side runs to the chart's edge.
+                    Direction::Higher => assert!(chart[0], "{name}: {shaded:?}"),
+                    Direction::Lower => assert!(chart[chart.len() - 1], "{name}: {shaded:?}"),
+                    Direction::Within => {
+                        assert!(!chart[0] && !chart[chart.len() - 1], "{name}: {shaded:?}")
+                    }
+                }
+            }
+            insta::assert_snapshot!(format!("metrics_{name}_{width}x{height}"), text);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 6);
 }

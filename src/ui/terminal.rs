@@ -19,15 +19,19 @@ pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 /// Restores the terminal: leaves the alternate screen, shows the cursor, ends raw mode.
 pub fn restore() {
     let mut out = std::io::stdout();
-    let _ = execute!(
+    let restored = execute!(
         out,
         DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
-    );
-    let _ = disable_raw_mode();
-    let _ = out.flush();
+    )
+    .and_then(|()| disable_raw_mode())
+    .and_then(|()| out.flush());
+    // Nothing can be shown on a terminal that cannot be written to: the log says it.
+    if let Err(e) = restored {
+        tracing::warn!("cannot restore the terminal: {e}");
+    }
 }
 
 /// Holds the terminal in TUI mode; restores it when dropped.

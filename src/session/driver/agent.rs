@@ -342,12 +342,21 @@ impl Driver {
         match self.agent.as_ref() {
             Some(agent) if interactive && agent.running() => {
                 self.type_into_agent(&text);
-                self.rec.emit(Event::Message { text });
+                self.rec.emit(Event::Message {
+                    text,
+                    queued: false,
+                });
             }
+            _ if !self.policy.prompt_to_come() => self.rec.emit(Event::Declined {
+                command: "m".to_string(),
+                reason:
+                    "this agent reads no input while it runs, and phase 2's prompt was its last"
+                        .to_string(),
+            }),
             _ => {
-                self.rec.emit(Event::Message { text: text.clone() });
-                self.rec.emit(Event::Note {
-                    text: "message queued: it is added to the agent's next prompt".to_string(),
+                self.rec.emit(Event::Message {
+                    text: text.clone(),
+                    queued: true,
                 });
                 self.pending_messages.push(text);
             }

@@ -101,7 +101,18 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                         assert_eq!(effects, [Effect::ResizeAgent(*c, *r)]);
                     }
                     Command::ResizeRun(c, r) => assert_eq!(effects, [Effect::ResizeRun(*c, *r)]),
-                    Command::Message(text) => assert_eq!(effects, [Effect::Message(text.clone())]),
+                    Command::Message(text) => {
+                        let read_later = policy.prompt_to_come()
+                            || (agent_running && !matches!(at, At::Ended(_)));
+                        if read_later {
+                            assert_eq!(effects, [Effect::Message(text.clone())]);
+                        } else {
+                            assert!(
+                                matches!(effects[..], [Effect::Decline { command: "m", .. }]),
+                                "{said}"
+                            );
+                        }
+                    }
                     Command::TogglePause if agent_running => {
                         assert_eq!(effects, [Effect::Pause(true)]);
                     }
@@ -201,6 +212,29 @@ async fn next_rerun_inject_and_shell_by_stage() {
         "Reverify(2, Ended) OpenShell: decline o",
     ];
     assert_eq!(table, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_is_taken_only_where_an_agent_will_read_it() {
+    let mut table = Vec::new();
+    for at in stages() {
+        for agent_running in [false, true] {
+            let mut policy = policy_at(at);
+            let effects = policy.on_command(Command::Message("hi".to_string()), agent_running);
+            if matches!(effects[..], [Effect::Decline { .. }]) {
+                table.push(format!("{at:?} running={agent_running}"));
+            }
+        }
+    }
+    let declined = [
+        "Migrate(2) running=false",
+        "Gate(Verify(2)) running=false",
+        "Verify(2) running=false",
+        "Ended(2) running=false",
+        "Ended(2) running=true",
+        "Reverify(2, Ended) running=false",
+    ];
+    assert_eq!(table, declined);
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,226 +1,720 @@
-//! The Metrics pane: one chart per criterion metric, with the published value, its band,
-//! the reference series, the previous phase and where the run leaves the reference.
+//! The Metrics pane, which leads with the verdict: per criterion a headline (the criterion's
+//! rule and this phase's reduced value, ✓ or ✗), a one-line gauge of the accepted region with
+//! the published value, this phase's, the reference's and the previous phase's reduced values,
+//! a legend line, and where the rows allow a chart whose y-range shows the accepted region and
+//! the current phase (outliers clipped to the edge and counted), the accepted region shaded
+//! (one-sided for `higher`/`lower`), the reduced value drawn as what it is, and ticks that
+//! scale with the height. Where the run leaves the reference is said in words.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, LegendPosition};
+use ratatui::widgets::canvas::{Canvas, Line as Segment};
+use ratatui::widgets::{Block, Paragraph};
 
-use crate::metrics::Point;
-use crate::task::CriterionSpec;
+use crate::metrics::{self, Point};
+use crate::task::{CriterionSpec, Direction, Reduce};
 
 use super::super::scene::Scene;
 use super::super::theme::Theme;
 use super::fmt_num;
 
-fn x_of(p: &Point, i: usize) -> f64 {
-    p.step.unwrap_or(i as f64 + 1.0)
+/// Rows a chart needs to be worth drawing (plot and its x labels).
+const CHART_MIN_ROWS: u16 = 4;
+
+/// One criterion as the pane shows it: the values that decide it and the curves behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CriterionView {
+    /// The criterion.
+    pub criterion: CriterionSpec,
+    /// The phase whose run is shown (the latest with points of this metric).
+    pub phase: Option<u8>,
+    /// This phase's points (step, value).
+    pub current: Vec<(f64, f64)>,
+    /// The phase before it, when there is one.
+    pub previous: Vec<(f64, f64)>,
+    /// The reference run's points.
+    pub reference: Vec<(f64, f64)>,
+    /// This phase's value as the criterion reduces it: the grader's once graded.
+    pub value: Option<f64>,
+    /// The previous phase's reduced value.
+    pub previous_value: Option<f64>,
+    /// The reference's reduced value.
+    pub reference_value: Option<f64>,
+    /// The grader's word on this criterion in this phase, once graded.
+    pub passed: Option<bool>,
+    /// Where this phase's run left the reference band for good (step, value), unless the
+    /// phase passed.
+    pub diverged: Option<(f64, f64)>,
+}
+
+impl CriterionView {
+    /// The view of `criterion` in `scene`.
+    pub fn of(criterion: &CriterionSpec, scene: &Scene) -> CriterionView {
+        let metric = criterion.metric.as_str();
+        let phase = (1..=scene.phases.len() as u8).rev().find(|p| {
+            scene
+                .phase(*p)
+                .is_some_and(|r| r.metrics.get(metric).is_some_and(|s| !s.is_empty()))
+        });
+        let record = phase.and_then(|p| scene.phase(p));
+        let series = record.and_then(|r| r.metrics.get(metric));
+        let graded = record
+            .and_then(|r| r.verdict.as_ref())
+            .and_then(|v| v.criteria.iter().find(|c| c.metric == metric));
+        let previous_record = phase.filter(|p| *p > 1).and_then(|p| scene.phase(p - 1));
+        let previous_series = previous_record.and_then(|r| r.metrics.get(metric));
+        let previous_graded = previous_record
+            .and_then(|r| r.verdict.as_ref())
+            .and_then(|v| v.criteria.iter().find(|c| c.metric == metric));
+        let reference_points: &[Point] = scene
+            .task
+            .reference
+            .iter()
+            .find(|r| r.metric == metric)
+            .map_or(&[], |r| r.points.as_slice());
+        let passed = graded.map(|c| c.passed);
+        CriterionView {
+            criterion: criterion.clone(),
+            phase,
+            current: series.map(|s| to_xy(s.points())).unwrap_or_default(),
+            previous: previous_series
+                .map(|s| to_xy(s.points()))
+                .unwrap_or_default(),
+            reference: to_xy(reference_points),
+            value: graded
+                .and_then(|c| c.value)
+                .or_else(|| series.and_then(|s| s.reduce(criterion.reduce))),
+            previous_value: previous_graded
+                .and_then(|c| c.value)
+                .or_else(|| previous_series.and_then(|s| s.reduce(criterion.reduce))),
+            reference_value: metrics::reduce(reference_points, criterion.reduce),
+            passed,
+            diverged: record
+                .filter(|_| passed != Some(true))
+                .and_then(|r| r.divergence.get(metric))
+                .and_then(|d| d.left_at),
+        }
+    }
+
+    /// The accepted region `[low, high]` (infinite on the open side of `higher`/`lower`).
+    pub fn accepted(&self) -> (f64, f64) {
+        let (p, t) = (self.criterion.published, self.criterion.tolerance);
+        match self.criterion.direction {
+            Direction::Higher => (p - t, f64::INFINITY),
+            Direction::Lower => (f64::NEG_INFINITY, p + t),
+            Direction::Within => (p - t, p + t),
+        }
+    }
+
+    /// Whether `value` is in the accepted region.
+    pub fn accepts(&self, value: f64) -> bool {
+        let (low, high) = self.accepted();
+        value >= low && value <= high
+    }
+
+    /// The value range the gauge and the chart show: the tolerance band around the published
+    /// value with as much room again, widened to this phase's reduced value, the reference's
+    /// and the later half of this phase's curve. The previous phase and the early part of
+    /// the curve are clipped to the edge rather than squeezing the band to a row.
+    pub fn range(&self) -> (f64, f64) {
+        let (p, t) = (self.criterion.published, self.criterion.tolerance);
+        let room = (2.0 * t).max(p.abs() * 0.01).max(1e-6);
+        let (mut low, mut high) = (p - t - room / 2.0, p + t + room / 2.0);
+        let tail = &self.current[self.current.len() / 2..];
+        let shown = tail
+            .iter()
+            .map(|(_, y)| *y)
+            .chain(self.value)
+            .chain(self.reference_value)
+            .filter(|v| v.is_finite());
+        let (mut data_low, mut data_high) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in shown {
+            data_low = data_low.min(v);
+            data_high = data_high.max(v);
+        }
+        if data_low.is_finite() {
+            let pad = (data_high.max(high) - data_low.min(low)) * 0.05;
+            // Padding never carries the axis across 0 or 1 when the data and band do not.
+            let bound_low = if data_low >= 0.0 && low >= 0.0 {
+                0.0
+            } else {
+                f64::NEG_INFINITY
+            };
+            let bound_high = if data_high <= 1.0 && high <= 1.0 {
+                1.0
+            } else {
+                f64::INFINITY
+            };
+            low = low.min(data_low - pad).max(bound_low.min(data_low));
+            high = high.max(data_high + pad).min(bound_high.max(data_high));
+        }
+        (low, high)
+    }
+
+    /// How many points of the chart's series fall outside `range`, below and above.
+    pub fn clipped(&self, (low, high): (f64, f64)) -> (usize, usize) {
+        let all = self
+            .current
+            .iter()
+            .chain(&self.previous)
+            .chain(&self.reference);
+        all.fold((0, 0), |(below, above), (_, y)| {
+            (
+                below + usize::from(*y < low),
+                above + usize::from(*y > high),
+            )
+        })
+    }
+
+    /// The criterion's rule in a few characters: `≥ 0.968`, `≤ 1.93`, `1.88 ± 0.05`.
+    pub fn rule(&self) -> String {
+        let (p, t) = (self.criterion.published, self.criterion.tolerance);
+        match self.criterion.direction {
+            Direction::Higher => format!("≥ {}", fmt_num(p - t)),
+            Direction::Lower => format!("≤ {}", fmt_num(p + t)),
+            Direction::Within => format!("{} ± {}", fmt_num(p), fmt_num(t)),
+        }
+    }
 }
 
 fn to_xy(points: &[Point]) -> Vec<(f64, f64)> {
     points
         .iter()
         .enumerate()
-        .map(|(i, p)| (x_of(p, i), p.value))
+        .map(|(i, p)| (p.step.unwrap_or(i as f64 + 1.0), p.value))
         .collect()
 }
 
-/// A braille line series of the chart (unnamed when `name` is empty: left out of the legend).
-fn line_dataset<'a>(name: String, style: Style, data: &'a [(f64, f64)]) -> Dataset<'a> {
-    let dataset = Dataset::default()
-        .marker(Marker::Braille)
-        .graph_type(GraphType::Line)
-        .style(style)
-        .data(data);
-    if name.is_empty() {
-        dataset
-    } else {
-        dataset.name(name)
-    }
-}
-
-/// The Metrics pane: one chart per criterion metric.
-pub fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, state: &Scene, theme: &Theme) {
+/// The Metrics pane: the criteria's metrics (each once), one block each.
+pub fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, scene: &Scene, theme: &Theme) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let mut criteria: Vec<&CriterionSpec> = Vec::new();
-    for c in &state.task.criteria {
+    for c in &scene.task.criteria {
         if !criteria.iter().any(|k| k.metric == c.metric) {
             criteria.push(c);
         }
     }
-    if criteria.is_empty() || inner.height < 3 {
+    if criteria.is_empty() || inner.height == 0 {
         return;
     }
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints(vec![
-            Constraint::Ratio(1, criteria.len() as u32);
-            criteria.len()
-        ])
-        .split(inner);
-    for (criterion, area) in criteria.iter().zip(chunks.iter()) {
-        chart(frame, *area, criterion, state, theme);
+    let count = criteria.len() as u16;
+    let each = (inner.height / count).max(1);
+    for (i, criterion) in criteria.iter().enumerate() {
+        let top = inner.y + each * i as u16;
+        if top >= inner.bottom() {
+            break;
+        }
+        let height = if i as u16 == count - 1 {
+            inner.bottom() - top
+        } else {
+            each.min(inner.bottom() - top)
+        };
+        let area = Rect::new(inner.x, top, inner.width, height);
+        draw_criterion(frame, area, &CriterionView::of(criterion, scene), theme);
     }
 }
 
+/// One criterion's block: headline, gauge, legend, divergence, chart, as the rows allow.
+fn draw_criterion(frame: &mut Frame<'_>, area: Rect, view: &CriterionView, theme: &Theme) {
+    let range = view.range();
+    let mut rows = area.rows();
+    let mut next = || rows.next();
+    if let Some(row) = next() {
+        frame.render_widget(Paragraph::new(headline(view, row.width, theme)), row);
+    }
+    if let Some(row) = next() {
+        gauge(frame, row, view, range, theme);
+    }
+    if let Some(row) = next() {
+        frame.render_widget(Paragraph::new(legend(view, range, row.width, theme)), row);
+    }
+    let mut used = 3;
+    if let Some((step, value)) = view.diverged
+        && area.height >= 5
+        && let Some(row) = next()
+    {
+        let c = &theme.colors;
+        let words = format!(
+            "leaves the reference at step {} ({}) and stays out",
+            fmt_num(step),
+            fmt_num(value)
+        );
+        frame.render_widget(
+            Paragraph::new(Span::styled(words, Style::default().fg(c.fail))),
+            row,
+        );
+        used += 1;
+    }
+    let left = area.height.saturating_sub(used);
+    if left >= CHART_MIN_ROWS {
+        let chart_area = Rect::new(area.x, area.bottom() - left, area.width, left);
+        chart(frame, chart_area, view, range, theme);
+    }
+}
+
+/// `test_acc · mean · higher ≥ 0.968      phase 2: 0.9839 ✓`.
+fn headline<'a>(view: &CriterionView, width: u16, theme: &Theme) -> Line<'a> {
+    let c = &theme.colors;
+    let left = format!(
+        "{} · {} · {} {}",
+        view.criterion.metric,
+        view.criterion.reduce.as_str(),
+        view.criterion.direction.as_str(),
+        view.rule()
+    );
+    let (rights, color) = match (view.phase, view.value) {
+        (Some(p), Some(v)) => {
+            let inside = view.accepts(v);
+            let (mark, short, color) = match view.passed {
+                Some(true) => ("✓", "✓", c.pass),
+                Some(false) => ("✗", "✗", c.fail),
+                None if inside => ("inside", "in", c.pass),
+                None => ("outside", "out", c.fail),
+            };
+            let v = fmt_num(v);
+            (
+                vec![
+                    format!("phase {p}: {v} {mark}"),
+                    format!("p{p} {v} {short}"),
+                ],
+                color,
+            )
+        }
+        _ => (vec!["no points yet".to_string()], c.dim),
+    };
+    let lefts = [
+        left,
+        format!("{} {}", view.criterion.metric, view.rule()),
+        view.criterion.metric.clone(),
+    ];
+    let fits = |l: &String, r: &String| l.chars().count() + r.chars().count() < usize::from(width);
+    let (left, right) = rights
+        .iter()
+        .flat_map(|r| lefts.iter().map(move |l| (l, r)))
+        .find(|(l, r)| fits(l, r))
+        .map_or_else(
+            || (String::new(), rights[rights.len() - 1].clone()),
+            |(l, r)| (l.clone(), r.clone()),
+        );
+    let gap = usize::from(width).saturating_sub(left.chars().count() + right.chars().count());
+    Line::from(vec![
+        Span::styled(
+            left,
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" ".repeat(gap.max(1))),
+        Span::styled(
+            right,
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
+    ])
+}
+
+/// The column of `value` in a row of `width` cells showing `range` (clamped to the row).
+fn column(value: f64, (low, high): (f64, f64), width: u16) -> (u16, bool) {
+    let span = (high - low).max(f64::MIN_POSITIVE);
+    let at = ((value - low) / span * f64::from(width.saturating_sub(1))).round();
+    let clipped = value < low || value > high;
+    (
+        at.clamp(0.0, f64::from(width.saturating_sub(1))) as u16,
+        clipped,
+    )
+}
+
+/// The gauge: the accepted region shaded, the published value `┃`, the reference `◆`, the
+/// previous phase `○` and this phase `●` (a value beyond the range shows as `◂`/`▸` at its
+/// edge).
+fn gauge(frame: &mut Frame<'_>, row: Rect, view: &CriterionView, range: (f64, f64), theme: &Theme) {
+    let c = &theme.colors;
+    let width = row.width;
+    if width == 0 {
+        return;
+    }
+    let (accepted_low, accepted_high) = view.accepted();
+    let mut cells: Vec<(char, Style)> = (0..width)
+        .map(|i| {
+            let value = range.0 + (range.1 - range.0) * f64::from(i) / f64::from(width.max(2) - 1);
+            if value >= accepted_low && value <= accepted_high {
+                ('━', Style::default().fg(c.pass).bg(c.added_bg))
+            } else {
+                ('─', Style::default().fg(c.dim))
+            }
+        })
+        .collect();
+    let mut mark = |value: Option<f64>, symbol: char, color: Color| {
+        let Some(value) = value.filter(|v| v.is_finite()) else {
+            return;
+        };
+        let (at, clipped) = column(value, range, width);
+        let symbol = match (clipped, value < range.0) {
+            (true, true) => '◂',
+            (true, false) => '▸',
+            _ => symbol,
+        };
+        let cell = &mut cells[usize::from(at)];
+        *cell = (symbol, cell.1.fg(color).add_modifier(Modifier::BOLD));
+    };
+    mark(Some(view.criterion.published), '┃', c.published);
+    mark(view.previous_value, '○', c.series_previous);
+    mark(view.reference_value, '◆', c.series_reference);
+    mark(view.value, '●', c.series_current);
+    let spans: Vec<Span> = cells
+        .into_iter()
+        .map(|(ch, style)| Span::styled(ch.to_string(), style))
+        .collect();
+    frame.render_widget(Paragraph::new(Line::from(spans)), row);
+}
+
+/// The legend line, which also gives the values: `● 0.9839 phase 2 ○ 0.8956 phase 1 …`.
+fn legend<'a>(view: &CriterionView, range: (f64, f64), width: u16, theme: &Theme) -> Line<'a> {
+    for words in [Words::Long, Words::Short] {
+        let line = legend_items(view, range, words, theme);
+        if line.width() <= usize::from(width) {
+            return line;
+        }
+    }
+    legend_items(view, range, Words::None, theme)
+}
+
+/// How many words the legend spends on each value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Words {
+    /// `phase 2 0.9839`.
+    Long,
+    /// `p2 0.9839`.
+    Short,
+    /// `0.9839`.
+    None,
+}
+
+/// The legend's items, with as many words as `words` says.
+fn legend_items<'a>(
+    view: &CriterionView,
+    range: (f64, f64),
+    words: Words,
+    theme: &Theme,
+) -> Line<'a> {
+    let c = &theme.colors;
+    let mut spans = Vec::new();
+    let gap = if words == Words::Long { "  " } else { " " };
+    let mut item = |symbol: &str, color: Color, text: String| {
+        // An item is words and a value: fewer words keep the value (the text's last word).
+        let value = text.rsplit(' ').next().unwrap_or_default();
+        let text = match words {
+            Words::Long => text.clone(),
+            Words::Short => {
+                let short = match text.split(' ').next() {
+                    Some("phase") => text.split(' ').nth(1).map(|p| format!("p{p}")),
+                    Some("reference") => Some("ref".to_string()),
+                    Some("published") => Some("pub".to_string()),
+                    _ => None,
+                };
+                short.map_or_else(|| value.to_string(), |w| format!("{w} {value}"))
+            }
+            Words::None => value.to_string(),
+        };
+        if !spans.is_empty() {
+            spans.push(Span::raw(gap));
+        }
+        spans.push(Span::styled(
+            symbol.to_string(),
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::styled(format!(" {text}"), Style::default().fg(c.dim)));
+    };
+    if let (Some(p), Some(v)) = (view.phase, view.value) {
+        item("●", c.series_current, format!("phase {p} {}", fmt_num(v)));
+    }
+    if let (Some(p), Some(v)) = (view.phase, view.previous_value) {
+        item(
+            "○",
+            c.series_previous,
+            format!("phase {} {}", p.saturating_sub(1), fmt_num(v)),
+        );
+    }
+    if let Some(v) = view.reference_value {
+        item("◆", c.series_reference, format!("reference {}", fmt_num(v)));
+    }
+    item(
+        "┃",
+        c.published,
+        format!("published {}", fmt_num(view.criterion.published)),
+    );
+    let (below, above) = view.clipped(range);
+    if below + above > 0 {
+        let mut text = Vec::new();
+        if below > 0 {
+            text.push(format!("{below}↓"));
+        }
+        if above > 0 {
+            text.push(format!("{above}↑"));
+        }
+        item("⇕", c.dim, format!("outside the chart: {}", text.join("")));
+    }
+    Line::from(spans)
+}
+
+/// Steps of 1, 2 or 5 times a power of ten that put at most `most` ticks across `span`.
+fn nice_step(span: f64, most: usize) -> f64 {
+    let raw = span / most.max(1) as f64;
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// The round values in `[low, high]` a step of [`nice_step`] (at least `least`) apart.
+pub fn nice_ticks(low: f64, high: f64, most: usize, least: f64) -> (Vec<f64>, f64) {
+    let step = nice_step(high - low, most).max(least);
+    let mut ticks = Vec::new();
+    let mut i = (low / step).ceil();
+    while i * step <= high + step * 1e-9 && ticks.len() <= most + 1 {
+        ticks.push(i * step);
+        i += 1.0;
+    }
+    (ticks, step)
+}
+
+/// A tick label with the decimals its step needs (all labels of an axis alike).
+fn tick_label(value: f64, step: f64) -> String {
+    if value.abs() >= 1e5 || (step < 1e-4 && value != 0.0) {
+        return fmt_num(value);
+    }
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let text = format!("{value:.decimals$}");
+    // "-0.00" reads as a value below zero.
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+/// The chart: y labels on the left, x labels below, the accepted region shaded, the
+/// published value, the reference, the previous phase and this phase (clipped to the range),
+/// and the reduced value drawn as what it is.
 fn chart(
     frame: &mut Frame<'_>,
     area: Rect,
-    criterion: &CriterionSpec,
-    state: &Scene,
+    view: &CriterionView,
+    range: (f64, f64),
     theme: &Theme,
 ) {
     let c = &theme.colors;
-    let metric = &criterion.metric;
-    let latest_phase = (1..=state.phases.len() as u8).rev().find(|p| {
-        state
-            .phase(*p)
-            .is_some_and(|r| r.metrics.contains_key(metric))
-    });
-    let current: Vec<(f64, f64)> = latest_phase
-        .and_then(|p| state.phase(p))
-        .and_then(|r| r.metrics.get(metric))
-        .map(|s| to_xy(s.points()))
-        .unwrap_or_default();
-    let previous: Vec<(f64, f64)> = match latest_phase {
-        Some(p) if p > 1 => state
-            .phase(p - 1)
-            .and_then(|r| r.metrics.get(metric))
-            .map(|s| to_xy(s.points()))
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    };
-    let reference_points: &[Point] = state
-        .task
-        .reference
+    let (low, high) = range;
+    let plot_rows = area.height - 1;
+    let (y_ticks, y_step) = nice_ticks(low, high, usize::from(plot_rows / 2).max(2), 0.0);
+    let y_labels: Vec<String> = y_ticks.iter().map(|v| tick_label(*v, y_step)).collect();
+    let label_width = y_labels
         .iter()
-        .find(|r| &r.metric == metric)
-        .map_or(&[], |r| r.points.as_slice());
-    let reference = to_xy(reference_points);
-    let all_x = current
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1) as u16
+        + 1;
+    if area.width <= label_width + 4 {
+        return;
+    }
+    let plot = Rect::new(
+        area.x + label_width,
+        area.y,
+        area.width - label_width,
+        plot_rows,
+    );
+    let xs = view
+        .current
         .iter()
-        .chain(&previous)
-        .chain(&reference)
+        .chain(&view.previous)
+        .chain(&view.reference)
         .map(|(x, _)| *x);
-    let (mut x_min, mut x_max) = all_x.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+    let (mut x_min, mut x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
     });
     if !x_min.is_finite() {
-        x_min = 0.0;
-        x_max = 1.0;
+        (x_min, x_max) = (0.0, 1.0);
     }
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let published = criterion.published;
-    let tol = criterion.tolerance;
-    let band_lo = [(x_min, published - tol), (x_max, published - tol)];
-    let band_hi = [(x_min, published + tol), (x_max, published + tol)];
-    let published_line = [(x_min, published), (x_max, published)];
-    let all_y = current
+    let clamp = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|(x, y)| (*x, y.clamp(low, high)))
+            .collect()
+    };
+    let reference = clamp(&view.reference);
+    let previous = clamp(&view.previous);
+    let current = clamp(&view.current);
+    let published = view.criterion.published;
+    let reduced = reduced_marks(view, &current);
+    let canvas = Canvas::default()
+        .marker(Marker::Braille)
+        .x_bounds([x_min, x_max])
+        .y_bounds([low, high])
+        .paint(|ctx| {
+            if published >= low && published <= high {
+                ctx.draw(&Segment::new(
+                    x_min,
+                    published,
+                    x_max,
+                    published,
+                    c.published,
+                ));
+            }
+            for (points, color) in [
+                (&reference, c.series_reference),
+                (&previous, c.series_previous),
+                (&current, c.series_current),
+            ] {
+                for pair in points.windows(2) {
+                    let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+                    ctx.draw(&Segment::new(x1, y1, x2, y2, color));
+                }
+                if let [(x, y)] = points[..] {
+                    ctx.draw(&Segment::new(x, y, x, y, color));
+                }
+            }
+            ctx.layer();
+            match &reduced {
+                Reduced::Level { from, to, value } => {
+                    ctx.draw(&Segment::new(*from, *value, *to, *value, c.emphasis));
+                }
+                Reduced::Point { x, value } => ctx.print(
+                    *x,
+                    *value,
+                    Span::styled(
+                        "●",
+                        Style::default().fg(c.emphasis).add_modifier(Modifier::BOLD),
+                    ),
+                ),
+                Reduced::None => {}
+            }
+        });
+    frame.render_widget(canvas, plot);
+    shade_accepted(frame, plot, view.accepted(), range, c.added_bg);
+    let buf = frame.buffer_mut();
+    let label_style = Style::default().fg(c.dim);
+    for (tick, label) in y_ticks.iter().zip(&y_labels) {
+        let row = ((high - tick) / (high - low) * f64::from(plot_rows - 1)).round() as u16;
+        let text = format!("{label:>width$}", width = usize::from(label_width - 1));
+        buf.set_string(area.x, area.y + row.min(plot_rows - 1), text, label_style);
+    }
+    // Steps are counted in whole numbers when the log gives them so.
+    let whole = view
+        .current
         .iter()
-        .chain(&previous)
-        .chain(&reference)
-        .map(|(_, y)| *y)
-        .chain([published - tol, published + tol]);
-    let (y_lo, y_hi) = all_y.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-        (a.min(y), b.max(y))
-    });
-    let pad = ((y_hi - y_lo) * 0.05).max(1e-9);
-    let (y_lo, y_hi) = (y_lo - pad, y_hi + pad);
-    let diverged = latest_phase
-        .and_then(|p| state.phase(p))
-        .and_then(|r| r.divergence.get(metric.as_str()))
-        .and_then(|d| d.left_at);
-    let diverged_point = diverged.map(|p| [p]);
+        .chain(&view.reference)
+        .all(|(x, _)| x.fract() == 0.0);
+    let least = if whole { 1.0 } else { 0.0 };
+    let (x_ticks, x_step) = nice_ticks(x_min, x_max, usize::from(plot.width / 10).max(2), least);
+    let mut free_from = 0u16;
+    for tick in x_ticks {
+        let label = tick_label(tick, x_step);
+        let (col, _) = column(tick, (x_min, x_max), plot.width);
+        let len = label.chars().count() as u16;
+        let start = col
+            .saturating_sub(len / 2)
+            .min(plot.width.saturating_sub(len));
+        if start < free_from {
+            continue;
+        }
+        buf.set_string(plot.x + start, area.bottom() - 1, &label, label_style);
+        free_from = start + len + 1;
+    }
+}
 
-    let bold = |color| Style::default().fg(color).add_modifier(Modifier::BOLD);
-    let mut datasets = vec![
-        line_dataset(
-            format!("±{} band", fmt_num(tol)),
-            Style::default().fg(c.band),
-            &band_lo,
-        ),
-        line_dataset(String::new(), Style::default().fg(c.band), &band_hi),
-        line_dataset(
-            format!("published {}", fmt_num(published)),
-            Style::default().fg(c.published),
-            &published_line,
-        ),
-    ];
-    let series = [
-        (
-            "reference".to_string(),
-            Style::default().fg(c.series_reference),
-            &reference,
-        ),
-        (
-            "phase 1".to_string(),
-            Style::default().fg(c.series_previous),
-            &previous,
-        ),
-        (
-            format!("phase {}", latest_phase.unwrap_or(1)),
-            bold(c.series_current),
-            &current,
-        ),
-    ];
-    for (name, style, data) in series {
-        if !data.is_empty() {
-            datasets.push(line_dataset(name, style, data));
+/// How the chart draws the reduced value.
+enum Reduced {
+    /// A mean: a level over the steps it averages.
+    Level { from: f64, to: f64, value: f64 },
+    /// The last, the largest or the smallest point: that point.
+    Point { x: f64, value: f64 },
+    /// No points.
+    None,
+}
+
+/// Where the reduced value of this phase's (clamped) points is drawn.
+fn reduced_marks(view: &CriterionView, current: &[(f64, f64)]) -> Reduced {
+    let (Some(first), Some(last)) = (current.first(), current.last()) else {
+        return Reduced::None;
+    };
+    let pick = |better: fn(f64, f64) -> bool| {
+        current
+            .iter()
+            .copied()
+            .reduce(|a, b| if better(b.1, a.1) { b } else { a })
+            .unwrap_or(*last)
+    };
+    let (x, value) = match view.criterion.reduce {
+        Reduce::Mean => {
+            let value = view.value.unwrap_or(last.1);
+            return Reduced::Level {
+                from: first.0,
+                to: last.0,
+                value,
+            };
+        }
+        Reduce::Last => *last,
+        Reduce::Max => pick(|b, a| b > a),
+        Reduce::Min => pick(|b, a| b < a),
+    };
+    Reduced::Point { x, value }
+}
+
+/// Gives the plot rows that overlap the accepted region the background `color`.
+fn shade_accepted(
+    frame: &mut Frame<'_>,
+    plot: Rect,
+    (accepted_low, accepted_high): (f64, f64),
+    (low, high): (f64, f64),
+    color: Color,
+) {
+    let rows = f64::from(plot.height);
+    let buf = frame.buffer_mut();
+    for r in 0..plot.height {
+        let top = high - (high - low) * f64::from(r) / rows;
+        let bottom = high - (high - low) * f64::from(r + 1) / rows;
+        if bottom <= accepted_high && top >= accepted_low {
+            buf.set_style(
+                Rect::new(plot.x, plot.y + r, plot.width, 1),
+                Style::default().bg(color),
+            );
         }
     }
-    if let Some(point) = &diverged_point {
-        datasets.push(
-            Dataset::default()
-                .name(format!("leaves reference @ {}", fmt_num(point[0].0)))
-                .marker(Marker::Dot)
-                .graph_type(GraphType::Scatter)
-                .style(bold(c.fail))
-                .data(point),
-        );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_scale_with_the_room() {
+        let (ticks, step) = nice_ticks(0.955, 0.995, 4, 0.0);
+        assert_eq!(step, 0.01);
+        assert_eq!(ticks.len(), 4);
+        let labels: Vec<String> = ticks.iter().map(|t| tick_label(*t, step)).collect();
+        assert_eq!(labels, ["0.96", "0.97", "0.98", "0.99"]);
+        let (few, _) = nice_ticks(0.955, 0.995, 2, 0.0);
+        assert_eq!(few.len(), 2);
+        assert_eq!(tick_label(-0.0001, 0.01), "0.00");
+        let (steps, step) = nice_ticks(1.0, 30.0, 5, 1.0);
+        assert_eq!(step, 10.0);
+        assert_eq!(steps, [10.0, 20.0, 30.0]);
+        // Three steps across a wide chart: whole steps, not 1, 1.5, 2 shown as 1 2 2.
+        let (steps, step) = nice_ticks(1.0, 3.0, 9, 1.0);
+        assert_eq!(step, 1.0);
+        assert_eq!(steps, [1.0, 2.0, 3.0]);
     }
-    let last = current
-        .last()
-        .map(|(_, y)| format!(" = {}", fmt_num(*y)))
-        .unwrap_or_default();
-    let title = Line::from(vec![
-        Span::styled(
-            format!("{metric}{last}"),
-            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!(
-                " ({}, {})",
-                criterion.reduce.as_str(),
-                criterion.direction.as_str()
-            ),
-            Style::default().fg(c.dim),
-        ),
-    ]);
-    let chart = Chart::new(datasets)
-        .block(Block::default().title(title))
-        .legend_position(Some(LegendPosition::BottomRight))
-        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(60)))
-        .x_axis(
-            Axis::default()
-                .title(Span::styled("step", Style::default().fg(c.dim)))
-                .style(Style::default().fg(c.dim))
-                .bounds([x_min, x_max])
-                .labels([
-                    fmt_num(x_min),
-                    fmt_num((x_min + x_max) / 2.0),
-                    fmt_num(x_max),
-                ]),
-        )
-        .y_axis(
-            Axis::default()
-                .style(Style::default().fg(c.dim))
-                .bounds([y_lo, y_hi])
-                .labels([fmt_num(y_lo), fmt_num((y_lo + y_hi) / 2.0), fmt_num(y_hi)]),
-        );
-    frame.render_widget(chart, area);
 }

@@ -8,7 +8,7 @@ pub mod transcript;
 pub mod verdict;
 
 pub use metrics::metrics;
-pub use terminal::{TerminalView, terminal};
+pub use terminal::terminal;
 pub use transcript::{transcript, transcript_lines};
 pub use verdict::{verdict, verdict_lines};
 
