@@ -318,8 +318,33 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
     }
 }
 
+/// `value` with as few decimals (at least 4, trailing zeros cut) as tell it apart from
+/// `edge`, so a finding never reads `0.968 is outside >= 0.968`.
+fn shown_against(value: f64, edge: f64) -> String {
+    let decimals = (4..=12)
+        .find(|d| format!("{value:.d$}") != format!("{edge:.d$}"))
+        .unwrap_or(12);
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 fn describe_gap(spec: &CriterionSpec, value: f64) -> String {
     let reduce = spec.reduce.as_str();
+    let edge = match spec.direction {
+        Direction::Higher => spec.published - spec.tolerance,
+        Direction::Lower => spec.published + spec.tolerance,
+        Direction::Within if value < spec.published => spec.published - spec.tolerance,
+        Direction::Within => spec.published + spec.tolerance,
+    };
+    let value = if value.is_finite() && value.abs() < 1e6 {
+        shown_against(value, edge)
+    } else {
+        value.to_string()
+    };
     let rule = match spec.direction {
         Direction::Higher => format!(">= {} - {}", spec.published, spec.tolerance),
         Direction::Lower => format!("<= {} + {}", spec.published, spec.tolerance),

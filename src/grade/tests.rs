@@ -180,3 +180,21 @@ fn only_all_identical_criteria_fail_the_seed_check() {
     same.series = first_series.clone();
     assert_eq!(seed_check(&first, &same, (0, 1), &two).len(), 2);
 }
+
+#[test]
+fn a_gap_is_told_with_the_decimals_that_set_it_apart_from_the_edge() {
+    assert_eq!(shown_against(0.8955625, 0.968), "0.8956");
+    assert_eq!(shown_against(0.96799991, 0.968), "0.9679999");
+    assert_eq!(shown_against(2.0, 1.93), "2");
+    let spec = CriterionSpec {
+        metric: "test_acc".into(),
+        reduce: Reduce::Last,
+        published: 0.978,
+        tolerance: 0.01,
+        direction: Direction::Higher,
+    };
+    assert_eq!(
+        describe_gap(&spec, 0.8955625),
+        "test_acc (last) = 0.8956 is outside the criterion >= 0.978 - 0.01"
+    );
+}

@@ -77,8 +77,8 @@ pub enum ConfirmWhat {
 /// An overlay over the panes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    /// The key help.
-    Help,
+    /// The key help, scrolled down this many rows (where the screen is shorter than it).
+    Help(u16),
     /// The multi-line editor.
     Editor(Editor, EditorPurpose),
     /// A y/n question.
@@ -288,8 +288,15 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent, state: &SessionState) -> Vec<Action> {
         if let Some(popup) = self.popup.as_mut() {
             return match popup {
-                Popup::Help => {
-                    self.popup = None;
+                Popup::Help(scroll) => {
+                    // The scrolling keys scroll a help taller than the screen; any other closes.
+                    match key.code {
+                        KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+                        KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                        KeyCode::PageDown => *scroll = scroll.saturating_add(10),
+                        KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+                        _ => self.popup = None,
+                    }
                     Vec::new()
                 }
                 Popup::Editor(editor, purpose) => {
@@ -352,7 +359,7 @@ impl App {
                 }
             }
             KeyAction::Zoom => self.zoom = !self.zoom,
-            KeyAction::Help => self.popup = Some(Popup::Help),
+            KeyAction::Help => self.popup = Some(Popup::Help(0)),
             KeyAction::Quit => {
                 if self.live && state.finished.is_none() {
                     self.popup = Some(Popup::Confirm(ConfirmWhat::Quit));

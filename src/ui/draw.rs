@@ -315,9 +315,17 @@ fn phase_bar<'a>(state: &Scene, theme: &Theme) -> Line<'a> {
             *s == state.stage && (*p == state.phase || matches!(s, Stage::Setup | Stage::Done))
         })
         .unwrap_or(0);
+    // A pass in phase 1 ends the session: phase two will not come, so the trail drops it.
+    let one_phase = state
+        .phase(1)
+        .and_then(|p| p.verdict.as_ref())
+        .is_some_and(|v| v.passed());
     let mut spans = Vec::new();
     for (i, (phase, stage, label)) in BAR.iter().enumerate() {
-        if i > 0 {
+        if one_phase && (*phase == 2 || *stage == Stage::Inject) {
+            continue;
+        }
+        if !spans.is_empty() {
             spans.push(Span::styled(" ▸ ", Style::default().fg(c.dim)));
         }
         let verdict = (*stage == Stage::Grade)
@@ -485,6 +493,32 @@ pub fn editor_rect(area: Rect) -> Rect {
     )
 }
 
+/// Where the help goes and in how many columns: sized to its rows, in two columns when one
+/// would not fit the height and two fit the width, never larger than the screen.
+pub(super) fn help_rect(area: Rect, rows: &[(&str, &str)]) -> (Rect, usize) {
+    let key_width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let text_width = rows
+        .iter()
+        .map(|(_, v)| v.chars().count())
+        .max()
+        .unwrap_or(0);
+    let row_width = key_width + 2 + text_width;
+    let columns = if rows.len() + 2 > usize::from(area.height)
+        && 2 * row_width + 3 + 2 <= usize::from(area.width)
+    {
+        2
+    } else {
+        1
+    };
+    let width = (row_width * columns + 3 * (columns - 1) + 2).min(usize::from(area.width));
+    let height = (rows.len().div_ceil(columns) + 2).min(usize::from(area.height));
+    (centered(area, width as u16, height as u16), columns)
+}
+
 fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
     let c = &theme.colors;
     let block = |title: &str| {
@@ -497,23 +531,54 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
             ))
     };
     match popup {
-        Popup::Help => {
+        Popup::Help(scroll) => {
             let rows: Vec<(&str, &str)> = keymap::help_rows().collect();
-            let rect = centered(area, 78, rows.len() as u16 + 2);
-            let lines: Vec<Line> = rows
-                .into_iter()
-                .map(|(k, v)| {
-                    Line::from(vec![
-                        Span::styled(format!("{k:>22}  "), Style::default().fg(c.focus)),
-                        Span::styled(v, Style::default().fg(c.text)),
-                    ])
-                })
-                .collect();
+            let (rect, columns) = help_rect(area, &rows);
+            let key_width = rows
+                .iter()
+                .map(|(k, _)| k.chars().count())
+                .max()
+                .unwrap_or(0);
             frame.render_widget(Clear, rect);
-            frame.render_widget(
-                Paragraph::new(lines).block(block("Keys (any key closes)")),
-                rect,
-            );
+            let visible = usize::from(rect.height.saturating_sub(2));
+            let shown_from =
+                usize::from(*scroll).min(rows.len().div_ceil(columns).saturating_sub(visible));
+            let title = if rows.len().div_ceil(columns) > visible {
+                "Keys (j/k scroll, any other key closes)"
+            } else {
+                "Keys (any key closes)"
+            };
+            let outer = block(title);
+            let inner = outer.inner(rect);
+            frame.render_widget(outer, rect);
+            let per_column = rows.len().div_ceil(columns);
+            let column_width = inner.width / columns as u16;
+            for (i, chunk) in rows.chunks(per_column.max(1)).enumerate() {
+                let lines: Vec<Line> = chunk
+                    .iter()
+                    .map(|(k, v)| {
+                        Line::from(vec![
+                            Span::styled(
+                                format!("{k:>key_width$}  "),
+                                Style::default().fg(c.focus),
+                            ),
+                            Span::styled(*v, Style::default().fg(c.text)),
+                        ])
+                    })
+                    .collect();
+                let column = Rect::new(
+                    inner.x + column_width * i as u16,
+                    inner.y,
+                    column_width,
+                    inner.height,
+                );
+                frame.render_widget(
+                    Paragraph::new(lines)
+                        .wrap(Wrap { trim: false })
+                        .scroll((shown_from as u16, 0)),
+                    column,
+                );
+            }
         }
         Popup::Confirm(what) => {
             let text = match what {

@@ -4,6 +4,7 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::style::Color;
 
 use crate::event::{Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage};
@@ -473,4 +474,89 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
         }
     }
     assert_eq!(checked, 6);
+}
+
+#[test]
+fn help_is_sized_to_its_rows_and_the_screen() {
+    let rows: Vec<(&str, &str)> = super::keymap::help_rows().collect();
+    let mut checked = 0;
+    for (width, height) in [(200, 50), (120, 35), (80, 24)] {
+        let state = session();
+        let theme = Theme::dark();
+        let mut app = App::new(true);
+        app.popup = Some(super::app::Popup::Help(0));
+        let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|f| {
+                draw::draw(f, &state, &app, &diff, &theme);
+            })
+            .unwrap();
+        let (rect, columns) = draw::help_rect(Rect::new(0, 0, width, height), &rows);
+        assert!(rect.right() <= width && rect.bottom() <= height);
+        let buffer = terminal.backend().buffer();
+        let text: String = (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        if width >= 120 {
+            // Every row is there, whole.
+            for (_, what) in &rows {
+                assert!(text.contains(what), "{width}x{height}: {what}\n{text}");
+                checked += 1;
+            }
+        } else {
+            // Too narrow for two columns and too short for one: it scrolls, and says so.
+            assert_eq!(columns, 1, "{text}");
+            assert!(text.contains("j/k scroll"), "{text}");
+        }
+    }
+    assert_eq!(checked, 2 * rows.len());
+}
+
+#[test]
+fn a_pass_in_phase_one_ends_the_phase_trail_there() {
+    let mut state = SessionState::new();
+    state.apply(
+        0.0,
+        &Event::Stage {
+            phase: 1,
+            stage: Stage::Verify,
+        },
+    );
+    let graded = Event::Graded {
+        phase: 1,
+        verdict: verdict(None, 0.972),
+        exit_code: Some(0),
+        duration_s: 1.0,
+    };
+    state.apply(1.0, &graded);
+    state.apply(
+        2.0,
+        &Event::Stage {
+            phase: 0,
+            stage: Stage::Done,
+        },
+    );
+    let theme = Theme::dark();
+    let app = App::new(true);
+    let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    let mut layout = None;
+    terminal
+        .draw(|f| layout = Some(draw::draw(f, &state, &app, &diff, &theme)))
+        .unwrap();
+    let bar = layout.unwrap().phase_bar;
+    let buffer = terminal.backend().buffer();
+    let text: String = (bar.left()..bar.right())
+        .map(|x| buffer[(x, bar.y)].symbol())
+        .collect();
+    assert_eq!(
+        text.trim_end(),
+        "setup ▸ migrate 1 ▸ verify 1 ▸ grade 1: PASS ▸ done"
+    );
 }

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::agent::transcript::first_line;
 
@@ -144,13 +144,11 @@ pub fn verdict(
     scroll: usize,
     theme: &Theme,
 ) {
-    let lines = verdict_lines(state, theme);
+    let width = block.inner(rect).width;
+    let lines = super::wrap_hanging(verdict_lines(state, theme), width);
     let top = scroll.min(lines.len().saturating_sub(1));
     frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false })
-            .scroll((top as u16, 0)),
+        Paragraph::new(lines).block(block).scroll((top as u16, 0)),
         rect,
     );
 }
