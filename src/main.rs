@@ -24,7 +24,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// The bundled digits-mlp task with its scripted agent, in auto mode.
-    Demo,
+    Demo {
+        /// Colour theme: dark, light, high-contrast, or a theme file.
+        #[arg(long)]
+        theme: Option<String>,
+    },
     /// One supervised migration.
     Run {
         /// Task folder or task id.
@@ -143,6 +147,9 @@ enum Cmd {
         /// Playback speed.
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
+        /// Colour theme: dark, light, high-contrast, or a theme file.
+        #[arg(long)]
+        theme: Option<String>,
     },
     /// Run the PyTorch source once per seed; print each criterion's spread and a suggested
     /// published value and tolerance.
@@ -290,11 +297,11 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<i32, AppError> {
     match cli.command {
         None => cli::pick(Theme::dark()),
-        Some(Cmd::Demo) => {
+        Some(Cmd::Demo { theme }) => {
+            let config = Config::load()?;
+            let theme = load_theme(theme.as_deref(), &config)?;
             let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
                 .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
-            let config = Config::load()?;
-            let theme = load_theme(None, &config)?;
             let opts = RunOptions::new(task_dir.display().to_string(), config);
             cli::run_tui(cli::prepare(&opts)?, theme)
         }
@@ -392,11 +399,13 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             run_dir,
             headless,
             speed,
+            theme,
         }) => {
             if headless {
                 cli::replay_headless(&run_dir, &mut std::io::stdout())
             } else {
-                cli::replay_tui(&run_dir, speed, Theme::dark())
+                let theme = load_theme(theme.as_deref(), &Config::load()?)?;
+                cli::replay_tui(&run_dir, speed, theme)
             }
         }
         Some(Cmd::Export {

@@ -170,3 +170,34 @@ fn unknown_agent_and_task_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("no-such-task"));
 }
+
+#[test]
+fn an_unknown_theme_is_refused_by_demo_and_replay_before_anything_starts() {
+    let cwd = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for args in [
+        vec!["demo", "--theme", "no-such-theme"],
+        vec!["replay", "runs/nothing", "--theme", "no-such-theme"],
+    ] {
+        let out = xstack()
+            .args(&args)
+            .current_dir(cwd.path())
+            .env("XSTACK_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        assert!(all.contains("no-such-theme"), "{args:?}: {all}");
+        assert!(!all.contains("panicked"), "{all}");
+        checked += 1;
+    }
+    // Nothing was written: not the demo task into the cache (only the log), not a run folder.
+    let cached: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(cached, ["xstack.log"]);
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0);
+    assert_eq!(checked, 2);
+}
