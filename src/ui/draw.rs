@@ -3,7 +3,7 @@
 //! highlights: that happened when the data arrived.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
@@ -13,96 +13,11 @@ use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
 use super::keymap::{self, Situation};
+use super::layout::{FrameLayout, SUMMARY_LABEL};
 use super::panes;
 use super::panes::diff::DiffPane;
 use super::scene::{Playback, Scene};
 use super::theme::Theme;
-
-/// Where each part of a frame goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameLayout {
-    /// The five panes, in the order of [`PaneId::ALL`] (only the focused one when zoomed;
-    /// the others are empty).
-    pub panes: [Rect; 5],
-    /// The phase bar.
-    pub phase_bar: Rect,
-    /// Replay's timeline bar (empty in a live session).
-    pub timeline: Rect,
-    /// The status line.
-    pub status: Rect,
-    /// The key hint.
-    pub hint: Rect,
-}
-
-impl FrameLayout {
-    /// The layout of a frame of `area` as `view` shows it (zoom, replay's timeline).
-    pub fn of(area: Rect, view: &App) -> FrameLayout {
-        let chunks = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([
-                Constraint::Min(4),
-                Constraint::Length(1),
-                Constraint::Length(u16::from(!view.live)),
-                Constraint::Length(1),
-                Constraint::Length(1),
-            ])
-            .split(area);
-        let main = chunks[0];
-        let panes = if view.zoom {
-            let mut r = [Rect::default(); 5];
-            r[view.focus.index()] = main;
-            r
-        } else {
-            pane_layout(main)
-        };
-        FrameLayout {
-            panes,
-            phase_bar: chunks[1],
-            timeline: chunks[2],
-            status: chunks[3],
-            hint: chunks[4],
-        }
-    }
-}
-
-/// The rectangles of the five panes for a terminal area (unzoomed).
-pub fn pane_layout(area: Rect) -> [Rect; 5] {
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
-        .split(area);
-    let top = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
-        .split(rows[0]);
-    let bottom = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints([
-            Constraint::Percentage(40),
-            Constraint::Percentage(35),
-            Constraint::Percentage(25),
-        ])
-        .split(rows[1]);
-    [top[0], top[1], bottom[0], bottom[1], bottom[2]]
-}
-
-/// The inner size (columns, rows) of the Agent and Run log panes for a terminal size; the
-/// UI resizes the PTYs to these.
-pub fn terminal_sizes(width: u16, height: u16, app: &App) -> ((u16, u16), (u16, u16)) {
-    let main = Rect::new(0, 0, width, height.saturating_sub(3 + u16::from(!app.live)));
-    let rects = pane_layout(main);
-    let inner = |r: Rect, zoomed: bool| {
-        let r = if zoomed { main } else { r };
-        (
-            r.width.saturating_sub(2).max(10),
-            r.height.saturating_sub(2).max(2),
-        )
-    };
-    (
-        inner(rects[0], app.zoom && app.focus == PaneId::Agent),
-        inner(rects[2], app.zoom && app.focus == PaneId::RunLog),
-    )
-}
 
 /// Draws a whole frame of `state` as `view` shows it: copies what the frame needs
 /// ([`Scene::capture`]) and draws that ([`draw_scene`]). Returns where everything went.
@@ -114,7 +29,7 @@ pub fn draw(
     theme: &Theme,
 ) -> FrameLayout {
     let layout = FrameLayout::of(frame.area(), view);
-    let scene = Scene::capture(state, view, &layout.panes);
+    let scene = Scene::capture(state, view, &layout);
     draw_scene(frame, &scene, view, diff, theme)
 }
 
@@ -129,6 +44,10 @@ pub fn draw_scene(
     let area = frame.area();
     let layout = FrameLayout::of(area, view);
     for pane in PaneId::ALL {
+        let line = layout.summaries[pane.index()];
+        if line.area() > 0 {
+            summary(frame, line, pane, scene, view, diff, theme);
+        }
         let rect = layout.panes[pane.index()];
         if rect.area() == 0 {
             continue;
@@ -158,7 +77,10 @@ pub fn draw_scene(
             PaneId::Verdict => panes::verdict(frame, rect, block, scene, view.scroll[4], theme),
         }
     }
-    frame.render_widget(Paragraph::new(phase_bar(scene, theme)), layout.phase_bar);
+    frame.render_widget(
+        Paragraph::new(phase_bar(scene, layout.phase_bar.width, theme)),
+        layout.phase_bar,
+    );
     if let Some(playback) = &scene.playback {
         frame.render_widget(
             Paragraph::new(timeline_line(playback, layout.timeline.width, theme)),
@@ -177,6 +99,67 @@ pub fn draw_scene(
         draw_popup(frame, area, popup, theme);
     }
     layout
+}
+
+/// A pane's one-line summary on a compact screen: its number and name, then the latest row
+/// of a terminal, the Diff's file, each criterion's value and mark, or the outcome.
+fn summary(
+    frame: &mut Frame<'_>,
+    line: Rect,
+    pane: PaneId,
+    scene: &Scene,
+    view: &App,
+    diff: &DiffPane,
+    theme: &Theme,
+) {
+    let c = &theme.colors;
+    let label = format!(" {} {:<8} ", pane.index() + 1, pane.title());
+    let label_rect = Rect::new(line.x, line.y, SUMMARY_LABEL.min(line.width), 1);
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            label,
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        )),
+        label_rect,
+    );
+    let rest = Rect::new(
+        line.x + label_rect.width,
+        line.y,
+        line.width - label_rect.width,
+        1,
+    );
+    let dim = Style::default().fg(c.dim);
+    let text: Line = match pane {
+        PaneId::Agent | PaneId::RunLog => {
+            let view_rows = if pane == PaneId::Agent {
+                &scene.agent
+            } else {
+                &scene.run
+            };
+            if !view_rows.is_blank() {
+                panes::terminal(
+                    frame,
+                    rest,
+                    Block::default(),
+                    view_rows,
+                    true,
+                    (None, c.dim),
+                );
+                return;
+            }
+            Line::from(Span::styled(
+                placeholder(pane, scene).unwrap_or_default(),
+                dim,
+            ))
+        }
+        PaneId::Diff => Line::from(Span::styled(diff.title_note(view).unwrap_or_default(), dim)),
+        PaneId::Metrics => panes::metrics::summary(scene, theme),
+        PaneId::Verdict => panes::verdict_lines(scene, theme)
+            .into_iter()
+            .next()
+            .unwrap_or_default(),
+    };
+    frame.render_widget(Paragraph::new(text), rest);
 }
 
 /// What a blank terminal pane says instead: while the session works on what the pane will
@@ -307,7 +290,22 @@ const BAR: [(u8, Stage, &str); 9] = [
     (0, Stage::Done, "done"),
 ];
 
-fn phase_bar<'a>(state: &Scene, theme: &Theme) -> Line<'a> {
+/// The phase trail, fitted to `width`: stage names in full where they fit, else short
+/// (`m1`, `v1`, `g1`), the verdicts' classes last to go.
+fn phase_bar<'a>(state: &Scene, width: u16, theme: &Theme) -> Line<'a> {
+    for terse in [0, 1] {
+        let line = phase_bar_as(state, terse, theme);
+        if line.width() <= usize::from(width) {
+            return line;
+        }
+    }
+    phase_bar_as(state, 2, theme)
+}
+
+/// The phase trail: `terse` 0 in full, 1 with short stage names, 2 also without the
+/// failure classes and the spaces around the arrows.
+fn phase_bar_as<'a>(state: &Scene, terse: u8, theme: &Theme) -> Line<'a> {
+    let short = terse > 0;
     let c = &theme.colors;
     let current = BAR
         .iter()
@@ -326,7 +324,8 @@ fn phase_bar<'a>(state: &Scene, theme: &Theme) -> Line<'a> {
             continue;
         }
         if !spans.is_empty() {
-            spans.push(Span::styled(" ▸ ", Style::default().fg(c.dim)));
+            let arrow = if terse > 1 { "▸" } else { " ▸ " };
+            spans.push(Span::styled(arrow, Style::default().fg(c.dim)));
         }
         let verdict = (*stage == Stage::Grade)
             .then(|| state.phase(*phase).and_then(|p| p.verdict.as_ref()))
@@ -345,9 +344,20 @@ fn phase_bar<'a>(state: &Scene, theme: &Theme) -> Line<'a> {
         } else {
             Style::default().fg(c.dim)
         };
+        let label = if short {
+            match (stage, phase) {
+                (Stage::Migrate, p) => format!("m{p}"),
+                (Stage::Verify, p) => format!("v{p}"),
+                (Stage::Grade, p) => format!("g{p}"),
+                _ => (*label).to_string(),
+            }
+        } else {
+            (*label).to_string()
+        };
         let text = match verdict {
+            Some(v) if terse > 1 => format!("{label} {}", if v.passed() { "PASS" } else { "FAIL" }),
             Some(v) => format!("{label}: {}", v.label()),
-            None => (*label).to_string(),
+            None => label,
         };
         spans.push(Span::styled(text, style));
     }

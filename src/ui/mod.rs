@@ -9,6 +9,7 @@ pub mod draw;
 pub mod editor;
 pub mod keymap;
 pub mod keys;
+pub mod layout;
 pub mod panes;
 pub mod picker;
 pub mod scene;
@@ -276,7 +277,7 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                 let size = terminal.size().unwrap_or_default();
                 let area = Rect::new(0, 0, size.width, size.height);
-                let new_sizes = draw::terminal_sizes(size.width, size.height, &app);
+                let new_sizes = layout::terminal_sizes(size.width, size.height, &app);
                 if new_sizes != sizes {
                     sizes = new_sizes;
                     if let Some(tx) = &commands {
@@ -291,11 +292,11 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                         }
                     }
                 }
-                let panes = draw::FrameLayout::of(area, &app).panes;
+                let frame_layout = layout::FrameLayout::of(area, &app);
                 // For a live session the lock is held only to copy what the frame needs.
                 let mut scene = feed.read(|state| {
                     diff.update(state, &mut app);
-                    Scene::capture(state, &app, &panes)
+                    Scene::capture(state, &app, &frame_layout)
                 });
                 if let Feed::Replay(player) = &feed {
                     scene.playback = Some(Playback::of(player));
@@ -324,7 +325,7 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                     terminal_errors.report(&e);
                 }
                 if let Some((area, layout)) = layout {
-                    app.settle(layout.panes, draw::editor_rect(area).height.saturating_sub(2));
+                    app.settle(layout.targets(), draw::editor_rect(area).height.saturating_sub(2));
                 }
                 was_waiting = waiting;
                 if frames == 0 && let Some(started) = started {

@@ -2,7 +2,6 @@
 //! parts of the state as they are, and of each terminal only the rows its pane shows. The
 //! frame is then drawn from this copy alone, holding no lock and changing nothing.
 
-use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders};
 
 use crate::event::{Mode, SessionTask, Stage};
@@ -12,6 +11,7 @@ use crate::session::state::{FinishInfo, PhaseRecord, Said, SessionState};
 use tokio::time::Instant;
 
 use super::app::{App, NOTICE_FOR, PaneId};
+use super::layout::{FrameLayout, SUMMARY_LABEL};
 use crate::pty::screen::Screen;
 
 /// Where a replay stands, for the timeline bar.
@@ -83,13 +83,23 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Copies what a frame with the panes at `panes` needs from `state`, as `view` shows it.
-    pub fn capture(state: &SessionState, view: &App, panes: &[Rect; 5]) -> Scene {
+    /// Copies what a frame laid out as `layout` needs from `state`, as `view` shows it: of a
+    /// terminal, the rows its pane shows, or on a compact screen the row its summary shows.
+    pub fn capture(state: &SessionState, view: &App, layout: &FrameLayout) -> Scene {
         let terminal = |pane: PaneId, screen| {
-            let inner = Block::default()
-                .borders(Borders::ALL)
-                .inner(panes[pane.index()]);
-            TerminalView::capture(screen, view.scroll[pane.index()], inner.width, inner.height)
+            let i = pane.index();
+            let (width, height) = if layout.panes[i].area() > 0 {
+                let inner = Block::default()
+                    .borders(Borders::ALL)
+                    .inner(layout.panes[i]);
+                (inner.width, inner.height)
+            } else if layout.summaries[i].area() > 0 {
+                let width = layout.summaries[i].width.saturating_sub(SUMMARY_LABEL);
+                return TerminalView::last_line(screen, width);
+            } else {
+                (0, 0)
+            };
+            TerminalView::capture(screen, view.scroll[i], width, height)
         };
         Scene {
             task: state.task.clone(),
@@ -224,6 +234,31 @@ impl TerminalView {
 }
 
 impl TerminalView {
+    /// The last row of `screen` that holds text, at most `width` columns (a summary line).
+    pub fn last_line(screen: &Screen, width: u16) -> TerminalView {
+        screen.read_scrolled(0, |screen| {
+            let (_, cols) = screen.size();
+            let last = screen
+                .rows(0, cols)
+                .enumerate()
+                .filter(|(_, line)| !line.trim().is_empty())
+                .map(|(i, _)| i as u16)
+                .last();
+            TerminalView {
+                rows: last
+                    .map(|row| {
+                        (0..cols.min(width))
+                            .filter_map(|col| screen.cell(row, col).cloned())
+                            .collect()
+                    })
+                    .into_iter()
+                    .collect(),
+                cursor: (0, 0),
+                hide_cursor: true,
+            }
+        })
+    }
+
     /// Whether no copied cell holds text.
     pub fn is_blank(&self) -> bool {
         self.rows
@@ -270,6 +305,7 @@ fn rows_to_skip(screen: &vt100::Screen, height: u16, scrolled: bool) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::layout::Rect;
     use std::time::Duration;
 
     #[tokio::test(start_paused = true)]
@@ -313,7 +349,8 @@ mod tests {
             },
         );
         let view = App::new(true);
-        let mut scene = Scene::capture(&state, &view, &[Rect::default(); 5]);
+        let layout = FrameLayout::of(Rect::new(0, 0, 120, 40), &view);
+        let mut scene = Scene::capture(&state, &view, &layout);
         scene.now = 13.0;
         assert_eq!(
             scene.notice_text(&view),

@@ -209,7 +209,26 @@ fn whole_screen_80x24() {
         .map(|x| buffer[(x, 23)].symbol().to_string())
         .collect();
     assert!(hint.trim_end().ends_with("? help · q quit"), "{hint}");
+    // Compact: the focused pane whole, a line for each of the others.
+    let row = |y: u16| -> String { (0..80).map(|x| buffer[(x, y)].symbol()).collect() };
+    let summaries: Vec<String> = (17..21).map(|y| row(y).trim_end().to_string()).collect();
+    assert_eq!(
+        summaries,
+        [
+            " 2 Diff     train.py (1/1) vs source",
+            " 3 Run log  epoch 3 acc=0.972",
+            " 4 Metrics  test_acc p2 0.972 ✓ (≥ 0.96)",
+            " 5 Verdict  PASSED in phase 2",
+        ]
+    );
     insta::assert_snapshot!(terminal.backend());
+    // Focus moves the big pane; the Agent becomes a line.
+    let focused = render(80, 24, PaneId::RunLog, false);
+    let buffer = focused.backend().buffer();
+    let top: String = (0..80).map(|x| buffer[(x, 0)].symbol()).collect();
+    assert!(top.starts_with("┌ 3 Run log"), "{top}");
+    let first: String = (0..80).map(|x| buffer[(x, 17)].symbol()).collect();
+    assert!(first.starts_with(" 1 Agent    wrote train.py"), "{first}");
 }
 
 #[test]
@@ -353,7 +372,9 @@ fn criterion_session(
 /// and the buffer.
 fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffer) {
     let theme = Theme::dark();
-    let app = App::new(true);
+    let mut app = App::new(true);
+    // On a compact screen only the focused pane is drawn whole.
+    app.focus = PaneId::Metrics;
     let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let mut layout = None;

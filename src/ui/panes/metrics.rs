@@ -218,6 +218,46 @@ pub fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, scene: &Scen
     }
 }
 
+/// The pane in one line, for a compact screen: each criterion's metric, this phase's reduced
+/// value and its mark (`test_acc p2 0.9744 ✓ · val_loss p2 1.87 in`).
+pub fn summary<'a>(scene: &Scene, theme: &Theme) -> Line<'a> {
+    let c = &theme.colors;
+    let mut spans = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for criterion in &scene.task.criteria {
+        if seen.contains(&criterion.metric.as_str()) {
+            continue;
+        }
+        seen.push(&criterion.metric);
+        let view = CriterionView::of(criterion, scene);
+        if !spans.is_empty() {
+            spans.push(Span::styled(" · ", Style::default().fg(c.dim)));
+        }
+        let (text, color) = match (view.phase, view.value) {
+            (Some(p), Some(v)) => {
+                let (mark, color) = match view.passed {
+                    Some(true) => ("✓", c.pass),
+                    Some(false) => ("✗", c.fail),
+                    None if view.accepts(v) => ("in", c.pass),
+                    None => ("out", c.fail),
+                };
+                (
+                    format!(
+                        "{} p{p} {} {mark} ({})",
+                        criterion.metric,
+                        fmt_num(v),
+                        view.rule()
+                    ),
+                    color,
+                )
+            }
+            _ => (format!("{} {}", criterion.metric, view.rule()), c.dim),
+        };
+        spans.push(Span::styled(text, Style::default().fg(color)));
+    }
+    Line::from(spans)
+}
+
 /// One criterion's block: headline, gauge, legend, divergence, chart, as the rows allow.
 fn draw_criterion(frame: &mut Frame<'_>, area: Rect, view: &CriterionView, theme: &Theme) {
     let range = view.range();
