@@ -243,12 +243,13 @@ impl App {
         self.scroll_pane(self.focus, back);
     }
 
-    /// Takes in where the last frame put things: the panes (for the mouse) and the height in
-    /// rows of the editor's text area (which scrolls to keep the cursor in view).
-    pub fn settle(&mut self, panes: [Rect; 5], editor_rows: u16) {
+    /// Takes in where the last frame put things: the panes (for the mouse) and the size
+    /// (columns, rows) of the editor's text area (which wraps at its width and scrolls to
+    /// keep the cursor in view).
+    pub fn settle(&mut self, panes: [Rect; 5], (editor_cols, editor_rows): (u16, u16)) {
         self.pane_rects = panes;
         if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
-            editor.scroll_to_cursor(usize::from(editor_rows));
+            editor.scroll_to_cursor(usize::from(editor_rows), usize::from(editor_cols));
         }
     }
 

@@ -611,22 +611,18 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
             };
             let inner_h = usize::from(rect.height.saturating_sub(2));
             let top = editor.top_for(inner_h);
-            let (row, col) = editor.cursor();
+            let (row, col) = editor.screen_cursor();
             let lines: Vec<Line> = editor
-                .lines()
+                .screen_rows()
+                .into_iter()
                 .skip(top)
                 .take(inner_h)
                 .map(|l| Line::from(Span::styled(l, Style::default().fg(c.text))))
                 .collect();
             frame.render_widget(Clear, rect);
-            frame.render_widget(
-                Paragraph::new(lines)
-                    .block(block(title))
-                    .wrap(Wrap { trim: false }),
-                rect,
-            );
+            frame.render_widget(Paragraph::new(lines).block(block(title)), rect);
             let x = rect.x + 1 + col.min(usize::from(rect.width.saturating_sub(3))) as u16;
-            let y = rect.y + 1 + (row - top) as u16;
+            let y = rect.y + 1 + row.saturating_sub(top) as u16;
             frame.set_cursor_position((x, y));
         }
     }

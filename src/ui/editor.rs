@@ -1,5 +1,7 @@
 //! A small multi-line text editor for the phase-two details and messages to the agent:
-//! cursor movement, line editing, paste.
+//! cursor movement, line editing, paste. Lines longer than the window wrap at its width (by
+//! character, so the cursor's place on screen follows from its place in the text), and
+//! `Up`/`Down` move by rows on screen.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -20,8 +22,10 @@ pub struct Editor {
     lines: Vec<Vec<char>>,
     row: usize,
     col: usize,
-    /// First visible line.
+    /// First visible row on screen.
     pub top: usize,
+    /// The window's width in columns, as last drawn (0 until then: no wrapping).
+    width: usize,
 }
 
 impl Editor {
@@ -38,6 +42,7 @@ impl Editor {
             row,
             col,
             top: 0,
+            width: 0,
         }
     }
 
@@ -48,11 +53,6 @@ impl Editor {
             .map(|l| l.iter().collect::<String>())
             .collect::<Vec<_>>()
             .join("\n")
-    }
-
-    /// The lines, for drawing.
-    pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
-        self.lines.iter().map(|l| l.iter().collect())
     }
 
     /// Cursor (row, column in chars).
@@ -131,14 +131,8 @@ impl Editor {
                     self.col = 0;
                 }
             }
-            KeyCode::Up if self.row > 0 => {
-                self.row -= 1;
-                self.col = self.col.min(self.lines[self.row].len());
-            }
-            KeyCode::Down if self.row + 1 < self.lines.len() => {
-                self.row += 1;
-                self.col = self.col.min(self.lines[self.row].len());
-            }
+            KeyCode::Up => self.move_rows(-1),
+            KeyCode::Down => self.move_rows(1),
             KeyCode::Home => self.col = 0,
             KeyCode::End => self.col = self.lines[self.row].len(),
             _ => {}
@@ -146,18 +140,86 @@ impl Editor {
         EditorOutcome::Editing
     }
 
-    /// Keeps the cursor within a window of `height` lines.
-    pub fn scroll_to_cursor(&mut self, height: usize) {
+    /// The wrap width: the window's, or no wrapping before the first draw.
+    fn wrap(&self) -> usize {
+        if self.width == 0 {
+            usize::MAX
+        } else {
+            self.width
+        }
+    }
+
+    /// Rows on screen of a line of `len` characters (one more where the cursor may sit
+    /// after a full row).
+    fn rows_of(&self, len: usize) -> usize {
+        len / self.wrap() + 1
+    }
+
+    /// Moves the cursor `by` rows on screen (−1 up, 1 down), keeping its column on screen
+    /// where the row is long enough.
+    fn move_rows(&mut self, by: isize) {
+        let w = self.wrap();
+        let (x, sub) = (self.col % w, self.col / w);
+        if by < 0 {
+            if sub > 0 {
+                self.col -= w;
+            } else if self.row > 0 {
+                self.row -= 1;
+                let len = self.lines[self.row].len();
+                let last_row = (self.rows_of(len) - 1).saturating_mul(w);
+                self.col = last_row.saturating_add(x).min(len);
+            }
+        } else {
+            let len = self.lines[self.row].len();
+            if sub + 1 < self.rows_of(len) {
+                self.col = (self.col + w).min(len);
+            } else if self.row + 1 < self.lines.len() {
+                self.row += 1;
+                self.col = x.min(self.lines[self.row].len());
+            }
+        }
+    }
+
+    /// The rows on screen, wrapped at the window's width.
+    pub fn screen_rows(&self) -> Vec<String> {
+        let w = self.wrap();
+        self.lines
+            .iter()
+            .flat_map(|line| {
+                (0..self.rows_of(line.len())).map(move |k| {
+                    line.iter()
+                        .skip(k.saturating_mul(w))
+                        .take(w)
+                        .collect::<String>()
+                })
+            })
+            .collect()
+    }
+
+    /// The cursor's place on screen: (row from the first row, column).
+    pub fn screen_cursor(&self) -> (usize, usize) {
+        let w = self.wrap();
+        let above: usize = self.lines[..self.row]
+            .iter()
+            .map(|l| self.rows_of(l.len()))
+            .sum();
+        (above + self.col / w, self.col % w)
+    }
+
+    /// Takes in the window's size and keeps the cursor within it.
+    pub fn scroll_to_cursor(&mut self, height: usize, width: usize) {
+        self.width = width;
         self.top = self.top_for(height);
     }
 
-    /// The first visible line for a window of `height` lines: [`Editor::top`], moved just
-    /// enough that the cursor's line is in view.
+    /// The first visible row for a window of `height` rows: [`Editor::top`], moved just
+    /// enough that the cursor's row is in view.
     pub fn top_for(&self, height: usize) -> usize {
-        if self.row < self.top {
-            self.row
-        } else if height > 0 && self.row >= self.top + height {
-            self.row + 1 - height
+        let row = self.screen_cursor().0;
+        if row < self.top {
+            row
+        } else if height > 0 && row >= self.top + height {
+            row + 1 - height
         } else {
             self.top
         }
@@ -204,5 +266,32 @@ mod tests {
         e.on_key(key(KeyCode::Left));
         e.on_key(key(KeyCode::Delete));
         assert_eq!(e.text(), "abcd");
+    }
+
+    #[test]
+    fn wrapped_lines_put_the_cursor_where_the_text_is_and_up_moves_a_row() {
+        // 25 characters in a window 10 wide: three rows.
+        let mut e = Editor::new("first\nabcdefghijklmnopqrstuvwxy\nlast");
+        e.scroll_to_cursor(5, 10);
+        assert_eq!(
+            e.screen_rows(),
+            ["first", "abcdefghij", "klmnopqrst", "uvwxy", "last"]
+        );
+        assert_eq!(e.screen_cursor(), (4, 4));
+        // Up from the end of "last" lands on the wrapped line's last row, same column.
+        e.on_key(key(KeyCode::Up));
+        assert_eq!(e.cursor(), (1, 24));
+        assert_eq!(e.screen_cursor(), (3, 4));
+        e.on_key(key(KeyCode::Up));
+        assert_eq!(e.screen_cursor(), (2, 4));
+        // Typing lands where the cursor is shown.
+        e.on_key(key(KeyCode::Char('!')));
+        assert_eq!(e.screen_rows()[2], "klmn!opqrs");
+        e.on_key(key(KeyCode::Down));
+        e.on_key(key(KeyCode::Down));
+        assert_eq!(e.screen_cursor(), (4, 4));
+        // The window follows the cursor by rows on screen.
+        e.scroll_to_cursor(2, 10);
+        assert_eq!(e.top, 3);
     }
 }

@@ -325,7 +325,11 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                     terminal_errors.report(&e);
                 }
                 if let Some((area, layout)) = layout {
-                    app.settle(layout.targets(), draw::editor_rect(area).height.saturating_sub(2));
+                    let editor = draw::editor_rect(area);
+                    app.settle(
+                        layout.targets(),
+                        (editor.width.saturating_sub(2), editor.height.saturating_sub(2)),
+                    );
                 }
                 was_waiting = waiting;
                 if frames == 0 && let Some(started) = started {
