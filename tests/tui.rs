@@ -38,6 +38,16 @@ fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
                 .all(|text| screen.contains(text))
         },
     );
+    // Resized after the end, to a compact screen and back: the summary lines show, and the
+    // run is still a finished run.
+    tmux.resize("80", "24");
+    tmux.wait_until("the compact screen", LONG, |screen| {
+        screen.contains(" 4 Metrics  test_acc p2") && screen.contains(" 5 Verdict  PASSED")
+    });
+    tmux.resize("160", "45");
+    tmux.wait_until("five panes again", LONG, |screen| {
+        screen.contains("4 Metrics ─") && screen.contains("5 Verdict ─")
+    });
     tmux.keys(&["q"]);
     let after = tmux.wait_for("STTY-END", Duration::from_secs(30));
     assert!(after.contains("EXIT=0"), "{after}");
@@ -47,6 +57,10 @@ fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
         "{after}"
     );
     assert!(!after.contains("-icanon"), "{after}");
+    let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
+    assert!(listed.contains("FAIL fidelity_gap → PASS"), "{listed}");
+    assert!(!listed.contains("(interrupted)"), "{listed}");
+    assert!(listed.contains("script:trajectory.jsonl"), "{listed}");
 }
 
 #[test]

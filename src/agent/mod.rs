@@ -321,6 +321,20 @@ fn render_argv(template: &Template, ctx: &PhaseContext<'_>) -> Vec<String> {
         .collect()
 }
 
+/// An agent spec as tables and the status line show it: a script by its file name
+/// (`script:trajectory.jsonl`), anything else as given.
+pub fn label(spec: &str) -> String {
+    match spec.strip_prefix("script:") {
+        Some(path) => format!(
+            "script:{}",
+            std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+        ),
+        None => spec.to_string(),
+    }
+}
+
 /// The bytes that type `text` into an interactive agent's terminal and submit it with Enter:
 /// as one bracketed paste when the program turned that mode on (so a multi-line text is one
 /// message), else as typed.

@@ -20,7 +20,7 @@ use plotters::style::{
     Color, FontDesc, FontFamily, FontStyle, RGBColor, TextStyle, WHITE, register_font,
 };
 
-use super::model::{CLASSES, IntervalMethod, Report, TrialRow, agent_label, has_claims};
+use super::model::{CLASSES, IntervalMethod, Report, TrialRow, has_claims};
 
 /// The figures' folder, relative to the report.
 pub const DIR: &str = "figures";
@@ -446,7 +446,7 @@ fn pass_rate(report: &Report) -> Sheet {
             method_words(report.interval_method)
         )],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| agent_label(&a.agent)));
+    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
     let x0 = MARGIN + widest + 12;
     let x1 = x0 + PLOT;
     let at = |v: f64| x0 + (v.clamp(0.0, 1.0) * f64::from(PLOT)).round() as i32;
@@ -550,7 +550,7 @@ fn failures(report: &Report) -> Sheet {
         Kind::Failures.title(),
         &["Graded trials that failed, by class, of the agent's graded trials.".to_string()],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| agent_label(&a.agent)));
+    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
     let x0 = MARGIN + widest + 12;
     let most = report
         .summary
@@ -663,7 +663,7 @@ fn grid(report: &Report, tasks: &[String]) -> Sheet {
     lines.extend(key);
     let top = s.heading(Kind::Grid.title(), &lines);
     let (task_names, widest) = labels(tasks.iter().cloned());
-    let (agent_names, _) = labels(report.summary.iter().map(|a| agent_label(&a.agent)));
+    let (agent_names, _) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
     let repeats = report
         .trials
         .iter()
@@ -746,7 +746,7 @@ fn claims(report: &Report) -> Sheet {
                 .to_string(),
         ],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| agent_label(&a.agent)));
+    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
     let x0 = MARGIN + widest + 12;
     let x1 = x0 + PLOT;
     let mut right = 0;

@@ -39,7 +39,7 @@ use crate::task::{self, Task};
 use progress::{Progress, RunningTrial};
 use rebuild::BenchFile;
 use record::{Plan, TrialKey, TrialRecord, TrialStatus};
-use report::{TrialRow, agent_label};
+use report::TrialRow;
 
 /// How often the live table is redrawn.
 const REDRAW: Duration = Duration::from_millis(500);
@@ -381,7 +381,7 @@ async fn execute(
                         out,
                         "{} × {} #{}: cannot start: {}",
                         ex.trials[index].key.task,
-                        agent_label(&ex.trials[index].key.agent),
+                        crate::agent::label(&ex.trials[index].key.agent),
                         ex.trials[index].key.repeat,
                         e.message
                     );
@@ -408,7 +408,7 @@ async fn execute(
                         out,
                         "{} × {} #{}: infrastructure failure, retrying once: {}",
                         row.task,
-                        agent_label(&row.agent),
+                        crate::agent::label(&row.agent),
                         row.repeat,
                         RunResult::read(&ended.run_dir)
                             .ok()
@@ -538,7 +538,7 @@ fn start(ex: &Execution<'_>, index: usize, set: &mut JoinSet<Ended>) -> Result<R
         label: format!(
             "{} × {} #{}",
             trial.key.task,
-            agent_label(&trial.key.agent),
+            crate::agent::label(&trial.key.agent),
             trial.key.repeat
         ),
         since,

@@ -512,19 +512,6 @@ pub fn has_claims(report: &Report) -> bool {
         .any(|p| p.passed().is_some() && p.claimed_success().is_some())
 }
 
-/// A short name for an agent in tables: a script's file name, else the spec.
-pub fn agent_label(agent: &str) -> String {
-    match agent.strip_prefix("script:") {
-        Some(path) => format!(
-            "script:{}",
-            Path::new(path)
-                .file_name()
-                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
-        ),
-        None => agent.to_string(),
-    }
-}
-
 pub(super) fn median(mut values: Vec<f64>) -> Option<f64> {
     if values.is_empty() {
         return None;

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::report::{TrialRow, agent_label};
+use super::report::TrialRow;
 
 /// A trial that is running now.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ impl Progress {
                 self.done,
                 self.total,
                 row.task,
-                agent_label(&row.agent),
+                crate::agent::label(&row.agent),
                 row.repeat,
                 verdict(row),
                 row.duration_s,
@@ -138,7 +138,7 @@ impl Progress {
         let name_width = self
             .agents
             .iter()
-            .map(|a| agent_label(&a.agent).chars().count())
+            .map(|a| crate::agent::label(&a.agent).chars().count())
             .max()
             .unwrap_or(5)
             .clamp(5, 40);
@@ -146,7 +146,7 @@ impl Progress {
         for a in &self.agents {
             lines.push(format!(
                 "  {:<name_width$}  {:>4}  {:>6}",
-                agent_label(&a.agent),
+                crate::agent::label(&a.agent),
                 a.done,
                 a.passed
             ));

@@ -13,7 +13,7 @@ use crate::process::EXIT_PASS;
 use crate::session::result::{RESULT_FILE, RunResult};
 
 use super::record::{self, Plan, TrialKey};
-use super::report::{self, MarkdownContext, Report, TrialRow, agent_label, distinct};
+use super::report::{self, MarkdownContext, Report, TrialRow, distinct};
 
 /// The file in a bench folder that says what the bench was asked to run.
 pub const BENCH_FILE: &str = "bench.json";
@@ -89,7 +89,7 @@ pub fn write_report(
         let _ = writeln!(
             say,
             "{}: {}/{} passed (phase 1: {}, phase 2: {}; 95%: {})",
-            agent_label(&s.agent),
+            crate::agent::label(&s.agent),
             s.passed,
             s.graded,
             s.passed_phase1,

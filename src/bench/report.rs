@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::figures;
 use super::model::median;
 pub use super::model::{
-    AgentSummary, CLASSES, IntervalMethod, Pair, PhaseAgent, Report, Timing, TrialRow, agent_label,
-    build, distinct, has_claims, percent_interval, row,
+    AgentSummary, CLASSES, IntervalMethod, Pair, PhaseAgent, Report, Timing, TrialRow, build,
+    distinct, has_claims, percent_interval, row,
 };
 use super::stats;
 
@@ -75,7 +75,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     table_header(&mut md, &header);
     for a in &agents {
         let mut cells = vec![
-            format!("`{}`", agent_label(&a.agent)),
+            format!("`{}`", crate::agent::label(&a.agent)),
             a.trials.to_string(),
             a.graded.to_string(),
             a.passed.to_string(),
@@ -132,8 +132,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             table_row(
                 &mut md,
                 &[
-                    format!("`{}`", agent_label(&p.a)),
-                    format!("`{}`", agent_label(&p.b)),
+                    format!("`{}`", crate::agent::label(&p.a)),
+                    format!("`{}`", crate::agent::label(&p.b)),
                     p.difference
                         .map_or_else(|| "–".to_string(), |d| format!("{:+.1}", d * 100.0)),
                     p.difference_ci95.map_or_else(
@@ -152,7 +152,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     );
     let labels: Vec<String> = agents
         .iter()
-        .map(|a| format!("`{}`", agent_label(&a.agent)))
+        .map(|a| format!("`{}`", crate::agent::label(&a.agent)))
         .collect();
     let mut header = vec!["task".to_string()];
     header.extend(labels);
@@ -199,7 +199,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             table_row(
                 &mut md,
                 &[
-                    format!("`{}`", agent_label(&a.agent)),
+                    format!("`{}`", crate::agent::label(&a.agent)),
                     a.claims.to_string(),
                     a.overclaims.to_string(),
                     a.overclaim_rate
@@ -236,7 +236,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         table_row(
             &mut md,
             &[
-                format!("`{}`", agent_label(&a.agent)),
+                format!("`{}`", crate::agent::label(&a.agent)),
                 column(&|t| t.wall_s),
                 column(&|t| t.agent_s),
                 column(&|t| t.verify_s),
@@ -262,7 +262,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         };
         let mut cells = vec![
             t.task.clone(),
-            format!("`{}`", agent_label(&t.agent)),
+            format!("`{}`", crate::agent::label(&t.agent)),
             t.repeat.to_string(),
             verdict,
             format!("{:.1}", t.duration_s),

@@ -6,7 +6,9 @@ use crate::task::{self, Task};
 
 use super::{AppError, InitArgs, RunOptions, init, prepare, replay_tui, run_tui, runs_dir};
 
-/// Plain `xstack`: the picker, then the chosen run or replay.
+/// Plain `xstack`: the picker, then the chosen run, replay or new task, and back to the
+/// picker when it ends (its runs list read again), until the user quits the picker. The
+/// exit status is that of the last run, or 0.
 pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
     use crate::ui::picker::{Choice, Picker};
     use std::io::IsTerminal;
@@ -15,38 +17,41 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
             "the picker needs a terminal; try `xstack run TASK --headless` or `xstack demo`",
         ));
     }
-    let tasks: Vec<Task> = task::discover(&task::tasks_dir())
-        .iter()
-        .filter_map(|d| Task::load(d).ok())
-        .filter(|t| t.source_path().is_some())
-        .collect();
-    let runs = crate::replay::runs::list(&runs_dir(None));
-    let choice = {
-        let mut guard = crate::ui::terminal::TerminalGuard::enter()
-            .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
-        crate::ui::picker::run(&mut guard.terminal, Picker::new(tasks, runs), &theme)
-            .map_err(|e| AppError::infra(format!("terminal error: {e}")))?
-    };
-    match choice {
-        Choice::Quit => Ok(EXIT_PASS),
-        Choice::Replay(dir) => replay_tui(&dir, 1.0, theme),
-        Choice::NewTask(repo) => init(InitArgs {
-            repo,
-            command: None,
-            setup: None,
-            metrics: Vec::new(),
-            direction: None,
-            reference_packages: None,
-            packages: None,
-            seeds: None,
-            id: None,
-            yes: false,
-        }),
-        Choice::Run { task, agent, mode } => {
-            let opts = RunOptions::new(task.display().to_string(), Config::load()?)
-                .agent(Some(agent))
-                .mode(mode);
-            run_tui(prepare(&opts)?, theme)
-        }
+    let mut status = EXIT_PASS;
+    loop {
+        let tasks: Vec<Task> = task::discover(&task::tasks_dir())
+            .iter()
+            .filter_map(|d| Task::load(d).ok())
+            .filter(|t| t.source_path().is_some())
+            .collect();
+        let runs = crate::replay::runs::list(&runs_dir(None));
+        let choice = {
+            let mut guard = crate::ui::terminal::TerminalGuard::enter()
+                .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
+            crate::ui::picker::run(&mut guard.terminal, Picker::new(tasks, runs), &theme)
+                .map_err(|e| AppError::infra(format!("terminal error: {e}")))?
+        };
+        status = match choice {
+            Choice::Quit => return Ok(status),
+            Choice::Replay(dir) => replay_tui(&dir, 1.0, theme.clone())?,
+            Choice::NewTask(repo) => init(InitArgs {
+                repo,
+                command: None,
+                setup: None,
+                metrics: Vec::new(),
+                direction: None,
+                reference_packages: None,
+                packages: None,
+                seeds: None,
+                id: None,
+                yes: false,
+            })?,
+            Choice::Run { task, agent, mode } => {
+                let opts = RunOptions::new(task.display().to_string(), Config::load()?)
+                    .agent(Some(agent))
+                    .mode(mode);
+                run_tui(prepare(&opts)?, theme.clone())?
+            }
+        };
     }
 }

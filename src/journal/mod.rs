@@ -431,16 +431,43 @@ pub fn read(path: &Path) -> Result<Journal, JournalError> {
     })
 }
 
-/// Whether the journal's last whole line is the session's `finished` event, read from the
-/// file's end only (its last frame, or its last 64 KiB).
+/// Whether the journal's last whole event, resizes of a pane left aside, is the session's
+/// `finished` event (a screen resized while the ended session is on it is not a new
+/// start). Read from the file's end only (its last frame, or its last 64 KiB), unless that
+/// holds only resizes.
 pub fn finished(path: &Path) -> bool {
+    match last_event_kind(path) {
+        Some(Last::Finished) => true,
+        Some(Last::Other) => false,
+        None => read(path).is_ok_and(|journal| {
+            journal
+                .entries
+                .iter()
+                .rev()
+                .find(|e| !matches!(e.event, Event::Resized { .. }))
+                .is_some_and(|e| matches!(e.event, Event::Finished { .. }))
+        }),
+    }
+}
+
+/// What the end of a journal holds: its last event that is not a resize.
+enum Last {
+    /// The `finished` event.
+    Finished,
+    /// Any other event.
+    Other,
+}
+
+/// The last event of the journal's end that is not a resize; None when the end holds only
+/// resizes (or cannot be read whole).
+fn last_event_kind(path: &Path) -> Option<Last> {
     let Ok(mut file) = File::open(path) else {
-        return false;
+        return Some(Last::Other);
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let tail = if is_compressed(&mut file).unwrap_or(false) {
         let Some(start) = frames::last_frame_start(&file, len) else {
-            return false;
+            return Some(Last::Other);
         };
         let mut text = Vec::new();
         let whole = file.seek(SeekFrom::Start(start)).is_ok()
@@ -448,7 +475,7 @@ pub fn finished(path: &Path) -> bool {
                 .and_then(|mut frames| frames.next_frame(&mut text))
                 .is_ok_and(|end| matches!(end, FrameEnd::Whole(_)));
         if !whole {
-            return false;
+            return Some(Last::Other);
         }
         text
     } else {
@@ -458,15 +485,20 @@ pub fn finished(path: &Path) -> bool {
             .and_then(|_| file.read_to_end(&mut bytes))
             .is_err()
         {
-            return false;
+            return Some(Last::Other);
         }
         bytes
     };
-    String::from_utf8_lossy(&tail)
+    let text = String::from_utf8_lossy(&tail);
+    let last = text
         .lines()
         .rev()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| l.contains("\"type\":\"finished\""))
+        .find(|l| !l.trim().is_empty() && !l.contains("\"type\":\"resized\""))?;
+    Some(if last.contains("\"type\":\"finished\"") {
+        Last::Finished
+    } else {
+        Last::Other
+    })
 }
 
 /// What [`JournalReader::visit`] found besides the events.

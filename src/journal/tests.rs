@@ -260,3 +260,45 @@ fn the_end_is_found_from_the_last_frame_or_the_plain_tail() {
     std::fs::write(&plain, zstdcat(&path)).unwrap();
     assert!(finished(&plain));
 }
+
+#[test]
+fn a_session_resized_after_it_finished_is_still_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(JOURNAL_FILE);
+    let mut w = JournalWriter::create(&path, &header()).unwrap();
+    let end = Event::Finished {
+        passed: true,
+        passed_in_phase: Some(1),
+        exit_code: 0,
+        error: None,
+        interrupted: None,
+    };
+    let resized = |cols| Event::Resized {
+        pane: crate::event::TerminalPane::Run,
+        cols,
+        rows: 20,
+    };
+    w.append(1.0, &Event::Note { text: "x".into() }).unwrap();
+    w.flush().unwrap();
+    assert!(!finished(&path));
+    w.append(2.0, &end).unwrap();
+    w.append(3.0, &resized(60)).unwrap();
+    w.flush().unwrap();
+    assert!(finished(&path), "a resize in the same frame");
+    // Resizes in frames of their own after the end: the end is read from the whole journal.
+    for cols in [80, 100] {
+        w.append(4.0, &resized(cols)).unwrap();
+        w.flush().unwrap();
+    }
+    assert!(finished(&path), "resizes in later frames");
+    // Anything else after the end means the session went on (a re-run): not finished.
+    w.append(
+        5.0,
+        &Event::Note {
+            text: "again".into(),
+        },
+    )
+    .unwrap();
+    w.flush().unwrap();
+    assert!(!finished(&path));
+}

@@ -119,20 +119,7 @@ pub fn table(runs: &[RunSummary]) -> String {
         if verdicts.is_empty() {
             verdicts.push('-');
         }
-        let agent: String = if r.agent.chars().count() > 28 {
-            let tail: String = r
-                .agent
-                .chars()
-                .rev()
-                .take(27)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!("…{tail}")
-        } else {
-            r.agent.clone()
-        };
+        let agent = fit(&crate::agent::label(&r.agent), 28);
         out.push_str(&format!(
             "{:<22} {:<20} {:<28} {:<36} {:>8.1}s  {}\n",
             r.started_at,
@@ -144,4 +131,13 @@ pub fn table(runs: &[RunSummary]) -> String {
         ));
     }
     out
+}
+
+/// `text` in at most `width` characters, its end cut with `…` when it is longer.
+pub fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}…")
 }

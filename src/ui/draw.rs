@@ -437,23 +437,10 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
         ));
     }
     spans.push(Span::styled(
-        format!(" agent {}", short_agent(&state.task.agent)),
+        format!(" agent {}", crate::agent::label(&state.task.agent)),
         Style::default().fg(c.dim),
     ));
     Line::from(spans)
-}
-
-/// The agent spec with a script's folder left out (`script:trajectory.jsonl`).
-fn short_agent(agent: &str) -> String {
-    match agent.strip_prefix("script:") {
-        Some(path) => format!(
-            "script:{}",
-            std::path::Path::new(path)
-                .file_name()
-                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
-        ),
-        None => agent.to_string(),
-    }
 }
 
 /// The key hint: the hinted bindings of the key table for the view's situation.

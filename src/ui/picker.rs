@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::replay::runs::fit;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Direction, Layout};
 use ratatui::style::{Modifier, Style};
@@ -202,35 +203,48 @@ impl Picker {
             .direction(Direction::Horizontal)
             .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
             .split(rows[0]);
-        let mut tasks: Vec<ListItem> = self
+        // Columns: the id, the title in what is left, the first criterion's rule aligned.
+        let criteria: Vec<String> = self
             .tasks
             .iter()
             .map(|t| {
-                let criterion = t
-                    .spec
+                t.spec
                     .criteria
                     .first()
-                    .map(|c| {
-                        format!(
-                            "{} {} {} ± {}",
-                            c.metric,
-                            c.direction.as_str(),
-                            c.published,
-                            c.tolerance
-                        )
-                    })
-                    .unwrap_or_default();
-                ListItem::new(Line::from(vec![
-                    Span::styled(
-                        format!("{:<22}", t.spec.id),
-                        Style::default().fg(c.text).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::styled(
-                        format!("{:<48} ", t.spec.title),
+                    .map(|c| format!("{} {}", c.metric, crate::ui::panes::metrics::rule_of(c)))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let id_width = self
+            .tasks
+            .iter()
+            .map(|t| t.spec.id.chars().count())
+            .max()
+            .unwrap_or(0);
+        let rule_width = criteria
+            .iter()
+            .map(|r| r.chars().count())
+            .max()
+            .unwrap_or(0);
+        let inner = usize::from(top[0].width.saturating_sub(4));
+        let title_width = inner.saturating_sub(id_width + rule_width + 4);
+        let mut tasks: Vec<ListItem> = self
+            .tasks
+            .iter()
+            .zip(&criteria)
+            .map(|(t, rule)| {
+                let mut spans = vec![Span::styled(
+                    format!("{:<id_width$}  ", t.spec.id),
+                    Style::default().fg(c.text).add_modifier(Modifier::BOLD),
+                )];
+                if title_width >= 8 {
+                    spans.push(Span::styled(
+                        format!("{:<title_width$}  ", fit(&t.spec.title, title_width)),
                         Style::default().fg(c.text),
-                    ),
-                    Span::styled(criterion, Style::default().fg(c.dim)),
-                ]))
+                    ));
+                }
+                spans.push(Span::styled(rule.clone(), Style::default().fg(c.dim)));
+                ListItem::new(Line::from(spans))
             })
             .collect();
         tasks.push(ListItem::new(Span::styled(
@@ -293,7 +307,12 @@ impl Picker {
                 }
                 ListItem::new(Line::from(vec![
                     Span::styled(
-                        format!("{:<22} {:<20} ", r.started_at, r.task),
+                        format!(
+                            "{:<22} {:<20} {:<24} ",
+                            r.started_at,
+                            fit(&r.task, 20),
+                            fit(&crate::agent::label(&r.agent), 24)
+                        ),
                         Style::default().fg(c.text),
                     ),
                     Span::styled(

@@ -169,14 +169,19 @@ impl CriterionView {
         })
     }
 
-    /// The criterion's rule in a few characters: `≥ 0.968`, `≤ 1.93`, `1.88 ± 0.05`.
+    /// The criterion's rule in a few characters ([`rule_of`]).
     pub fn rule(&self) -> String {
-        let (p, t) = (self.criterion.published, self.criterion.tolerance);
-        match self.criterion.direction {
-            Direction::Higher => format!("≥ {}", fmt_num(p - t)),
-            Direction::Lower => format!("≤ {}", fmt_num(p + t)),
-            Direction::Within => format!("{} ± {}", fmt_num(p), fmt_num(t)),
-        }
+        rule_of(&self.criterion)
+    }
+}
+
+/// A criterion's rule in a few characters: `≥ 0.968`, `≤ 1.93`, `1.88 ± 0.05`.
+pub fn rule_of(criterion: &CriterionSpec) -> String {
+    let (p, t) = (criterion.published, criterion.tolerance);
+    match criterion.direction {
+        Direction::Higher => format!("≥ {}", fmt_num(p - t)),
+        Direction::Lower => format!("≤ {}", fmt_num(p + t)),
+        Direction::Within => format!("{} ± {}", fmt_num(p), fmt_num(t)),
     }
 }
 
