@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use compare::compare;
 pub use npz::read_npz;
-pub use probe::{ProbePlan, ProbeSide, run_probe};
+pub use probe::{PROBE_DIR, ProbePlan, ProbeSide, run_probe};
 
 /// The helper both sides may import (`import xstack_parity`): `record(name, array)` and
 /// `load_inputs()`; xstack writes it next to each side's copy and puts it on PYTHONPATH.
@@ -186,6 +186,55 @@ impl ParityReport {
             }
         }
     }
+}
+
+/// The report as lines for a terminal: a line per tensor (✓ or ✗, name, shape, dtype, errors,
+/// why it fails), the first divergent one marked, then the summary.
+pub fn render_text(report: &ParityReport) -> String {
+    let width = report
+        .tensors
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let first = report.first_divergent.as_ref().map(|d| d.name.as_str());
+    let mut text = String::new();
+    for t in &report.tensors {
+        let mark = if t.passed { "✓" } else { "✗" };
+        let errors = match (t.max_abs, t.max_rel) {
+            (Some(abs), Some(rel)) => format!("max abs {}  max rel {}", short(abs), short(rel)),
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "{mark} {:width$}  {:?} {}  {errors}",
+            t.name, t.shape, t.dtype
+        ));
+        if Some(t.name.as_str()) == first {
+            text.push_str("  <- first divergent");
+            if let Some(problem) = &t.problem {
+                text.push_str(&format!(": {problem}"));
+            }
+            if let Some(at) = &t.port_location {
+                text.push_str(&format!(
+                    " (the port records it at {}:{})",
+                    at.file, at.line
+                ));
+            }
+        } else if let Some(problem) = t.problem.as_ref().filter(|_| !t.passed) {
+            text.push_str(&format!("  {problem}"));
+        }
+        text = text.trim_end().to_string();
+        text.push('\n');
+    }
+    if !report.extra.is_empty() {
+        text.push_str(&format!(
+            "the port also recorded: {}\n",
+            report.extra.join(", ")
+        ));
+    }
+    text.push_str(&report.summary());
+    text.push('\n');
+    text
 }
 
 /// A number for people: four significant digits.

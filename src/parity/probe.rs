@@ -6,17 +6,22 @@
 //! as its `XSTACK_PARITY_IN`; both archives are kept in the plan's `out_dir`.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::env::PythonEnv;
 use crate::pty::PtySpec;
-use crate::pty::supervise::Supervised;
+use crate::pty::supervise::{ChildEvent, Supervised};
 use crate::runner::{Job, JobIntegrity, LocalRunner, Runner};
+use crate::task::Task;
 
 use super::{HELPER, HELPER_FILE, ParityReport, compare, read_npz};
 
 /// The folder, inside each side's copy, that holds the helper and the side's archives.
 pub const PROBE_DIR: &str = ".xstack-parity";
+
+/// How often a running side looks at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// One side of the probe.
 #[derive(Debug, Clone)]
@@ -56,6 +61,34 @@ pub struct ProbePlan {
     pub size: (u16, u16),
 }
 
+impl ProbePlan {
+    /// The plan of `task`'s `[parity]` section (None without one): `[env].setup`, the command,
+    /// its tolerances and timeout, and `[run] network`.
+    pub fn for_task(
+        task: &Task,
+        source: ProbeSide,
+        port: ProbeSide,
+        vars: Vec<(String, String)>,
+        out_dir: PathBuf,
+        size: (u16, u16),
+    ) -> Option<ProbePlan> {
+        let parity = task.spec.parity.as_ref()?;
+        Some(ProbePlan {
+            setup: task.spec.env.setup.clone(),
+            command: parity.command.clone(),
+            timeout: Duration::from_secs(parity.timeout_s),
+            rtol: parity.rtol,
+            atol: parity.atol,
+            network: task.spec.run.network,
+            vars,
+            source,
+            port,
+            out_dir,
+            size,
+        })
+    }
+}
+
 /// How one side's run ended.
 struct SideEnd {
     /// Its ending in words when it failed (`exit 1: ModuleNotFoundError: …`), else None.
@@ -65,13 +98,18 @@ struct SideEnd {
 }
 
 /// Runs the source's side, then the port's, and compares what they recorded; `on_output`
-/// receives both sides' output as it arrives. Whatever happens is in the report: a side that
-/// could not start, crashed, timed out or wrote no archive is its `error`.
-pub async fn run_probe(plan: &ProbePlan, on_output: &mut dyn FnMut(&str)) -> ParityReport {
+/// receives both sides' output as it arrives; when `cancel` is set the running side is ended.
+/// Whatever happens is in the report: a side that could not start, crashed, timed out, was
+/// cancelled or wrote no archive is its `error`.
+pub async fn run_probe(
+    plan: &ProbePlan,
+    cancel: &AtomicBool,
+    on_output: &mut dyn FnMut(&str),
+) -> ParityReport {
     if let Err(e) = std::fs::create_dir_all(&plan.out_dir) {
         return ParityReport::failed(format!("cannot create {}: {e}", plan.out_dir.display()));
     }
-    let source = match run_side(plan, &plan.source, "source", None, on_output).await {
+    let source = match run_side(plan, &plan.source, "source", None, cancel, on_output).await {
         Ok(end) => end,
         Err(e) => return ParityReport::failed(e),
     };
@@ -87,7 +125,16 @@ pub async fn run_probe(plan: &ProbePlan, on_output: &mut dyn FnMut(&str)) -> Par
         Ok(t) => t,
         Err(e) => return ParityReport::failed(format!("the source's archive: {e}")),
     };
-    let port = match run_side(plan, &plan.port, "port", Some(&source_npz), on_output).await {
+    let port = match run_side(
+        plan,
+        &plan.port,
+        "port",
+        Some(&source_npz),
+        cancel,
+        on_output,
+    )
+    .await
+    {
         Ok(end) => end,
         Err(e) => return ParityReport::failed(e),
     };
@@ -116,6 +163,7 @@ async fn run_side(
     side: &ProbeSide,
     label: &str,
     input: Option<&Path>,
+    cancel: &AtomicBool,
     on_output: &mut dyn FnMut(&str),
 ) -> Result<SideEnd, String> {
     let probe_dir = side.dir.join(PROBE_DIR);
@@ -165,15 +213,29 @@ async fn run_side(
         cols: plan.size.0,
         rows: plan.size.1,
     };
-    let child = Supervised::spawn(&pty, Some(plan.timeout))
+    let mut child = Supervised::spawn(&pty, Some(plan.timeout))
         .map_err(|e| format!("cannot start the {label}'s probe: {e}"))?;
     let mut output = String::new();
-    let (exit, timed_out) = child
-        .run_to_end(&mut |text| {
-            output.push_str(text);
-            on_output(text);
-        })
-        .await;
+    let mut cancelled = false;
+    let exit = loop {
+        tokio::select! {
+            event = child.next() => match event {
+                ChildEvent::Output { text, .. } => {
+                    output.push_str(&text);
+                    on_output(&text);
+                }
+                ChildEvent::TimedOut => child.terminate().await,
+                ChildEvent::Finished(exit) => break exit,
+            },
+            () = tokio::time::sleep(CANCEL_POLL), if !cancelled => {
+                if cancel.load(Ordering::Relaxed) {
+                    cancelled = true;
+                    child.terminate().await;
+                }
+            }
+        }
+    };
+    let timed_out = child.timed_out();
     let last = crate::metrics::plain_lines(&output)
         .into_iter()
         .rev()
@@ -181,6 +243,7 @@ async fn run_side(
         .find(|l| !l.is_empty())
         .unwrap_or_else(|| "no output".to_string());
     let failure = match (timed_out, exit.code) {
+        _ if cancelled => Some("was ended: the session was aborted".to_string()),
         (true, _) => Some(format!("timed out after {} s", plan.timeout.as_secs())),
         (false, Some(0)) => None,
         (false, Some(code)) => Some(format!("failed (exit {code}): {last}")),

@@ -29,19 +29,20 @@ _records = []
 
 
 def _as_numpy(array):
-    """A NumPy copy of a NumPy, PyTorch, JAX or plain Python array."""
+    """A NumPy copy (in C order) of a NumPy, PyTorch, JAX or plain Python array, and the
+    name of its dtype before float16 or bfloat16 were widened to float32."""
     detach = getattr(array, "detach", None)
     if callable(detach):
         array = detach().cpu().numpy()
-    out = np.ascontiguousarray(np.array(array, copy=True))
+    out = np.array(array, copy=True, order="C")
     if out.dtype.kind == "f" and out.dtype.itemsize < 4 or out.dtype.kind == "V":
         # float16 and bfloat16 (a void type to NumPy) are compared as float32.
-        out = out.astype(np.float32)
+        return out.astype(np.float32), str(out.dtype)
     if out.dtype.kind not in "biuf":
         raise TypeError(
             f"xstack_parity.record: dtype {out.dtype} is not a bool, integer or float array"
         )
-    return out
+    return out, str(out.dtype)
 
 
 def record(name, array):
@@ -51,12 +52,12 @@ def record(name, array):
     if any(r["name"] == name for r in _records):
         raise ValueError(f"xstack_parity.record: {name!r} is recorded twice")
     caller = sys._getframe(1)
-    original = getattr(array, "dtype", None)
+    values, dtype = _as_numpy(array)
     _records.append(
         {
             "name": name,
-            "array": _as_numpy(array),
-            "dtype": str(original) if original is not None else None,
+            "array": values,
+            "dtype": dtype,
             "file": os.path.relpath(os.path.abspath(caller.f_code.co_filename)),
             "line": caller.f_lineno,
         }

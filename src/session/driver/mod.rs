@@ -6,6 +6,7 @@
 //! agent's turn), `verify.rs` (the verify run and the grade).
 
 mod agent;
+mod parity;
 mod setup;
 mod verify;
 
