@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::{Divergence, ParityReport, Tensor, TensorReport, Values, short};
+use super::{Divergence, ParityReport, Tensor, TensorReport, Values};
 
 /// Compares the port's tensors with the source's under `rtol` and `atol`.
 pub fn compare(source: &[Tensor], port: &[Tensor], rtol: f64, atol: f64) -> ParityReport {
@@ -90,11 +90,6 @@ fn one(source: &Tensor, port: Option<&Tensor>, rtol: f64, atol: f64) -> TensorRe
                 errors.nan_mismatch
             ));
         }
-        words.push_str(&format!(
-            ", max abs {} max rel {}",
-            short(errors.max_abs),
-            short(errors.max_rel)
-        ));
         report.problem = Some(words);
     }
     report

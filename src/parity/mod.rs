@@ -171,12 +171,15 @@ impl ParityReport {
         match &self.first_divergent {
             None => format!("parity: all {} tensors match", self.compared),
             Some(d) => {
-                let why = self
+                let mut why = self
                     .tensors
                     .iter()
                     .find(|t| t.name == d.name)
                     .and_then(|t| t.problem.clone())
                     .unwrap_or_default();
+                if let (Some(abs), Some(rel)) = (d.max_abs, d.max_rel) {
+                    why.push_str(&format!(", max abs {} max rel {}", short(abs), short(rel)));
+                }
                 format!(
                     "parity: the port diverges first at `{}` ({why}); {} of {} tensors match",
                     d.name,

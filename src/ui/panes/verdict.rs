@@ -139,8 +139,12 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
     lines
 }
 
+/// How many matching tensors the Verdict pane lists one by one before the first divergent.
+const KEPT_BEFORE_FIRST: usize = 2;
+
 /// The parity probe's lines of a phase: what it found, then every tensor in the source's
-/// order (✓ or ✗, shape, dtype, errors), the first divergent one marked and highlighted.
+/// order (✓ or ✗, shape, dtype, errors), the first divergent one marked and highlighted;
+/// the matching ones well before it folded into one line.
 fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'a>>) {
     let c = &theme.colors;
     let (head, color) = match (&report.error, &report.first_divergent) {
@@ -167,7 +171,27 @@ fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'
         .map(|t| t.name.chars().count())
         .max()
         .unwrap_or(0);
-    for t in &report.tensors {
+    // The tensors that match before the first divergent one, but the two nearest it, are
+    // one line: the first divergent one stays near the top of a small pane.
+    let leading = first
+        .and_then(|name| report.tensors.iter().position(|t| t.name == name))
+        .unwrap_or(0);
+    let folded = leading.saturating_sub(KEPT_BEFORE_FIRST);
+    if folded > 1 {
+        lines.push(Line::from(vec![
+            Span::styled("    ✓ ", Style::default().fg(c.pass)),
+            Span::styled(
+                format!(
+                    "{folded} tensors match: {} … {}",
+                    report.tensors[0].name,
+                    report.tensors[folded - 1].name
+                ),
+                Style::default().fg(c.dim),
+            ),
+        ]));
+    }
+    let shown = if folded > 1 { folded } else { 0 };
+    for t in &report.tensors[shown..] {
         let is_first = Some(t.name.as_str()) == first;
         let (mark, mark_color) = if t.passed {
             ("✓", c.pass)
