@@ -1,6 +1,6 @@
-//! The numeric parity probe (SPEC §3a) end to end: `xstack parity` on each bundled task's
-//! demo phase 1 names the tensor where that demo's pitfall shows first, and the oracle's
-//! probe matches everywhere; a probe that crashes or never writes its file is reported as
+//! The numeric parity probe (SPEC §3a) end to end: each bundled task's demo phase 1 names
+//! the tensor where that demo's pitfall shows first, and the oracle's probe matches
+//! everywhere; a probe that crashes or never writes its file is reported as
 //! such, and after a failed grade the probe explains the verdict without changing it.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::*;
 
-/// `xstack parity TASK --repo PORT --json`: the exit status and the report.
+/// `xstack parity TASK --repo PORT --json`: the exit status, the report and the output.
 fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) {
     let out = run(&[
         "parity",
@@ -34,51 +34,97 @@ fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
     port
 }
 
-/// Runs the demo's phase-1 port and the oracle through `xstack parity`: the demo diverges
-/// first at `expected` (exit 1), the oracle matches every tensor (exit 0), and neither the
-/// task folder nor the ports are written.
+/// Runs the task's probe in its source once, then in the demo's phase-1 port and in the
+/// oracle (the library's `run_source` and `run_port`, as `xstack parity` runs them, sharing
+/// one source run): the demo diverges first at `expected`, every tensor before it matching,
+/// the oracle matches every tensor, and the task folder is not written.
 fn check_bundled(id: &str, expected: &str) {
-    let task = root().join("tasks").join(id);
-    let before = tree_hash(&task);
+    use std::sync::atomic::AtomicBool;
+    use xstack::parity::{ProbePlan, ProbeSide, run_port, run_source};
 
-    let phase1 = port_of(&task, &["demo/phase1"]);
-    let phase1_before = tree_hash(phase1.path());
-    let (code, report, out) = parity(&task, phase1.path());
-    assert_eq!(code, Some(1), "{id}: the demo's phase 1:\n{out}");
-    assert_eq!(report["error"], serde_json::Value::Null, "{id}: {out}");
-    assert_eq!(report["first_divergent"]["name"], expected, "{id}: {out}");
-    let tensors = report["tensors"].as_array().unwrap();
-    let first = tensors.iter().position(|t| t["name"] == expected).unwrap();
-    assert!(
-        tensors[..first].iter().all(|t| t["passed"] == true),
-        "{id}: a tensor before {expected} fails: {out}"
+    let dir = root().join("tasks").join(id);
+    let before = tree_hash(&dir);
+    let task = xstack::task::Task::load(&dir).unwrap();
+    let cache = xstack::env::cache_dir();
+    let reference =
+        xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
+    let target = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {}).unwrap();
+    xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let source_copy = scratch.path().join("source");
+    overlay(&dir.join("repo"), &source_copy);
+    let phase1 = port_of(&dir, &["demo/phase1"]);
+    let oracle = port_of(&dir, &["solution"]);
+    let mut plan = ProbePlan::for_task(
+        &task,
+        ProbeSide {
+            dir: source_copy,
+            env: reference,
+            forbid: Vec::new(),
+        },
+        ProbeSide {
+            dir: phase1.path().to_path_buf(),
+            env: target,
+            forbid: task.spec.integrity.forbid_imports.clone(),
+        },
+        vec![("XSTACK_SEED".to_string(), "0".to_string())],
+        scratch.path().join("out"),
+        (120, 36),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut output = String::new();
+    let source = runtime
+        .block_on(run_source(&plan, &cancel, &mut |t| output.push_str(t)))
+        .unwrap_or_else(|report| panic!("{id}: {report:?}\n{output}"));
+
+    let report = runtime.block_on(run_port(&plan, &source, &cancel, &mut |t| {
+        output.push_str(t)
+    }));
+    let text = xstack::parity::render_text(&report);
+    assert_eq!(
+        report.error, None,
+        "{id}: the demo's phase 1:\n{text}\n{output}"
     );
-    assert_eq!(tensors[first]["passed"], false);
+    let first = report.first_divergent.as_ref().unwrap();
+    assert_eq!(first.name, expected, "{id}:\n{text}");
+    let at = report
+        .tensors
+        .iter()
+        .position(|t| t.name == expected)
+        .unwrap();
     assert!(
-        tensors[first]["port_location"]["file"] == "probe.py",
-        "{id}: the port's location is recorded: {out}"
+        report.tensors[..at].iter().all(|t| t.passed),
+        "{id}: a tensor before {expected} fails:\n{text}"
     );
     assert_eq!(
-        tree_hash(phase1.path()),
-        phase1_before,
-        "{id}: the port was written"
+        report.tensors[at].port_location.as_ref().unwrap().file,
+        "probe.py",
+        "{id}: where the port records it:\n{text}"
     );
 
-    let oracle = port_of(&task, &["solution"]);
-    let (code, report, out) = parity(&task, oracle.path());
-    assert_eq!(code, Some(0), "{id}: the oracle:\n{out}");
-    assert_eq!(report["passed"], true, "{id}: {out}");
-    assert_eq!(report["compared"], tensors.len(), "{id}: {out}");
-    assert_eq!(
-        tree_hash(&task),
-        before,
-        "{id}: the task folder was written"
-    );
+    plan.port.dir = oracle.path().to_path_buf();
+    let report = runtime.block_on(run_port(&plan, &source, &cancel, &mut |t| {
+        output.push_str(t)
+    }));
+    let text = xstack::parity::render_text(&report);
+    assert!(report.passed, "{id}: the oracle:\n{text}\n{output}");
+    assert_eq!(report.compared, source.tensors.len(), "{id}:\n{text}");
+    assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
 }
 
 #[test]
 fn digits_cnn_bn_diverges_first_in_the_batchnorm_running_mean() {
     check_bundled("digits-cnn-bn", "bn1.running_mean");
+}
+
+#[test]
+fn adamw_cosine_diverges_first_in_the_weights_after_the_second_step() {
+    check_bundled("adamw-cosine", "step2.0.weight");
 }
 
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section

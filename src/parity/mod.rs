@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use compare::compare;
 pub use npz::read_npz;
-pub use probe::{PROBE_DIR, ProbePlan, ProbeSide, run_probe};
+pub use probe::{PROBE_DIR, ProbePlan, ProbeSide, SourceRecord, run_port, run_probe, run_source};
 
 /// The helper both sides may import (`import xstack_parity`): `record(name, array)` and
 /// `load_inputs()`; xstack writes it next to each side's copy and puts it on PYTHONPATH.

@@ -15,7 +15,7 @@ use crate::pty::supervise::{ChildEvent, Supervised};
 use crate::runner::{Job, JobIntegrity, LocalRunner, Runner};
 use crate::task::Task;
 
-use super::{HELPER, HELPER_FILE, ParityReport, compare, read_npz};
+use super::{HELPER, HELPER_FILE, ParityReport, Tensor, compare, read_npz};
 
 /// The folder, inside each side's copy, that holds the helper and the side's archives.
 pub const PROBE_DIR: &str = ".xstack-parity";
@@ -106,30 +106,61 @@ pub async fn run_probe(
     cancel: &AtomicBool,
     on_output: &mut dyn FnMut(&str),
 ) -> ParityReport {
-    if let Err(e) = std::fs::create_dir_all(&plan.out_dir) {
-        return ParityReport::failed(format!("cannot create {}: {e}", plan.out_dir.display()));
+    match run_source(plan, cancel, on_output).await {
+        Ok(source) => run_port(plan, &source, cancel, on_output).await,
+        Err(report) => report,
     }
-    let source = match run_side(plan, &plan.source, "source", None, cancel, on_output).await {
-        Ok(end) => end,
-        Err(e) => return ParityReport::failed(e),
-    };
+}
+
+/// What the source's side recorded: its archive (kept in the plan's `out_dir`) and tensors.
+#[derive(Debug, Clone)]
+pub struct SourceRecord {
+    /// The archive.
+    pub archive: PathBuf,
+    /// Its tensors, in order.
+    pub tensors: Vec<Tensor>,
+}
+
+/// The source's side alone; Err is the report of a source that could not run, failed or
+/// wrote no archive. One source record serves any number of ports ([`run_port`]).
+pub async fn run_source(
+    plan: &ProbePlan,
+    cancel: &AtomicBool,
+    on_output: &mut dyn FnMut(&str),
+) -> Result<SourceRecord, ParityReport> {
+    std::fs::create_dir_all(&plan.out_dir).map_err(|e| {
+        ParityReport::failed(format!("cannot create {}: {e}", plan.out_dir.display()))
+    })?;
+    let source = run_side(plan, &plan.source, "source", None, cancel, on_output)
+        .await
+        .map_err(ParityReport::failed)?;
     if let Some(failure) = source.failure {
-        return ParityReport::failed(format!("the source's probe {failure}"));
+        return Err(ParityReport::failed(format!(
+            "the source's probe {failure}"
+        )));
     }
-    let Some(source_npz) = source.archive else {
-        return ParityReport::failed(
+    let Some(archive) = source.archive else {
+        return Err(ParityReport::failed(
             "the source's probe wrote no file (XSTACK_PARITY_OUT)".to_string(),
-        );
+        ));
     };
-    let source_tensors = match read_npz(&source_npz) {
-        Ok(t) => t,
-        Err(e) => return ParityReport::failed(format!("the source's archive: {e}")),
-    };
+    let tensors = read_npz(&archive)
+        .map_err(|e| ParityReport::failed(format!("the source's archive: {e}")))?;
+    Ok(SourceRecord { archive, tensors })
+}
+
+/// The port's side (in `plan.port`), given the source's record, and the comparison.
+pub async fn run_port(
+    plan: &ProbePlan,
+    source: &SourceRecord,
+    cancel: &AtomicBool,
+    on_output: &mut dyn FnMut(&str),
+) -> ParityReport {
     let port = match run_side(
         plan,
         &plan.port,
         "port",
-        Some(&source_npz),
+        Some(&source.archive),
         cancel,
         on_output,
     )
@@ -148,7 +179,7 @@ pub async fn run_probe(
         Ok(t) => t,
         Err(e) => return ParityReport::failed(format!("the port's archive: {e}")),
     };
-    let mut report = compare(&source_tensors, &port_tensors, plan.rtol, plan.atol);
+    let mut report = compare(&source.tensors, &port_tensors, plan.rtol, plan.atol);
     if let Some(failure) = port.failure {
         // What it wrote before it failed is still compared: it shows how far it got.
         report.error = Some(format!("the port's probe {failure}"));
