@@ -123,6 +123,11 @@ fn digits_cnn_bn_diverges_first_in_the_batchnorm_running_mean() {
 }
 
 #[test]
+fn char_transformer_diverges_first_in_the_attention_output() {
+    check_bundled("char-transformer", "block0.attn");
+}
+
+#[test]
 fn adamw_cosine_diverges_first_in_the_weights_after_the_second_step() {
     check_bundled("adamw-cosine", "step2.0.weight");
 }
