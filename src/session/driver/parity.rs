@@ -59,7 +59,7 @@ impl Driver {
         let mut vars = self.xstack_vars(phase);
         vars.retain(|(k, _)| k != "XSTACK_SEED");
         vars.push(("XSTACK_SEED".to_string(), self.cfg.seed.to_string()));
-        let plan = ProbePlan::for_task(
+        let mut plan = ProbePlan::for_task(
             self.task(),
             ProbeSide {
                 dir: source_copy.clone(),
@@ -76,7 +76,6 @@ impl Driver {
             self.cfg.run_size,
         )
         .ok_or_else(|| Stop::Infra("the task has no [parity] section".to_string()))?;
-        let mut plan = plan;
         plan.source.env = self
             .blocking(move |progress, _cancel| {
                 crate::env::ensure(&cache, &reference_packages, progress)
