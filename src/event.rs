@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::Point;
+use crate::parity::ParityReport;
 use crate::task::CriterionSpec;
 
 /// What the human (or a signal) can ask of a running session.
@@ -385,6 +386,14 @@ pub enum Event {
         /// Seconds the verify run took.
         duration_s: f64,
     },
+    /// What the numeric parity probe found after a phase's grade (SPEC §3a): it explains the
+    /// verdict and never changes it.
+    Parity {
+        /// Phase.
+        phase: u8,
+        /// The comparison, or why the probe could not run.
+        report: ParityReport,
+    },
     /// A phase ended without a verdict: what happened instead.
     PhaseEnded {
         /// Phase.
@@ -506,6 +515,7 @@ impl Event {
                 }
                 Some(text)
             }
+            Event::Parity { phase, report } => Some(format!("phase {phase} {}", report.summary())),
             Event::PhaseEnded {
                 phase,
                 outcome,

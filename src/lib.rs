@@ -15,6 +15,7 @@ pub mod grade;
 pub mod init;
 pub mod journal;
 pub mod metrics;
+pub mod parity;
 pub mod patterns;
 pub mod process;
 pub mod pty;

@@ -216,6 +216,18 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "auto")]
         color: cli::ColorChoice,
     },
+    /// Run the task's parity probe in the source and in DIR and compare the tensors: exit 0
+    /// all match, 1 a tensor diverges, 2 no [parity] section, 3 the probe could not run.
+    Parity {
+        /// Task folder or task id.
+        task: String,
+        /// The port to compare with the source (never written: the probe runs in a copy).
+        #[arg(long)]
+        repo: PathBuf,
+        /// Print the report as JSON (result.json's `parity` object).
+        #[arg(long)]
+        json: bool,
+    },
     /// asciicast v2 of a recorded terminal pane.
     Export {
         /// The run folder.
@@ -449,6 +461,9 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             width,
             color,
         }) => cli::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
+        Some(Cmd::Parity { task, repo, json }) => {
+            cli::parity(&task, &repo, json, &mut std::io::stdout())
+        }
         Some(Cmd::AgentScript {
             path,
             phase,

@@ -81,6 +81,9 @@ const OPTIONAL_KEYS: &[&str] = &[
     "reference",
     "prompt",
     "parity",
+    "rtol",
+    "atol",
+    "tell_agent",
 ];
 
 /// The keys whose values are enum names.

@@ -1,6 +1,7 @@
 //! The prompts: the default migration prompt rendered from the task, and the phase-two
 //! prompt that says what failed and carries the experiment details.
 
+use crate::parity::ParityReport;
 use std::fmt::Write;
 
 use crate::grade::Verdict;
@@ -82,7 +83,15 @@ pub fn migration_prompt(task: &Task, interactive: bool) -> String {
 
 /// The phase-two prompt: what failed, with numbers, and the experiment details; an
 /// interactive agent is reminded of the done signal.
-pub fn phase2_prompt(verdict: &Verdict, details: &str, interactive: bool) -> String {
+///
+/// With `parity` (the task says `[parity] tell_agent = true` and the probe ran after phase
+/// 1), the probe's findings follow the grade: where the port diverges first and by how much.
+pub fn phase2_prompt(
+    verdict: &Verdict,
+    parity: Option<&ParityReport>,
+    details: &str,
+    interactive: bool,
+) -> String {
     let mut p = String::new();
     let class = verdict.failure.map_or("none", |f| f.as_str());
     let _ = writeln!(p, "Phase 1 of the migration failed grading: {class}.");
@@ -103,6 +112,25 @@ pub fn phase2_prompt(verdict: &Verdict, details: &str, interactive: bool) -> Str
     for f in &verdict.findings {
         let _ = writeln!(p, "- {f}");
     }
+    if let Some(report) = parity {
+        let _ = writeln!(
+            p,
+            "\nThe numeric parity probe (probe.py, run on the same weights and batch in the original and in your port) found:\n- {}",
+            report.summary()
+        );
+        if let Some(at) = report
+            .first_divergent
+            .as_ref()
+            .and_then(|d| report.tensors.iter().find(|t| t.name == d.name))
+            .and_then(|t| t.port_location.as_ref())
+        {
+            let _ = writeln!(
+                p,
+                "- your probe records that tensor at {}:{}",
+                at.file, at.line
+            );
+        }
+    }
     let _ = writeln!(
         p,
         "\nHere are the exact experiment details of the original run. Adjust the migration to match them:\n\n{}",
@@ -115,4 +143,49 @@ pub fn phase2_prompt(verdict: &Verdict, details: &str, interactive: bool) -> Str
         );
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::FailureClass;
+    use crate::parity::{Location, Tensor, Values, compare};
+
+    fn gap() -> Verdict {
+        Verdict {
+            failure: Some(FailureClass::FidelityGap),
+            criteria: Vec::new(),
+            findings: vec!["test_acc (mean) = 0.89 is outside the criterion".to_string()],
+            finding_records: Vec::new(),
+            verify_confined: Some(true),
+        }
+    }
+
+    #[test]
+    fn the_phase_two_prompt_carries_the_parity_summary_only_when_given() {
+        let tensor = |value: f64| Tensor {
+            name: "bn1.running_mean".to_string(),
+            shape: vec![1],
+            dtype: "float32".to_string(),
+            values: Values::Float(vec![value]),
+            location: Some(Location {
+                file: "probe.py".to_string(),
+                line: 63,
+            }),
+        };
+        let report = compare(&[tensor(0.1)], &[tensor(0.9)], 1e-4, 1e-5);
+        let told = phase2_prompt(&gap(), Some(&report), "lr 0.01", false);
+        assert!(
+            told.contains("parity: the port diverges first at `bn1.running_mean`"),
+            "{told}"
+        );
+        assert!(
+            told.contains("your probe records that tensor at probe.py:63"),
+            "{told}"
+        );
+        let told_at = told.find("parity probe").unwrap();
+        assert!(told_at < told.find("lr 0.01").unwrap(), "{told}");
+        let untold = phase2_prompt(&gap(), None, "lr 0.01", false);
+        assert!(!untold.contains("parity"), "{untold}");
+    }
 }

@@ -9,6 +9,7 @@ mod diff;
 mod error;
 mod export;
 mod init;
+mod parity;
 mod pick;
 mod prepare;
 mod replay;
@@ -22,6 +23,7 @@ pub use diff::{ColorChoice, diff};
 pub use error::AppError;
 pub use export::export_cast;
 pub use init::{InitArgs, init};
+pub use parity::parity;
 pub use pick::pick;
 pub use prepare::{
     Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir, source_dir,

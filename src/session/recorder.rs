@@ -261,6 +261,29 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                 }
             }
         }
+        Event::Parity { report, .. } => {
+            if let Some(error) = report.error.as_mut() {
+                redact(error);
+            }
+            for tensor in &mut report.tensors {
+                redact(&mut tensor.name);
+                if let Some(problem) = tensor.problem.as_mut() {
+                    redact(problem);
+                }
+                for at in [&mut tensor.source_location, &mut tensor.port_location]
+                    .into_iter()
+                    .flatten()
+                {
+                    redact(&mut at.file);
+                }
+            }
+            if let Some(first) = report.first_divergent.as_mut() {
+                redact(&mut first.name);
+            }
+            for name in &mut report.extra {
+                redact(name);
+            }
+        }
         Event::Finished { error, .. } | Event::PhaseEnded { detail: error, .. } => {
             if let Some(error) = error {
                 redact(error);

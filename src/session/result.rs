@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{CriterionResult, FailureClass, Finding};
+use crate::parity::ParityReport;
 
 use super::state::SessionState;
 use crate::event::{Interruption, PhaseOutcome};
@@ -47,6 +48,9 @@ pub struct PhaseResult {
     pub exit_code: Option<i32>,
     /// Seconds the verify run took.
     pub duration_s: f64,
+    /// What the parity probe found (SPEC §3a), null when it did not run.
+    #[serde(default)]
+    pub parity: Option<ParityReport>,
     /// The runner's job of the verify run, on a runner with a queue (Slurm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<PhaseRunner>,
@@ -133,6 +137,7 @@ impl RunResult {
                         verify_confined: verdict.verify_confined,
                         exit_code: record.exit_code,
                         duration_s: (record.duration_s * 1000.0).round() / 1000.0,
+                        parity: record.parity.clone(),
                         runner,
                     }),
                     (None, Some((outcome, detail))) => Some(PhaseResult {
@@ -147,6 +152,7 @@ impl RunResult {
                         verify_confined: None,
                         exit_code: None,
                         duration_s: 0.0,
+                        parity: None,
                         runner,
                     }),
                     (None, None) => None,

@@ -1,6 +1,7 @@
 //! The session state and its pure reducer: `apply(t, &event)` is the only way state
 //! changes, so the live TUI, headless runs, replay and tests all see the same thing.
 
+use crate::parity::ParityReport;
 use std::collections::BTreeMap;
 
 use crate::agent::transcript::TranscriptItem;
@@ -42,6 +43,8 @@ pub struct PhaseRecord {
     pub divergence: BTreeMap<String, Divergence>,
     /// The verify run's job on a runner with a queue (Slurm), when it had one.
     pub job: Option<RunnerJob>,
+    /// What the parity probe found after the latest grade, when it ran.
+    pub parity: Option<ParityReport>,
 }
 
 /// Where a run leaves the reference band (the reference value at the same step ± the
@@ -438,8 +441,13 @@ impl SessionState {
             } => {
                 let record = self.phase_mut(*phase);
                 record.verdict = Some(verdict.clone());
+                // A new grade: the probe of an earlier one explains it no longer.
+                record.parity = None;
                 record.exit_code = *exit_code;
                 record.duration_s = *duration_s;
+            }
+            Event::Parity { phase, report } => {
+                self.phase_mut(*phase).parity = Some(report.clone());
             }
             Event::PhaseEnded {
                 phase,

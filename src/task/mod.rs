@@ -48,6 +48,8 @@ pub struct TaskFile {
     pub reference: Option<ReferenceSpec>,
     /// Prompt additions.
     pub prompt: Option<PromptSpec>,
+    /// The numeric parity probe (SPEC §3a).
+    pub parity: Option<ParitySpec>,
 }
 
 /// `[source]`: exactly one of a path relative to the task folder or a git repository.
@@ -293,6 +295,38 @@ pub struct ReferenceSpec {
 pub struct PromptSpec {
     /// Appended text.
     pub extra: String,
+}
+
+/// `[parity]`: the numeric parity probe (SPEC §3a), run in the source and in the port.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ParitySpec {
+    /// Shell command of the probe, the same on both sides.
+    pub command: String,
+    /// Relative tolerance: a value passes when `|port - source| <= atol + rtol * |source|`.
+    #[serde(default = "default_rtol")]
+    pub rtol: f64,
+    /// Absolute tolerance.
+    #[serde(default = "default_atol")]
+    pub atol: f64,
+    /// Each side's probe past this many seconds is killed.
+    #[serde(default = "default_parity_timeout_s")]
+    pub timeout_s: u64,
+    /// Whether the phase-two prompt carries the probe's summary.
+    #[serde(default)]
+    pub tell_agent: bool,
+}
+
+fn default_rtol() -> f64 {
+    1e-4
+}
+
+fn default_atol() -> f64 {
+    1e-5
+}
+
+fn default_parity_timeout_s() -> u64 {
+    300
 }
 
 /// Where a validated task's source repository lives.

@@ -166,3 +166,47 @@ fn resolve_finds_ids_and_paths() {
     assert!(err.contains("no-such-task-anywhere"), "{err}");
     assert_eq!(discover(root.path()), vec![dir]);
 }
+
+#[test]
+fn parity_section_is_optional_and_takes_defaults() {
+    assert!(load_text(GOOD).unwrap().spec.parity.is_none());
+    let text = format!("{GOOD}\n[parity]\ncommand = \"python probe.py\"\n");
+    let parity = load_text(&text).unwrap().spec.parity.unwrap();
+    assert_eq!(parity.command, "python probe.py");
+    assert_eq!((parity.rtol, parity.atol), (1e-4, 1e-5));
+    assert_eq!(parity.timeout_s, 300);
+    assert!(!parity.tell_agent);
+}
+
+#[test]
+fn parity_errors_name_the_file_and_the_field() {
+    let cases = [
+        ("command = \"  \"", "parity.command", "must not be empty"),
+        (
+            "command = \"p\"\nrtol = -1.0",
+            "parity.rtol",
+            "finite number >= 0",
+        ),
+        (
+            "command = \"p\"\natol = nan",
+            "parity.atol",
+            "finite number >= 0",
+        ),
+        (
+            "command = \"p\"\ntimeout_s = 0",
+            "parity.timeout_s",
+            "at least 1",
+        ),
+        (
+            "command = \"p\"\ntol = 1.0",
+            "parity",
+            "unknown field `tol`",
+        ),
+    ];
+    for (body, field, message) in cases {
+        let err = error_of(&format!("{GOOD}\n[parity]\n{body}\n"));
+        assert!(err.contains("task.toml:"), "{err}");
+        assert!(err.contains(field), "{field}: {err}");
+        assert!(err.contains(message), "{message}: {err}");
+    }
+}

@@ -259,6 +259,21 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         }
     }
 
+    if let Some(parity) = &spec.parity {
+        let key = || KeyPath::of("parity");
+        if parity.command.trim().is_empty() {
+            return Err(c.fail(key().key("command"), "must not be empty"));
+        }
+        for (field, value) in [("rtol", parity.rtol), ("atol", parity.atol)] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(c.fail(key().key(field), "must be a finite number >= 0"));
+            }
+        }
+        if parity.timeout_s == 0 {
+            return Err(c.fail(key().key("timeout_s"), "must be at least 1"));
+        }
+    }
+
     Ok(Task {
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),

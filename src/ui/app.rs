@@ -208,14 +208,17 @@ impl App {
     }
 
     /// The file of the next finding (newest phase first) that names a file of the
-    /// workspace or the source, cycling.
+    /// workspace or the source, cycling; after a phase's findings, the file where the port's
+    /// parity probe records its first divergent tensor.
     fn next_finding_file(&mut self, state: &SessionState) -> Option<String> {
         let files: Vec<String> = state
             .phases
             .iter()
             .rev()
-            .filter_map(|p| p.verdict.as_ref())
-            .flat_map(verdict_files)
+            .flat_map(|p| {
+                let findings = p.verdict.as_ref().map(verdict_files).unwrap_or_default();
+                findings.into_iter().chain(parity_file(p))
+            })
             .filter(|f| state.files.contains_key(f) || state.baseline.contains_key(f))
             .collect();
         if files.is_empty() {
@@ -462,6 +465,14 @@ fn details_closed(state: &SessionState) -> Option<&'static str> {
     }
 }
 
+/// The file (of the port) where a phase's parity probe recorded its first divergent tensor.
+fn parity_file(phase: &crate::session::state::PhaseRecord) -> Option<String> {
+    let report = phase.parity.as_ref()?;
+    let first = report.first_divergent.as_ref()?;
+    let tensor = report.tensors.iter().find(|t| t.name == first.name)?;
+    Some(tensor.port_location.as_ref()?.file.clone())
+}
+
 /// The files a verdict's findings name, in order: from the typed records, or for journals of
 /// xstack 0.1 (which have none) nothing.
 fn verdict_files(verdict: &crate::grade::Verdict) -> Vec<String> {
@@ -649,6 +660,46 @@ mod tests {
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
         assert_eq!(app.diff_goto.as_deref(), Some("eval.py"));
+    }
+
+    #[test]
+    fn enter_in_verdict_opens_the_file_where_the_port_records_the_first_divergent_tensor() {
+        use crate::event::{Event, FileContent};
+        use crate::parity::{Location, Tensor, Values, compare};
+        let mut state = SessionState::new();
+        let file = |path: &str| FileContent {
+            path: path.into(),
+            text: Some(String::new()),
+            size: 0,
+        };
+        state.apply(
+            0.0,
+            &Event::Baseline {
+                files: vec![file("train.py"), file("probe.py")],
+            },
+        );
+        let tensor = |value: f64| Tensor {
+            name: "logits".into(),
+            shape: vec![1],
+            dtype: "float32".into(),
+            values: Values::Float(vec![value]),
+            location: Some(Location {
+                file: "probe.py".into(),
+                line: 9,
+            }),
+        };
+        state.apply(
+            1.0,
+            &Event::Parity {
+                phase: 1,
+                report: compare(&[tensor(1.0)], &[tensor(2.0)], 1e-4, 1e-5),
+            },
+        );
+        let mut app = App::new(true);
+        app.on_key(key('5'), &state);
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
+        assert_eq!(app.diff_goto.as_deref(), Some("probe.py"));
+        assert_eq!(app.focus, PaneId::Diff);
     }
 
     #[test]

@@ -162,20 +162,29 @@ fn session() -> SessionState {
 }
 
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
-    let state = session();
+    render_state(&session(), width, height, focus, zoom)
+}
+
+fn render_state(
+    state: &SessionState,
+    width: u16,
+    height: u16,
+    focus: PaneId,
+    zoom: bool,
+) -> Terminal<TestBackend> {
     let theme = Theme::dark();
     let mut app = App::new(true);
     app.focus = focus;
     app.zoom = zoom;
     let (mut diff, mut results) = DiffPane::new(theme.syntax_theme.clone());
-    diff.update(&state, &mut app);
+    diff.update(state, &mut app);
     while let Ok(built) = results.try_recv() {
         diff.accept(built);
     }
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|f| {
-            draw::draw(f, &state, &app, &diff, &theme);
+            draw::draw(f, state, &app, &diff, &theme);
         })
         .unwrap();
     terminal
@@ -580,4 +589,83 @@ fn a_pass_in_phase_one_ends_the_phase_trail_there() {
         text.trim_end(),
         "setup ▸ migrate 1 ▸ verify 1 ▸ grade 1: PASS ▸ done"
     );
+}
+
+/// The session, with phase 1's parity probe: six tensors match, then `h2` diverges.
+fn session_with_parity() -> SessionState {
+    use crate::parity::{Location, Tensor, Values, compare};
+    let tensor = |name: &str, value: f64| Tensor {
+        name: name.to_string(),
+        shape: vec![2],
+        dtype: "float32".to_string(),
+        values: Values::Float(vec![value, value]),
+        location: Some(Location {
+            file: "probe.py".to_string(),
+            line: 7,
+        }),
+    };
+    let names = ["t0", "t1", "t2", "t3", "t4", "t5", "h2", "logits"];
+    let source: Vec<Tensor> = names.iter().map(|n| tensor(n, 1.0)).collect();
+    let port: Vec<Tensor> = names
+        .iter()
+        .map(|n| {
+            tensor(
+                n,
+                if *n == "h2" || *n == "logits" {
+                    1.5
+                } else {
+                    1.0
+                },
+            )
+        })
+        .collect();
+    let mut state = session();
+    state.apply(
+        1.6,
+        &Event::Parity {
+            phase: 1,
+            report: compare(&source, &port, 1e-4, 1e-5),
+        },
+    );
+    state
+}
+
+#[test]
+fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
+    let state = session_with_parity();
+    let mut checked = 0;
+    for (width, height) in [(80, 24), (200, 50)] {
+        let terminal = render_state(&state, width, height, PaneId::Verdict, true);
+        let buffer = terminal.backend().buffer();
+        let rows: Vec<String> = (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect()
+            })
+            .collect();
+        let text = rows.join("\n");
+        assert!(
+            text.contains("parity: diverges first at h2 (6 of 8 tensors match)"),
+            "{text}"
+        );
+        assert!(text.contains("✓ 4 tensors match: t0 … t3"), "{text}");
+        assert!(text.contains("✓ t4"), "{text}");
+        assert!(text.contains("✗ logits"), "{text}");
+        let (y, row) = rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.contains("▶ ✗ h2"))
+            .unwrap_or_else(|| panic!("no highlighted h2:\n{text}"));
+        assert!(row.contains("max abs 0.5"), "{row}");
+        let x = row.chars().position(|c| c == 'h').unwrap() as u16;
+        let cell = &buffer[(x, y as u16)];
+        assert!(
+            cell.modifier.contains(ratatui::style::Modifier::REVERSED),
+            "{:?}",
+            cell.modifier
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
 }

@@ -6,6 +6,7 @@
 //! agent's turn), `verify.rs` (the verify run and the grade).
 
 mod agent;
+mod parity;
 mod setup;
 mod verify;
 
@@ -305,6 +306,18 @@ impl Driver {
         Ok(passed)
     }
 
+    /// Phase 1's parity report, when the task tells it to the agent (`[parity] tell_agent`).
+    fn told_parity(&self) -> Option<crate::parity::ParityReport> {
+        let tell = self
+            .task()
+            .spec
+            .parity
+            .as_ref()
+            .is_some_and(|p| p.tell_agent);
+        tell.then(|| lock(self.rec.state()).phase(1)?.parity.clone())
+            .flatten()
+    }
+
     /// After a failed phase 1: the phase-two details, kept from earlier, as written in auto
     /// mode, or chosen by the human in step mode. Returns the phase-two prompt, or None when
     /// the human asked for a re-run instead (the policy moved on to it).
@@ -330,7 +343,13 @@ impl Driver {
         let Some(verdict) = self.verdict.as_ref() else {
             return Ok(None);
         };
-        Ok(Some(prompt::phase2_prompt(verdict, &details, interactive)))
+        let parity = self.told_parity();
+        Ok(Some(prompt::phase2_prompt(
+            verdict,
+            parity.as_ref(),
+            &details,
+            interactive,
+        )))
     }
 
     /// Waits for the human where the policy waits (a gate, the review of the details) until

@@ -46,7 +46,10 @@ impl Driver {
             [None, _] => Some((1, prompt1)),
             [Some(v1), None] if !v1.passed() => Some((
                 2,
-                Some(prompt2.unwrap_or_else(|| prompt::phase2_prompt(v1, &details, interactive))),
+                Some(prompt2.unwrap_or_else(|| {
+                    let parity = self.told_parity();
+                    prompt::phase2_prompt(v1, parity.as_ref(), &details, interactive)
+                })),
             )),
             _ => None,
         };

@@ -99,6 +99,7 @@ impl Driver {
             duration_s: first.duration_s,
         });
         self.write_result();
+        self.explain_with_parity(phase, &verdict).await?;
         Ok(verdict)
     }
 

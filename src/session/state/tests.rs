@@ -330,3 +330,30 @@ fn a_queued_job_shows_in_the_run_log_and_status_until_it_starts() {
     let job = s.phase(1).unwrap().job.clone().unwrap();
     assert_eq!((job.job_id.as_str(), job.queue_s), ("1234", 2.5));
 }
+
+#[test]
+fn a_parity_report_stays_with_its_grade_and_reaches_the_result() {
+    let report = crate::parity::ParityReport::failed("the source's probe wrote no file".into());
+    let graded = Event::Graded {
+        phase: 1,
+        verdict: verdict(Some(FailureClass::FidelityGap), 0.5),
+        exit_code: Some(0),
+        duration_s: 2.0,
+    };
+    let mut s = SessionState::new();
+    s.apply(0.0, &graded);
+    s.apply(
+        1.0,
+        &Event::Parity {
+            phase: 1,
+            report: report.clone(),
+        },
+    );
+    assert_eq!(s.phase(1).unwrap().parity.as_ref(), Some(&report));
+    let result = crate::session::result::RunResult::from_state(&s, "r", "t");
+    assert_eq!(result.phases[0].parity.as_ref(), Some(&report));
+    assert_eq!(result.phases[0].failure, Some(FailureClass::FidelityGap));
+    // A re-run's grade: the earlier probe explains it no longer.
+    s.apply(2.0, &graded);
+    assert_eq!(s.phase(1).unwrap().parity, None);
+}

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use crate::agent::transcript::first_line;
+use crate::parity::{ParityReport, short};
 
 use super::super::scene::Scene;
 use super::super::theme::Theme;
@@ -115,6 +116,9 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                 Style::default().fg(c.fail),
             )));
         }
+        if let Some(report) = &record.parity {
+            parity_lines(report, theme, &mut lines);
+        }
         if let Some((text, success)) = record.claim() {
             lines.push(Line::from(vec![
                 Span::styled(
@@ -133,6 +137,109 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
         }
     }
     lines
+}
+
+/// How many matching tensors the Verdict pane lists one by one before the first divergent.
+const KEPT_BEFORE_FIRST: usize = 2;
+
+/// The parity probe's lines of a phase: what it found, then every tensor in the source's
+/// order (✓ or ✗, shape, dtype, errors), the first divergent one marked and highlighted;
+/// the matching ones well before it folded into one line.
+fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    let c = &theme.colors;
+    let (head, color) = match (&report.error, &report.first_divergent) {
+        (Some(error), _) => (format!("could not run: {error}"), c.fail),
+        (None, Some(first)) => (
+            format!(
+                "diverges first at {} ({} of {} tensors match)",
+                first.name,
+                report.tensors.iter().filter(|t| t.passed).count(),
+                report.compared
+            ),
+            c.fail,
+        ),
+        (None, None) => (format!("all {} tensors match", report.compared), c.pass),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("  parity: ", Style::default().fg(c.title)),
+        Span::styled(head, Style::default().fg(color)),
+    ]));
+    let first = report.first_divergent.as_ref().map(|d| d.name.as_str());
+    let width = report
+        .tensors
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    // The tensors that match before the first divergent one, but the two nearest it, are
+    // one line: the first divergent one stays near the top of a small pane.
+    let leading = first
+        .and_then(|name| report.tensors.iter().position(|t| t.name == name))
+        .unwrap_or(0);
+    let folded = leading.saturating_sub(KEPT_BEFORE_FIRST);
+    if folded > 1 {
+        lines.push(Line::from(vec![
+            Span::styled("    ✓ ", Style::default().fg(c.pass)),
+            Span::styled(
+                format!(
+                    "{folded} tensors match: {} … {}",
+                    report.tensors[0].name,
+                    report.tensors[folded - 1].name
+                ),
+                Style::default().fg(c.dim),
+            ),
+        ]));
+    }
+    let shown = if folded > 1 { folded } else { 0 };
+    for t in &report.tensors[shown..] {
+        let is_first = Some(t.name.as_str()) == first;
+        let (mark, mark_color) = if t.passed {
+            ("✓", c.pass)
+        } else {
+            ("✗", c.fail)
+        };
+        let errors = match (t.max_abs, t.max_rel) {
+            (Some(abs), Some(rel)) => format!("  max abs {}  max rel {}", short(abs), short(rel)),
+            _ => String::new(),
+        };
+        let mut name_style = Style::default().fg(if is_first { c.fail } else { c.text });
+        if is_first {
+            name_style = name_style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
+        }
+        let mut spans = vec![
+            Span::styled(
+                if is_first { "  ▶ " } else { "    " },
+                Style::default().fg(c.fail),
+            ),
+            Span::styled(format!("{mark} "), Style::default().fg(mark_color)),
+            Span::styled(format!("{:width$}", t.name), name_style),
+            Span::styled(
+                format!("  {:?} {}{errors}", t.shape, t.dtype),
+                Style::default().fg(c.dim),
+            ),
+        ];
+        if !t.passed
+            && let Some(problem) = &t.problem
+        {
+            spans.push(Span::styled(
+                format!("  {problem}"),
+                Style::default().fg(c.text),
+            ));
+        }
+        if is_first && let Some(at) = &t.port_location {
+            spans.push(Span::styled(
+                format!("  ({}:{})", at.file, at.line),
+                Style::default().fg(c.dim),
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    if !report.extra.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("    the port also recorded: {}", report.extra.join(", ")),
+            Style::default().fg(c.dim),
+        )));
+    }
 }
 
 /// The Verdict pane, scrolled down `scroll` lines.

@@ -1,0 +1,284 @@
+use super::*;
+
+fn float(name: &str, shape: &[u64], values: &[f64]) -> Tensor {
+    Tensor {
+        name: name.to_string(),
+        shape: shape.to_vec(),
+        dtype: "float32".to_string(),
+        values: Values::Float(values.to_vec()),
+        location: None,
+    }
+}
+
+fn int(name: &str, values: &[i128]) -> Tensor {
+    Tensor {
+        name: name.to_string(),
+        shape: vec![values.len() as u64],
+        dtype: "int64".to_string(),
+        values: Values::Int(values.to_vec()),
+        location: None,
+    }
+}
+
+const RTOL: f64 = 1e-4;
+const ATOL: f64 = 1e-5;
+
+#[test]
+fn equal_tensors_pass_within_tolerance() {
+    let source = [float("a", &[2], &[1.0, -2.0]), int("b", &[3, 4])];
+    let port = [float("a", &[2], &[1.0 + 5e-5, -2.0]), int("b", &[3, 4])];
+    let report = compare(&source, &port, RTOL, ATOL);
+    assert!(report.passed, "{report:?}");
+    assert_eq!(report.compared, 2);
+    assert_eq!(report.first_divergent, None);
+    assert!(
+        report
+            .tensors
+            .iter()
+            .all(|t| t.passed && t.problem.is_none())
+    );
+    let a = &report.tensors[0];
+    assert!((a.max_abs.unwrap() - 5e-5).abs() < 1e-12);
+    assert!((a.max_rel.unwrap() - 5e-5).abs() < 1e-12);
+}
+
+#[test]
+fn the_tolerance_is_atol_plus_rtol_times_the_source() {
+    // |a - b| <= atol + rtol * |b|: 1e-5 + 1e-4 * 100 = 0.01001 at b = 100.
+    let source = [float("x", &[1], &[100.0])];
+    let inside = compare(&source, &[float("x", &[1], &[100.0100])], RTOL, ATOL);
+    assert!(inside.passed, "{inside:?}");
+    let outside = compare(&source, &[float("x", &[1], &[100.0101])], RTOL, ATOL);
+    assert!(!outside.passed);
+    assert_eq!(outside.first_divergent.unwrap().name, "x");
+}
+
+#[test]
+fn the_first_divergent_name_follows_the_source_order_not_the_port_order() {
+    let source = [
+        float("input", &[1], &[1.0]),
+        float("hidden", &[1], &[2.0]),
+        float("logits", &[1], &[3.0]),
+    ];
+    // The port writes them in another order; both hidden and logits are wrong.
+    let port = [
+        float("logits", &[1], &[9.0]),
+        float("input", &[1], &[1.0]),
+        float("hidden", &[1], &[2.5]),
+    ];
+    let report = compare(&source, &port, RTOL, ATOL);
+    let names: Vec<_> = report.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["input", "hidden", "logits"]);
+    let first = report.first_divergent.unwrap();
+    assert_eq!(first.name, "hidden");
+    assert_eq!(first.max_abs, Some(0.5));
+    assert_eq!(first.max_rel, Some(0.25));
+    assert_eq!(
+        report.tensors.iter().map(|t| t.passed).collect::<Vec<_>>(),
+        [true, false, false]
+    );
+}
+
+#[test]
+fn a_shape_that_differs_fails_without_comparing_values() {
+    let source = [float("w", &[2, 3], &[0.0; 6])];
+    let port = [float("w", &[3, 2], &[0.0; 6])];
+    let report = compare(&source, &port, RTOL, ATOL);
+    let t = &report.tensors[0];
+    assert!(!t.passed);
+    assert_eq!(t.port_shape, Some(vec![3, 2]));
+    assert_eq!(t.max_abs, None);
+    assert_eq!(
+        t.problem.as_deref(),
+        Some("shape [3, 2] in the port, [2, 3] in the source")
+    );
+    assert_eq!(report.first_divergent.unwrap().max_abs, None);
+}
+
+#[test]
+fn nan_matches_only_nan_and_infinities_only_the_same_infinity() {
+    let source = [float(
+        "v",
+        &[4],
+        &[f64::NAN, f64::INFINITY, 1.0, f64::NEG_INFINITY],
+    )];
+    let same = [float(
+        "v",
+        &[4],
+        &[f64::NAN, f64::INFINITY, 1.0, f64::NEG_INFINITY],
+    )];
+    assert!(compare(&source, &same, RTOL, ATOL).passed);
+    let port = [float(
+        "v",
+        &[4],
+        &[1.0, f64::NEG_INFINITY, f64::NAN, f64::NEG_INFINITY],
+    )];
+    let report = compare(&source, &port, RTOL, ATOL);
+    let t = &report.tensors[0];
+    assert!(!t.passed);
+    let problem = t.problem.as_deref().unwrap();
+    assert!(problem.starts_with("3 of 4 values differ"), "{problem}");
+    assert!(
+        problem.contains("3 where one side is NaN or infinite"),
+        "{problem}"
+    );
+    // No finite pair differs: the errors say so, the count says why it fails.
+    assert_eq!(t.max_abs, Some(0.0));
+}
+
+#[test]
+fn integer_tensors_must_be_equal_whatever_the_tolerance() {
+    let source = [int("labels", &[1, 2, 3])];
+    let port = [int("labels", &[1, 2, 4])];
+    let report = compare(&source, &port, 1.0, 1.0);
+    let t = &report.tensors[0];
+    assert!(!t.passed);
+    assert_eq!(t.max_abs, Some(1.0));
+    assert!((t.max_rel.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn an_integer_against_a_float_tensor_fails_and_float_widths_compare() {
+    let source = [int("ids", &[1, 2]), float("x", &[1], &[0.5])];
+    let mut wide = float("x", &[1], &[0.5]);
+    wide.dtype = "float64".to_string();
+    let port = [float("ids", &[2], &[1.0, 2.0]), wide];
+    let report = compare(&source, &port, RTOL, ATOL);
+    assert_eq!(
+        report.tensors[0].problem.as_deref(),
+        Some("dtype float32 in the port, int64 in the source")
+    );
+    assert!(report.tensors[1].passed);
+    assert_eq!(report.tensors[1].port_dtype.as_deref(), Some("float64"));
+    assert_eq!(report.first_divergent.unwrap().name, "ids");
+}
+
+#[test]
+fn a_name_missing_in_the_port_fails_and_an_extra_one_is_only_reported() {
+    let source = [float("a", &[1], &[1.0]), float("b", &[1], &[2.0])];
+    let port = [float("a", &[1], &[1.0]), float("c", &[1], &[3.0])];
+    let report = compare(&source, &port, RTOL, ATOL);
+    assert_eq!(report.compared, 2);
+    assert_eq!(
+        report.tensors[1].problem.as_deref(),
+        Some("missing in the port")
+    );
+    assert_eq!(report.first_divergent.as_ref().unwrap().name, "b");
+    assert_eq!(report.extra, ["c"]);
+
+    let only_extra = compare(&source[..1], &port, RTOL, ATOL);
+    assert!(only_extra.passed, "{only_extra:?}");
+    assert_eq!(only_extra.extra, ["c"]);
+}
+
+#[test]
+fn a_source_that_recorded_nothing_is_an_error_not_a_pass() {
+    let report = compare(&[], &[float("a", &[1], &[1.0])], RTOL, ATOL);
+    assert!(!report.passed);
+    assert_eq!(
+        report.error.as_deref(),
+        Some("the source's probe recorded no tensors")
+    );
+}
+
+#[test]
+fn the_report_serialises_as_spec_3a_says() {
+    let source = [float("a", &[1], &[1.0])];
+    let report = compare(&source, &[float("a", &[1], &[2.0])], RTOL, ATOL);
+    let json = serde_json::to_value(&report).unwrap();
+    for key in ["compared", "passed", "first_divergent", "tensors", "error"] {
+        assert!(json.get(key).is_some(), "{key}: {json}");
+    }
+    assert_eq!(json["first_divergent"]["name"], "a");
+    assert_eq!(json["first_divergent"]["max_abs"], 1.0);
+    for key in [
+        "name",
+        "shape",
+        "dtype",
+        "max_abs",
+        "max_rel",
+        "passed",
+        "source_location",
+    ] {
+        assert!(json["tensors"][0].get(key).is_some(), "{key}: {json}");
+    }
+    let back: ParityReport = serde_json::from_value(json).unwrap();
+    assert_eq!(back, report);
+}
+
+#[test]
+fn reads_an_archive_in_its_order_with_the_helper_manifest() {
+    use npyz::WriterBuilder;
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.npz");
+    let mut npz = npyz::npz::NpzWriter::create(&path).unwrap();
+    let options = zip::write::FileOptions::default;
+    // Names that sort the other way round: the archive's order is kept.
+    let mut w = npz
+        .array::<f32>("z.weight", options())
+        .unwrap()
+        .default_dtype()
+        .shape(&[2, 2])
+        .begin_nd()
+        .unwrap();
+    w.extend([1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    w.finish().unwrap();
+    let mut w = npz
+        .array::<i64>("a.labels", options())
+        .unwrap()
+        .default_dtype()
+        .shape(&[3])
+        .begin_nd()
+        .unwrap();
+    w.extend([7i64, 8, 9]).unwrap();
+    w.finish().unwrap();
+    let mut w = npz
+        .array::<bool>("m.mask", options())
+        .unwrap()
+        .default_dtype()
+        .shape(&[])
+        .begin_nd()
+        .unwrap();
+    w.push(&true).unwrap();
+    w.finish().unwrap();
+    let zip = npz.zip_writer();
+    zip.start_file(MANIFEST, options()).unwrap();
+    zip.write_all(
+        br#"[{"name": "z.weight", "dtype": "torch.float32", "file": "probe.py", "line": 12}]"#,
+    )
+    .unwrap();
+    drop(npz);
+
+    let tensors = read_npz(&path).unwrap();
+    let names: Vec<_> = tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["z.weight", "a.labels", "m.mask"]);
+    assert_eq!(tensors[0].shape, [2, 2]);
+    assert_eq!(tensors[0].dtype, "torch.float32");
+    assert_eq!(tensors[0].values, Values::Float(vec![1.0, 2.0, 3.0, 4.0]));
+    assert_eq!(
+        tensors[0].location,
+        Some(Location {
+            file: "probe.py".to_string(),
+            line: 12
+        })
+    );
+    assert_eq!(tensors[1].dtype, "int64");
+    assert_eq!(tensors[1].values, Values::Int(vec![7, 8, 9]));
+    assert_eq!(tensors[1].location, None);
+    assert_eq!(tensors[2].shape, Vec::<u64>::new());
+    assert_eq!(tensors[2].values, Values::Int(vec![1]));
+}
+
+#[test]
+fn an_archive_that_is_not_one_names_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("port.npz");
+    std::fs::write(&path, "not a zip").unwrap();
+    let err = read_npz(&path).unwrap_err().to_string();
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+    let missing = read_npz(&dir.path().join("none.npz"))
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("none.npz"), "{missing}");
+}

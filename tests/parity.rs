@@ -1,0 +1,244 @@
+//! The numeric parity probe (SPEC §3a) end to end: each bundled task's demo phase 1 names
+//! the tensor where that demo's pitfall shows first, and the oracle's probe matches
+//! everywhere; a probe that crashes or never writes its file is reported as
+//! such, and after a failed grade the probe explains the verdict without changing it.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// `xstack parity TASK --repo PORT --json`: the exit status, the report and the output.
+fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) {
+    let out = run(&[
+        "parity",
+        task.to_str().unwrap(),
+        "--repo",
+        port.to_str().unwrap(),
+        "--json",
+    ]);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code(), report, text(&out))
+}
+
+/// The port made of the task's `repo/` with `layers` (folders of the task) laid over it.
+fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
+    let port = tempfile::tempdir().unwrap();
+    overlay(&task.join("repo"), port.path());
+    for layer in layers {
+        overlay(&task.join(layer), port.path());
+    }
+    port
+}
+
+/// Runs the task's probe in its source once, then in the demo's phase-1 port and in the
+/// oracle (the library's `run_source` and `run_port`, as `xstack parity` runs them, sharing
+/// one source run): the demo diverges first at `expected`, every tensor before it matching,
+/// the oracle matches every tensor, and the task folder is not written.
+fn check_bundled(id: &str, expected: &str) {
+    use std::sync::atomic::AtomicBool;
+    use xstack::parity::{ProbePlan, ProbeSide, run_port, run_source};
+
+    let dir = root().join("tasks").join(id);
+    let before = tree_hash(&dir);
+    let task = xstack::task::Task::load(&dir).unwrap();
+    let cache = xstack::env::cache_dir();
+    let reference =
+        xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
+    let target = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {}).unwrap();
+    xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let source_copy = scratch.path().join("source");
+    overlay(&dir.join("repo"), &source_copy);
+    let phase1 = port_of(&dir, &["demo/phase1"]);
+    let oracle = port_of(&dir, &["solution"]);
+    let mut plan = ProbePlan::for_task(
+        &task,
+        ProbeSide {
+            dir: source_copy,
+            env: reference,
+            forbid: Vec::new(),
+        },
+        ProbeSide {
+            dir: phase1.path().to_path_buf(),
+            env: target,
+            forbid: task.spec.integrity.forbid_imports.clone(),
+        },
+        vec![("XSTACK_SEED".to_string(), "0".to_string())],
+        scratch.path().join("out"),
+        (120, 36),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut output = String::new();
+    let source = runtime
+        .block_on(run_source(&plan, &cancel, &mut |t| output.push_str(t)))
+        .unwrap_or_else(|report| panic!("{id}: {report:?}\n{output}"));
+
+    let report = runtime.block_on(run_port(&plan, &source, &cancel, &mut |t| {
+        output.push_str(t)
+    }));
+    let text = xstack::parity::render_text(&report);
+    assert_eq!(
+        report.error, None,
+        "{id}: the demo's phase 1:\n{text}\n{output}"
+    );
+    let first = report.first_divergent.as_ref().unwrap();
+    assert_eq!(first.name, expected, "{id}:\n{text}");
+    let at = report
+        .tensors
+        .iter()
+        .position(|t| t.name == expected)
+        .unwrap();
+    assert!(
+        report.tensors[..at].iter().all(|t| t.passed),
+        "{id}: a tensor before {expected} fails:\n{text}"
+    );
+    assert_eq!(
+        report.tensors[at].port_location.as_ref().unwrap().file,
+        "probe.py",
+        "{id}: where the port records it:\n{text}"
+    );
+
+    plan.port.dir = oracle.path().to_path_buf();
+    let report = runtime.block_on(run_port(&plan, &source, &cancel, &mut |t| {
+        output.push_str(t)
+    }));
+    let text = xstack::parity::render_text(&report);
+    assert!(report.passed, "{id}: the oracle:\n{text}\n{output}");
+    assert_eq!(report.compared, source.tensors.len(), "{id}:\n{text}");
+    assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
+}
+
+#[test]
+fn digits_cnn_bn_diverges_first_in_the_batchnorm_running_mean() {
+    check_bundled("digits-cnn-bn", "bn1.running_mean");
+}
+
+#[test]
+fn char_transformer_diverges_first_in_the_attention_output() {
+    check_bundled("char-transformer", "block0.attn");
+}
+
+#[test]
+fn adamw_cosine_diverges_first_in_the_weights_after_the_second_step() {
+    check_bundled("adamw-cosine", "step2.0.weight");
+}
+
+/// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section
+/// (None: without one).
+fn jsonl_task(parity: Option<&str>) -> tempfile::TempDir {
+    let root_dir = tempfile::tempdir().unwrap();
+    let task = root_dir.path().join("jsonl-protected");
+    overlay(&root().join("tests/tasks/jsonl-protected"), &task);
+    if let Some(parity) = parity {
+        let file = task.join("task.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}\n[parity]\n{parity}\n")).unwrap();
+    }
+    root_dir
+}
+
+/// A probe that writes a plain `numpy.savez` archive on the source's side and fails with
+/// exit status 4 on the port's.
+const PORT_CRASHES: &str = r#"command = '''python -c "
+import os, sys, numpy as np
+if 'XSTACK_PARITY_IN' in os.environ:
+    sys.exit('the port probe broke')
+np.savez(os.environ['XSTACK_PARITY_OUT'], w=np.zeros(3))
+"'''"#;
+
+#[test]
+fn a_probe_that_crashes_or_writes_nothing_is_reported_as_such() {
+    let cases = [
+        (
+            PORT_CRASHES,
+            "the port's probe failed (exit 1): the port probe broke and wrote no file (XSTACK_PARITY_OUT)",
+        ),
+        (
+            "command = \"true\"",
+            "the source's probe wrote no file (XSTACK_PARITY_OUT)",
+        ),
+        (
+            "command = \"echo source broke; exit 3\"",
+            "the source's probe failed (exit 3): source broke",
+        ),
+        (
+            "command = \"sleep 30\"\ntimeout_s = 1",
+            "the source's probe timed out after 1 s",
+        ),
+    ];
+    let mut checked = 0;
+    for (section, error) in cases {
+        let dir = jsonl_task(Some(section));
+        let task = dir.path().join("jsonl-protected");
+        let port = port_of(&task, &["solution"]);
+        let (code, report, out) = parity(&task, port.path());
+        assert_eq!(code, Some(3), "{section}:\n{out}");
+        assert_eq!(report["error"], error, "{out}");
+        assert_eq!(report["passed"], false);
+        assert_eq!(report["compared"], 0);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
+
+#[test]
+fn a_task_without_parity_is_a_usage_error() {
+    let dir = jsonl_task(None);
+    let task = dir.path().join("jsonl-protected");
+    let (code, _, out) = parity(&task, &task.join("repo"));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("task.toml: the task has no [parity] section"),
+        "{out}"
+    );
+}
+
+#[test]
+fn after_a_fidelity_gap_the_probe_explains_and_the_verdict_stays() {
+    let dir = jsonl_task(Some("command = \"echo probe broke; exit 5\""));
+    let task = dir.path().join("jsonl-protected");
+    let port = port_of(&task, &["solution", "agents/files/gap_then_pass/phase1"]);
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "grade",
+        task.to_str().unwrap(),
+        "--repo",
+        port.path().to_str().unwrap(),
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let run_dir = only_run_dir(runs.path());
+    let phase = &result(&run_dir)["phases"][0];
+    assert_eq!(phase["verdict"], "fail");
+    assert_eq!(phase["failure"], "fidelity_gap");
+    assert_eq!(
+        phase["parity"]["error"],
+        "the source's probe failed (exit 5): probe broke"
+    );
+    assert!(
+        text(&out).contains("phase 1 parity probe could not run: the source's probe failed"),
+        "{}",
+        text(&out)
+    );
+    // The journal carries the report: a replay rebuilds it.
+    let events = journal_events(&run_dir);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "parity" && e["phase"] == 1)
+            .count(),
+        1,
+        "{events:?}"
+    );
+}
