@@ -25,8 +25,9 @@ pub fn read_npz(path: &Path) -> Result<Vec<Tensor>, ParityError> {
         file: path.display().to_string(),
         message,
     };
-    let mut archive = npyz::npz::NpzArchive::open(path).map_err(|e| fail(e.to_string()))?;
-    let zip = archive.zip_archive();
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut zip =
+        zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| fail(e.to_string()))?;
     let mut manifest: Vec<Entry> = Vec::new();
     let mut tensors = Vec::new();
     for index in 0..zip.len() {

@@ -212,43 +212,45 @@ fn reads_an_archive_in_its_order_with_the_helper_manifest() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.npz");
-    let mut npz = npyz::npz::NpzWriter::create(&path).unwrap();
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     let options = zip::write::FileOptions::default;
     // Names that sort the other way round: the archive's order is kept.
-    let mut w = npz
-        .array::<f32>("z.weight", options())
-        .unwrap()
+    zip.start_file(npyz::npz::file_name_from_array_name("z.weight"), options())
+        .unwrap();
+    let mut w = npyz::WriteOptions::<f32>::new()
         .default_dtype()
         .shape(&[2, 2])
+        .writer(&mut zip)
         .begin_nd()
         .unwrap();
     w.extend([1.0f32, 2.0, 3.0, 4.0]).unwrap();
     w.finish().unwrap();
-    let mut w = npz
-        .array::<i64>("a.labels", options())
-        .unwrap()
+    zip.start_file(npyz::npz::file_name_from_array_name("a.labels"), options())
+        .unwrap();
+    let mut w = npyz::WriteOptions::<i64>::new()
         .default_dtype()
         .shape(&[3])
+        .writer(&mut zip)
         .begin_nd()
         .unwrap();
     w.extend([7i64, 8, 9]).unwrap();
     w.finish().unwrap();
-    let mut w = npz
-        .array::<bool>("m.mask", options())
-        .unwrap()
+    zip.start_file(npyz::npz::file_name_from_array_name("m.mask"), options())
+        .unwrap();
+    let mut w = npyz::WriteOptions::<bool>::new()
         .default_dtype()
         .shape(&[])
+        .writer(&mut zip)
         .begin_nd()
         .unwrap();
     w.push(&true).unwrap();
     w.finish().unwrap();
-    let zip = npz.zip_writer();
     zip.start_file(MANIFEST, options()).unwrap();
     zip.write_all(
         br#"[{"name": "z.weight", "dtype": "torch.float32", "file": "probe.py", "line": 12}]"#,
     )
     .unwrap();
-    drop(npz);
+    zip.finish().unwrap();
 
     let tensors = read_npz(&path).unwrap();
     let names: Vec<_> = tensors.iter().map(|t| t.name.as_str()).collect();
