@@ -254,8 +254,15 @@ impl DiffPane {
             );
             return;
         }
-        let list_width = if inner.width >= 70 {
-            (inner.width / 5).clamp(16, 30)
+        // The file list: only where there is a choice, as wide as its longest name needs.
+        let longest = self
+            .entries
+            .iter()
+            .map(|e| e.label().chars().count() + 3)
+            .max()
+            .unwrap_or(0) as u16;
+        let list_width = if self.entries.len() > 1 && inner.width >= 70 {
+            longest.clamp(12, (inner.width / 5).max(12))
         } else {
             0
         };
