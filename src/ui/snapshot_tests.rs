@@ -669,3 +669,42 @@ fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
     }
     assert_eq!(checked, 2);
 }
+
+#[test]
+fn inject_is_offered_only_while_the_details_can_be_edited() {
+    let hint_of = |state: &SessionState| {
+        let theme = Theme::dark();
+        let app = App::new(true);
+        let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
+        let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+        let mut layout = None;
+        terminal
+            .draw(|f| layout = Some(draw::draw(f, state, &app, &diff, &theme)))
+            .unwrap();
+        let hint = layout.unwrap().hint;
+        let buffer = terminal.backend().buffer();
+        (hint.left()..hint.right())
+            .map(|x| buffer[(x, hint.y)].symbol())
+            .collect::<String>()
+    };
+    let mut phase_one = SessionState::new();
+    phase_one.apply(
+        0.0,
+        &Event::Stage {
+            phase: 1,
+            stage: Stage::Migrate,
+        },
+    );
+    assert!(hint_of(&phase_one).contains("i inject"));
+    let criterion = CriterionSpec {
+        metric: "test_acc".into(),
+        reduce: Reduce::Last,
+        published: 0.97,
+        tolerance: 0.01,
+        direction: Direction::Higher,
+    };
+    let phase_two = criterion_session(criterion, &[0.9], &[0.5], &[0.96], false);
+    let hint = hint_of(&phase_two);
+    assert!(!hint.contains("i inject"), "{hint}");
+    assert!(hint.contains("m message"), "{hint}");
+}
