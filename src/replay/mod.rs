@@ -188,6 +188,12 @@ impl JournalFile {
     }
 }
 
+/// Wall seconds a replay plays of a stretch in which nothing happened before it skips ahead.
+pub const IDLE_PLAYED_S: f64 = 2.0;
+
+/// Wall seconds before the next event at which a skipped quiet stretch resumes.
+pub const IDLE_LEAD_S: f64 = 0.5;
+
 /// A recorded session being played back.
 pub struct Player {
     events: Events,
@@ -289,7 +295,20 @@ impl Player {
         if !self.playing {
             return false;
         }
-        let target = (self.position + seconds * self.speed).min(self.end);
+        let mut target = (self.position + seconds * self.speed).min(self.end);
+        // A quiet stretch plays for IDLE_PLAYED_S of wall time, then skips to just before
+        // the next event.
+        let last = self
+            .next
+            .checked_sub(1)
+            .and_then(|i| self.times.get(i))
+            .copied();
+        if let Some(next) = self.times.get(self.next).copied()
+            && target < next
+            && target - last.unwrap_or(0.0) > IDLE_PLAYED_S * self.speed
+        {
+            target = target.max(next - IDLE_LEAD_S * self.speed);
+        }
         let changed = self.apply_until(target);
         self.position = target;
         if self.at_end() {

@@ -345,3 +345,43 @@ fn a_plain_journal_of_an_earlier_version_plays_back_from_the_file_too() {
     let end = from_file.end();
     assert_seeks_equal_playing(&mut from_file, &written, &[300.0, 12.5, end, 0.5, 449.0]);
 }
+
+#[test]
+fn a_quiet_stretch_plays_for_two_seconds_then_skips_to_the_next_event() {
+    let mut player = Player::new(player_journal_of(&[(1.0, "before"), (100.0, "after")]));
+    assert!(player.advance(1.0));
+    assert_eq!(player.position(), 1.0);
+    // The first two quiet seconds play as they were.
+    assert!(!player.advance(1.5));
+    assert_eq!(player.position(), 2.5);
+    // Past them, the replay skips to half a second before the next event.
+    assert!(!player.advance(1.0));
+    assert_eq!(player.position(), 100.0 - IDLE_LEAD_S);
+    assert!(player.advance(IDLE_LEAD_S));
+    assert_eq!(player.state().activity.as_ref().unwrap().text, "after");
+    assert!(player.at_end());
+    // At a higher speed the quiet seconds played are counted in wall time too.
+    let mut fast = Player::new(player_journal_of(&[(0.0, "a"), (300.0, "b")]));
+    fast.speed = 8.0;
+    fast.advance(1.0);
+    assert_eq!(fast.position(), 8.0);
+    fast.advance(1.5);
+    assert_eq!(fast.position(), 300.0 - IDLE_LEAD_S * 8.0);
+}
+
+fn player_journal_of(notes: &[(f64, &str)]) -> Journal {
+    Journal {
+        header: Header::new("t", "a", "r", "s"),
+        entries: notes
+            .iter()
+            .map(|(t, text)| Entry {
+                t: *t,
+                event: Event::Note {
+                    text: (*text).into(),
+                },
+            })
+            .collect(),
+        torn: false,
+        bad_lines: Vec::new(),
+    }
+}
