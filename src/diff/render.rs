@@ -60,22 +60,31 @@ pub fn render_ratatui(
         painter.note(&note);
         lines.push(painter.take_line());
     }
-    lines.extend(render_rows(file, 0..file.diff.rows.len(), width, palette));
+    lines.extend(render_rows(
+        file,
+        0..file.diff.rows.len(),
+        width,
+        0,
+        palette,
+    ));
     lines
 }
 
 /// Only the rows in `rows` (indices into `file.diff.rows`, clamped), without notes, laid
 /// out exactly as [`render_ratatui`] lays them out: for drawing just the visible window.
+/// Each side's code starts `skip` columns in (scrolled right; `‹` marks a cut start).
 pub fn render_rows(
     file: &FileDiffView,
     rows: Range<usize>,
     width: u16,
+    skip: usize,
     palette: &DiffPalette,
 ) -> Vec<Line<'static>> {
     let width = usize::from(width);
     let all = &file.diff.rows;
     let rows = &all[rows.start.min(all.len())..rows.end.min(all.len())];
     let mut painter = Painter::new(Mode::Styled, width, palette);
+    painter.skip = skip;
     let layout = Layout::new(file, width, false);
     rows.iter()
         .map(|row| {
@@ -269,6 +278,8 @@ struct Painter<'p> {
     palette: &'p DiffPalette,
     runs: Vec<(String, Style)>,
     used: usize,
+    /// Columns of each side's code scrolled out to the left.
+    skip: usize,
 }
 
 impl<'p> Painter<'p> {
@@ -279,6 +290,7 @@ impl<'p> Painter<'p> {
             palette,
             runs: Vec::new(),
             used: 0,
+            skip: 0,
         }
     }
 
@@ -439,7 +451,13 @@ impl<'p> Painter<'p> {
     ) {
         let text = cell.text.as_str();
         let room = end.saturating_sub(self.used);
-        let overflow = display_width(text) > room;
+        let scrolled = self.skip > 0 && display_width(text) > 0;
+        if scrolled {
+            let cut = Style::default().fg(self.palette.gutter).bg_opt(bg);
+            self.push("‹", 1, cut, end);
+        }
+        let overflow = display_width(text).saturating_sub(self.skip) + usize::from(scrolled) > room;
+        let mut skipped = 0;
         // Leave one column for the cut marker when the text does not fit.
         let limit = if overflow { end.saturating_sub(1) } else { end };
         let visible_ws = kind == RowKind::WhitespaceOnly && self.mode == Mode::Plain;
@@ -469,6 +487,11 @@ impl<'p> Painter<'p> {
                 }
             }
             let cluster = &text[at..next];
+            if skipped < self.skip {
+                skipped += display_width(cluster);
+                at = next;
+                continue;
+            }
             let shown = if visible_ws && emphasised && cluster == " " {
                 "·"
             } else {
@@ -719,10 +742,49 @@ class MLP(nn.Module):
         let train = all.iter().find(|v| v.entry.path == "train.py").unwrap();
         let palette = DiffPalette::default();
         let whole = render_ratatui(train, 70, &palette);
-        assert_eq!(render_rows(train, 5..9, 70, &palette), whole[5..9].to_vec());
         assert_eq!(
-            render_rows(train, 20..usize::MAX, 70, &palette),
+            render_rows(train, 5..9, 70, 0, &palette),
+            whole[5..9].to_vec()
+        );
+        assert_eq!(
+            render_rows(train, 20..usize::MAX, 70, 0, &palette),
             whole[20..].to_vec()
+        );
+    }
+
+    #[test]
+    fn a_diff_scrolled_sideways_shows_the_rest_of_long_lines() {
+        let long = "x = some_function_with_a_long_name(argument_one, argument_two, argument_three)";
+        let old = snap(&[("a.py", format!("{long}\n").as_bytes())]);
+        let new = snap(&[(
+            "a.py",
+            format!("{}\n", long.replace("some", "any")).as_bytes(),
+        )]);
+        let v = views(&old, &new, true);
+        let palette = DiffPalette::default();
+        let row = |skip| plain_lines(&render_rows(&v[0], 0..1, 60, skip, &palette));
+        let start = row(0);
+        assert!(
+            start.contains("x = some_function") && start.contains('…'),
+            "{start}"
+        );
+        assert!(!start.contains("argument_three"), "{start}");
+        // Scrolled 56 columns: each side starts with `‹` and shows the end of its line.
+        let end = row(56);
+        let sides: Vec<&str> = end.split('│').collect();
+        assert_eq!(sides.len(), 2, "{end}");
+        assert!(
+            sides[0].contains("‹") && sides[0].contains("argument_three)"),
+            "{end}"
+        );
+        assert!(
+            sides[1].contains("‹") && sides[1].contains("argument_three)"),
+            "{end}"
+        );
+        assert!(
+            render_rows(&v[0], 0..1, 60, 56, &palette)
+                .iter()
+                .all(|l| l.width() == 60)
         );
     }
 

@@ -104,6 +104,9 @@ pub enum PlaybackControl {
     },
 }
 
+/// Columns `h`/`l` scroll the Diff pane's code by.
+pub const DIFF_SIDEWAYS_STEP: usize = 8;
+
 /// How long the status line shows an answer to a key.
 pub const NOTICE_FOR: Duration = Duration::from_secs(4);
 
@@ -146,6 +149,8 @@ pub struct App {
     pub diff_file: usize,
     /// Diff against the agent's previous version instead of the source.
     pub diff_against_previous: bool,
+    /// Columns of code the Diff pane is scrolled right by (`h`/`l`).
+    pub diff_column: usize,
     /// Where each pane was last drawn (for the mouse).
     pub pane_rects: [Rect; 5],
     /// Whether this is a live session (false in replay: no commands).
@@ -180,6 +185,7 @@ impl App {
             attached: false,
             diff_file: 0,
             diff_against_previous: false,
+            diff_column: 0,
             pane_rects: [Rect::default(); 5],
             live,
             diff_goto: None,
@@ -391,6 +397,13 @@ impl App {
                 self.scroll[PaneId::Diff.index()] = 0;
             }
             KeyAction::ToggleDiffBase => self.diff_against_previous = !self.diff_against_previous,
+            KeyAction::ScrollDiffSideways(right) => {
+                self.diff_column = if right {
+                    self.diff_column + DIFF_SIDEWAYS_STEP
+                } else {
+                    self.diff_column.saturating_sub(DIFF_SIDEWAYS_STEP)
+                };
+            }
             KeyAction::OpenFinding => {
                 if self.focus != PaneId::Verdict {
                     self.notify("Enter opens a finding's file from the Verdict pane (5)");

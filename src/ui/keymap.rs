@@ -82,6 +82,8 @@ pub enum KeyAction {
     PreviousFile,
     /// The next file in the Diff pane.
     NextFile,
+    /// Scroll the Diff pane's code sideways (right rather than left).
+    ScrollDiffSideways(bool),
     /// Diff against the source or against the agent's previous change.
     ToggleDiffBase,
     /// Show the file of the next finding in the Diff pane (Verdict pane focused).
@@ -332,6 +334,20 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Char(']')],
         works: VIEWING,
         action: A::NextFile,
+        hint: None,
+        help: None,
+    },
+    Binding {
+        keys: &[Key::Char('h')],
+        works: VIEWING,
+        action: A::ScrollDiffSideways(false),
+        hint: None,
+        help: Some(("h l", "scroll the Diff pane's code left / right")),
+    },
+    Binding {
+        keys: &[Key::Char('l')],
+        works: VIEWING,
+        action: A::ScrollDiffSideways(true),
         hint: None,
         help: None,
     },

@@ -343,7 +343,13 @@ impl DiffPane {
                 Style::default().fg(c.dim),
             )));
         }
-        lines.extend(render_rows(view, top..top + height, area.width, &palette));
+        lines.extend(render_rows(
+            view,
+            top..top + height,
+            area.width,
+            app.diff_column,
+            &palette,
+        ));
         frame.render_widget(Paragraph::new(lines), area);
     }
 }
