@@ -159,12 +159,14 @@ fn read_grid(reader: &mut Reader<'_>) -> Option<Grid> {
 }
 
 fn write_row(row: &Row, out: &mut Vec<u8>) {
-    let blank = Cell::new();
+    // A blank cell is `Cell::new()`: no text, no width flags, default attributes.
+    let default = Attrs::default();
     let kept = row
         .cells
         .iter()
-        .rposition(|cell| *cell != blank)
+        .rposition(|cell| cell.len != 0 || cell.attrs != default)
         .map_or(0, |last| last + 1);
+    out.reserve(5 + 2 * kept);
     write_u16_of(row.cells.len(), out);
     out.push(u8::from(row.wrapped));
     write_u16_of(kept, out);
