@@ -386,6 +386,36 @@ mod tests {
     }
 
     #[test]
+    fn rows_scrolled_out_of_a_full_scrollback_come_back_blank_and_at_the_new_width() {
+        let mut screen = Screen::new(20, 4);
+        // Coloured, wide, wrapped and background-erased lines fill the scrollback.
+        for i in 0..SCROLLBACK_LINES + 10 {
+            screen.process(&format!(
+                "\x1b[44;31m漢{i} a line wrapping past twenty columns\x1b[K\x1b[0m\r\n"
+            ));
+        }
+        screen.resize(30, 4);
+        screen.process("\r\n\r\n\r\n\r\n");
+        let view = screen.screen();
+        for row in 0..4 {
+            assert!(!view.row_wrapped(row));
+            for col in 0..30 {
+                let cell = view.cell(row, col).unwrap();
+                assert!(!cell.has_contents(), "{row},{col}");
+                assert_eq!(cell.bgcolor(), vt100::Color::Default, "{row},{col}");
+                assert!(!cell.is_wide() && !cell.is_wide_continuation());
+            }
+        }
+        drop(view);
+        // The bottom row, recycled from a 20-column one, holds 30 columns.
+        screen.process(&"x".repeat(30));
+        assert_eq!(
+            screen.screen().contents(),
+            format!("\n\n\n{}", "x".repeat(30))
+        );
+    }
+
+    #[test]
     fn a_copy_made_at_rest_goes_on_as_the_screen_does() {
         let mut screen = Screen::new(40, 10);
         screen.process("one \x1b[31mred");

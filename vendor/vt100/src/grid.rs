@@ -560,19 +560,31 @@ impl Grid {
 
     pub fn scroll_up(&mut self, count: u16) {
         for _ in 0..(count.min(self.size.rows - self.scroll_top)) {
-            self.rows
-                .insert(usize::from(self.scroll_bottom) + 1, self.new_row());
             let removed = self.rows.remove(usize::from(self.scroll_top));
+            // The row that leaves (the screen, or a full scrollback) becomes the new blank
+            // row, instead of one row freed and another allocated per scrolled line.
+            let mut recycled = None;
             if self.scrollback_len > 0 && !self.scroll_region_active() {
                 self.scrollback.push_back(removed);
                 while self.scrollback.len() > self.scrollback_len {
-                    self.scrollback.pop_front();
+                    recycled = self.scrollback.pop_front();
                 }
                 if self.scrollback_offset > 0 {
                     self.scrollback_offset =
                         self.scrollback.len().min(self.scrollback_offset + 1);
                 }
+            } else {
+                recycled = Some(removed);
             }
+            let new_row = recycled.map_or_else(
+                || self.new_row(),
+                |mut row| {
+                    row.resize(self.size.cols, crate::Cell::new());
+                    row.clear(crate::attrs::Attrs::default());
+                    row
+                },
+            );
+            self.rows.insert(usize::from(self.scroll_bottom), new_row);
         }
     }
 
