@@ -14,9 +14,9 @@ use crate::session::state::{SessionState, StoredState};
 
 /// A snapshot is taken after this many bytes of terminal text have been applied since the
 /// previous one, bounding the work of a seek.
-const SNAPSHOT_TEXT_BYTES: usize = 2 * 1024 * 1024;
+const SNAPSHOT_TEXT_BYTES: usize = 1024 * 1024;
 /// …or after this many events.
-const SNAPSHOT_EVENTS: usize = 20_000;
+const SNAPSHOT_EVENTS: usize = 10_000;
 /// Most memory the snapshots of one replay hold together, counted as what each stored state
 /// holds (its terminals compressed, its files' text). Past it every other snapshot is dropped
 /// and the spacing doubles, so a journal of any length keeps a bounded number of snapshots
