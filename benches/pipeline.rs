@@ -1,5 +1,6 @@
-//! Benchmarks of the hot paths: frame rendering, terminal ingest, metric extraction, the
-//! reducer, journal append, replay seek, and diff + highlight of a 6,000-line pair.
+//! Benchmarks of the hot paths: frame rendering, terminal ingest, a replay snapshot's
+//! terminal stored and restored, metric extraction, the reducer, journal append, replay
+//! seek, and diff + highlight of a 6,000-line pair.
 //! `cargo bench --bench pipeline`
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -85,6 +86,20 @@ fn ingest(c: &mut Criterion) {
             })
         });
     }
+    group.finish();
+}
+
+/// A replay snapshot's terminal: a 120×40 screen whose 10,000-line scrollback is full of
+/// progress lines, stored compactly and restored.
+fn screen_snapshot(c: &mut Criterion) {
+    let mut screen = Screen::new(120, 40);
+    screen.process(&progress_lines(10_040));
+    let stored = screen.store();
+    let mut group = c.benchmark_group("screen_snapshot_full_scrollback");
+    group.bench_function("store", |b| b.iter(|| black_box(screen.store())));
+    group.bench_function("restore", |b| {
+        b.iter(|| black_box(stored.restore().map(|s| s.screen().cursor_position())))
+    });
     group.finish();
 }
 
@@ -366,6 +381,6 @@ fn diff_pair(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(3));
-    targets = frames, ingest, extraction, reducer, journal, diff_pair
+    targets = frames, ingest, screen_snapshot, extraction, reducer, journal, diff_pair
 }
 criterion_main!(benches);

@@ -74,6 +74,18 @@ pub enum TranscriptItem {
 }
 
 impl TranscriptItem {
+    /// The bytes of text the item holds (for what a replay snapshot costs).
+    pub fn text_len(&self) -> usize {
+        match self {
+            TranscriptItem::Session { id: text }
+            | TranscriptItem::Message { text }
+            | TranscriptItem::FileEdit { path: text }
+            | TranscriptItem::Final { text, .. } => text.len(),
+            TranscriptItem::ToolCall { tool, input } => tool.len() + input.len(),
+            TranscriptItem::Usage { .. } => 0,
+        }
+    }
+
     /// A one-line description for progress output and the timeline.
     pub fn describe(&self) -> String {
         match self {

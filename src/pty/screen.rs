@@ -1,6 +1,7 @@
 //! A terminal screen (vt100) with a bounded scrollback, fed with decoded PTY text through
 //! the escape-string cap, and told whether its escape-sequence parser is at rest (between
-//! sequences), the only moments a copy of it is exact. Readers see it through `&self`, the
+//! sequences), the only moments a copy of it is exact; stored compactly for replay snapshots
+//! ([`StoredScreen`]). Readers see it through `&self`, the
 //! scrollback included: vt100 keeps its view offset inside the screen, so the wrapper sets
 //! it only for the length of one read and puts it back before returning.
 
@@ -108,20 +109,83 @@ impl Screen {
         result
     }
 
-    /// About how many bytes the screen holds: its cells, visible, alternate and scrolled
-    /// back.
-    pub fn held_bytes(&mut self) -> usize {
-        let screen = self.parser.get_mut().screen_mut();
-        screen.set_scrollback(usize::MAX);
-        let scrolled = screen.scrollback();
-        screen.set_scrollback(0);
-        let (rows, cols) = screen.size();
-        (scrolled + 2 * usize::from(rows)) * usize::from(cols) * std::mem::size_of::<vt100::Cell>()
+    /// The screen stored compactly for a replay snapshot: vt100's exact encoding of every
+    /// cell, mode and cursor (about a byte per character), compressed. Restoring it is exact
+    /// when [`Screen::at_rest`] holds, as for a copy.
+    pub fn store(&self) -> StoredScreen {
+        let mut encoded = Vec::new();
+        self.screen().write_compact(&mut encoded);
+        let encoded_len = encoded.len();
+        let (bytes, compressed) = if encoded_len < STORED_UNCOMPRESSED_BELOW {
+            (encoded, false)
+        } else {
+            match zstd::bulk::compress(&encoded, STORED_LEVEL) {
+                Ok(bytes) => (bytes, true),
+                Err(error) => {
+                    tracing::warn!("replay snapshot kept uncompressed: {error}");
+                    (encoded, false)
+                }
+            }
+        };
+        StoredScreen {
+            bytes: bytes.into_boxed_slice(),
+            encoded_len,
+            compressed,
+            cap: self.cap.clone(),
+        }
     }
 
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
     pub fn contents(&self) -> String {
         self.screen().contents()
+    }
+}
+
+/// The zstd level of stored screens: rows of a log compress about tenfold at level 1, and
+/// higher levels cost more time per snapshot than they save in memory.
+const STORED_LEVEL: i32 = 1;
+
+/// Encodings shorter than this are kept as they are: a small screen saves less by
+/// compression than a compression context costs to set up.
+const STORED_UNCOMPRESSED_BELOW: usize = 16 * 1024;
+
+/// A screen stored compactly ([`Screen::store`]).
+#[derive(Debug, Clone)]
+pub struct StoredScreen {
+    /// vt100's compact encoding of the screen, compressed when `compressed`.
+    bytes: Box<[u8]>,
+    /// The length of the encoding before compression.
+    encoded_len: usize,
+    compressed: bool,
+    cap: EscapeCap,
+}
+
+impl StoredScreen {
+    /// The screen as it was stored, its parser at rest; `None` when the stored bytes do not
+    /// decode (they are only ever written by [`Screen::store`]).
+    pub fn restore(&self) -> Option<Screen> {
+        let decompressed;
+        let encoded: &[u8] = if self.compressed {
+            decompressed = zstd::bulk::decompress(&self.bytes, self.encoded_len).ok()?;
+            &decompressed
+        } else {
+            &self.bytes
+        };
+        let screen = vt100::Screen::from_compact(encoded)?;
+        let (rows, cols) = screen.size();
+        let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_LINES);
+        *parser.screen_mut() = screen;
+        Some(Screen {
+            parser: RefCell::new(parser),
+            cap: self.cap.clone(),
+            scratch: String::new(),
+            sequence: Sequence::Ground,
+        })
+    }
+
+    /// The bytes the stored screen holds.
+    pub fn held_bytes(&self) -> usize {
+        self.bytes.len() + std::mem::size_of::<Self>()
     }
 }
 
@@ -241,6 +305,114 @@ mod tests {
             screen.process(piece);
             assert_eq!(screen.at_rest(), rest, "{piece:?}");
         }
+    }
+
+    /// Pieces of output that reach every part of a screen's state: scroll regions, the saved
+    /// cursor, origin mode, the alternate screen, input and mouse modes, colours, wide and
+    /// combining characters, wrapping, erasing with a background, scrolling.
+    const STATE_PIECES: [&str; 24] = [
+        "text ",
+        "漢字é\u{301}",
+        "\r\n",
+        "\r\n\r\n\r\n\r\n\r\n",
+        "a long line that wraps past the end of a narrow screen ",
+        "\x1b[31m",
+        "\x1b[38;2;1;2;3m\x1b[44m",
+        "\x1b[1;3;4;7m",
+        "\x1b[0m",
+        "\x1b[K",
+        "\x1b[2;5r",
+        "\x1b[r",
+        "\x1b7",
+        "\x1b8",
+        "\x1b[?6h",
+        "\x1b[?6l",
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b[?1h\x1b=",
+        "\x1b[?1002h\x1b[?1006h",
+        "\x1b[?2004h\x1b[?25l",
+        "\x1b[3S",
+        "\x1b[5;10H",
+        "\x1b[2J\x1b[H",
+    ];
+
+    fn fed(screen: &mut Screen, pieces: &[usize], resize_at: Option<usize>) {
+        for (i, &piece) in pieces.iter().enumerate() {
+            if resize_at == Some(i) {
+                screen.resize(23, 7);
+            }
+            screen.process(STATE_PIECES[piece]);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn a_stored_screen_restores_exactly_and_goes_on_as_the_screen_does(
+            before in proptest::collection::vec(0..STATE_PIECES.len(), 0..60),
+            after in proptest::collection::vec(0..STATE_PIECES.len(), 0..30),
+            resize_at in proptest::option::of(0usize..60),
+        ) {
+            let mut screen = Screen::new(17, 6);
+            fed(&mut screen, &before, resize_at);
+            let mut restored = screen.store().restore().unwrap();
+            proptest::prop_assert!(*restored.screen() == *screen.screen());
+            fed(&mut screen, &after, None);
+            fed(&mut restored, &after, None);
+            proptest::prop_assert!(*restored.screen() == *screen.screen());
+        }
+    }
+
+    #[test]
+    fn a_full_scrollback_of_log_lines_is_stored_in_a_few_bytes_a_line() {
+        let mut screen = Screen::new(120, 50);
+        for i in 0..SCROLLBACK_LINES + 50 {
+            screen.process(&format!(
+                "\x1b[32m{:3}%\x1b[0m|\x1b[36m{:<30}\x1b[0m| step {i} loss={:.4} acc={:.4}\r\n",
+                i / 100,
+                "#".repeat(i % 30),
+                1.0 / (i as f64 + 1.0),
+                (i % 1000) as f64 / 1000.0
+            ));
+        }
+        let stored = screen.store();
+        // As vt100 holds them, these rows are 10,050 × 120 cells of 32 bytes (38.6 MB).
+        let held = stored.held_bytes();
+        assert!(held < 8 * SCROLLBACK_LINES, "{held} bytes");
+        let restored = stored.restore().unwrap();
+        assert!(*restored.screen() == *screen.screen());
+    }
+
+    #[test]
+    fn rows_scrolled_out_of_a_full_scrollback_come_back_blank_and_at_the_new_width() {
+        let mut screen = Screen::new(20, 4);
+        // Coloured, wide, wrapped and background-erased lines fill the scrollback.
+        for i in 0..SCROLLBACK_LINES + 10 {
+            screen.process(&format!(
+                "\x1b[44;31m漢{i} a line wrapping past twenty columns\x1b[K\x1b[0m\r\n"
+            ));
+        }
+        screen.resize(30, 4);
+        screen.process("\r\n\r\n\r\n\r\n");
+        let view = screen.screen();
+        for row in 0..4 {
+            assert!(!view.row_wrapped(row));
+            for col in 0..30 {
+                let cell = view.cell(row, col).unwrap();
+                assert!(!cell.has_contents(), "{row},{col}");
+                assert_eq!(cell.bgcolor(), vt100::Color::Default, "{row},{col}");
+                assert!(!cell.is_wide() && !cell.is_wide_continuation());
+            }
+        }
+        drop(view);
+        // The bottom row, recycled from a 20-column one, holds 30 columns.
+        screen.process(&"x".repeat(30));
+        assert_eq!(
+            screen.screen().contents(),
+            format!("\n\n\n{}", "x".repeat(30))
+        );
     }
 
     #[test]

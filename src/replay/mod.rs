@@ -10,26 +10,28 @@ use std::path::Path;
 
 use crate::event::Event;
 use crate::journal::{Entry, Header, Journal, JournalError, JournalReader, JournalSeeker, Place};
-use crate::session::state::SessionState;
+use crate::session::state::{SessionState, StoredState};
 
 /// A snapshot is taken after this many bytes of terminal text have been applied since the
 /// previous one, bounding the work of a seek.
-const SNAPSHOT_TEXT_BYTES: usize = 2 * 1024 * 1024;
+const SNAPSHOT_TEXT_BYTES: usize = 1024 * 1024;
 /// …or after this many events.
-const SNAPSHOT_EVENTS: usize = 20_000;
-/// Most memory the snapshots of one replay hold together. Past it every other snapshot is
-/// dropped and the spacing doubles, so a journal of any length keeps a bounded number of
-/// snapshots (seeks in a very long journal replay more, instead of memory growing).
-const SNAPSHOT_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+const SNAPSHOT_EVENTS: usize = 10_000;
+/// Most memory the snapshots of one replay hold together, counted as what each stored state
+/// holds (its terminals compressed, its files' text). Past it every other snapshot is dropped
+/// and the spacing doubles, so a journal of any length keeps a bounded number of snapshots
+/// (seeks in a very long journal replay more, instead of memory growing). A stored terminal
+/// with a full scrollback of log lines is tens of kilobytes, so this holds hundreds.
+const SNAPSHOT_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 /// Slowest and fastest playback speeds.
 pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
 /// The snapshots being taken while a journal is read, within a memory budget.
 struct Snapshots {
-    /// (index of the next entry to apply, state after applying everything before it); the
-    /// first is the empty state.
-    kept: Vec<(usize, SessionState)>,
+    /// (index of the next entry to apply, state after applying everything before it,
+    /// stored); the first is the empty state.
+    kept: Vec<(usize, StoredState)>,
     /// The size in bytes of each kept state.
     sizes: Vec<usize>,
     budget: usize,
@@ -40,18 +42,20 @@ struct Snapshots {
 impl Snapshots {
     fn new(budget: usize) -> Self {
         Snapshots {
-            kept: vec![(0, SessionState::new())],
+            kept: vec![(0, SessionState::new().store())],
             sizes: vec![0],
             budget,
             spacing: 1,
         }
     }
 
-    /// Keeps a copy of `state` as the state before entry `next`; while the copies exceed the
-    /// budget, drops every other one (the empty first state stays) and doubles the spacing.
-    fn push(&mut self, next: usize, state: &mut SessionState) {
-        self.sizes.push(state.held_bytes());
-        self.kept.push((next, state.clone()));
+    /// Keeps `state`, stored, as the state before entry `next`; while the stored states
+    /// exceed the budget, drops every other one (the empty first state stays) and doubles
+    /// the spacing.
+    fn push(&mut self, next: usize, state: &SessionState) {
+        let stored = state.store();
+        self.sizes.push(stored.held_bytes());
+        self.kept.push((next, stored));
         while self.sizes.iter().sum::<usize>() > self.budget && self.kept.len() > 2 {
             let mut position = 0;
             self.kept.retain(|_| {
@@ -115,14 +119,14 @@ impl Index {
         self.text_bytes += text_len(&entry.event);
         self.events += 1;
         let spacing = self.snapshots.spacing;
-        // A snapshot is only taken with both terminals between escape sequences (a copied
-        // screen restarts its parser), so restoring one is exactly playing up to it.
+        // A snapshot is only taken with both terminals between escape sequences (a stored
+        // screen restores with its parser at rest), so restoring one is exactly playing up to it.
         let at_rest = self.state.agent_screen.at_rest() && self.state.run_screen.at_rest();
         if at_rest
-            && (self.text_bytes >= self.spacing.text_bytes * spacing
-                || self.events >= self.spacing.events * spacing)
+            && (self.text_bytes >= self.spacing.text_bytes.saturating_mul(spacing)
+                || self.events >= self.spacing.events.saturating_mul(spacing))
         {
-            self.snapshots.push(self.times.len(), &mut self.state);
+            self.snapshots.push(self.times.len(), &self.state);
             self.text_bytes = 0;
             self.events = 0;
         }
@@ -200,8 +204,9 @@ pub struct Player {
     /// The time of each event.
     times: Vec<f64>,
     markers: Vec<(f64, String)>,
-    /// (index of the next entry to apply, state after applying everything before it).
-    snapshots: Vec<(usize, SessionState)>,
+    /// (index of the next entry to apply, state after applying everything before it,
+    /// stored).
+    snapshots: Vec<(usize, StoredState)>,
     state: SessionState,
     next: usize,
     position: f64,
@@ -222,12 +227,7 @@ fn text_len(event: &Event) -> usize {
 impl Player {
     /// Prepares playback of a journal held in memory: one pass builds the snapshots.
     pub fn new(journal: Journal) -> Player {
-        Player::with_snapshot_budget(journal, SNAPSHOT_BUDGET_BYTES)
-    }
-
-    /// [`Player::new`] with the snapshots' memory bounded by `budget` bytes.
-    fn with_snapshot_budget(journal: Journal, budget: usize) -> Player {
-        Player::with_snapshots(journal, budget, SPACING)
+        Player::with_snapshots(journal, SNAPSHOT_BUDGET_BYTES, SPACING)
     }
 
     /// [`Player::new`] with the snapshots' memory budget and spacing given.
@@ -336,19 +336,21 @@ impl Player {
         self.next != start
     }
 
-    /// Moves to `target` seconds: forward by applying events, backward from the nearest
-    /// earlier snapshot.
+    /// Moves to `target` seconds from the nearest snapshot before it: restored when the
+    /// position is past the target or before that snapshot, so a seek either way applies at
+    /// most the events between two snapshots; otherwise by applying the events in between.
     pub fn seek(&mut self, target: f64) {
         let target = target.clamp(0.0, self.end);
-        if target < self.position || self.next == 0 {
-            let limit = self.times.partition_point(|t| *t <= target);
-            let (index, snapshot) = self
-                .snapshots
-                .iter()
-                .rev()
-                .find(|(i, _)| *i <= limit)
-                .map_or_else(|| (0, SessionState::new()), |(i, s)| (*i, s.clone()));
-            self.state = snapshot;
+        let limit = self.times.partition_point(|t| *t <= target);
+        let nearest = self.snapshots.iter().rev().find(|(i, _)| *i <= limit);
+        let behind_nearest = nearest.is_some_and(|(i, _)| *i > self.next);
+        if limit < self.next || behind_nearest {
+            let restored = nearest.and_then(|(i, stored)| Some((*i, stored.restore()?)));
+            let (index, state) = restored.unwrap_or_else(|| {
+                tracing::warn!("replay: a snapshot did not restore; playing from the start");
+                (0, SessionState::new())
+            });
+            self.state = state;
             self.next = index;
         }
         self.apply_until(target);

@@ -138,21 +138,26 @@ fn assert_seeks_equal_playing(player: &mut Player, j: &Journal, targets: &[f64])
 #[test]
 fn snapshots_stay_within_their_memory_budget_and_seeks_stay_exact() {
     let j = journal(45_000);
-    let unbounded = Player::new(j.clone());
-    // Room for one and a half states with a full agent scrollback (10,000 rows of 80 cells).
-    let budget = 3 * 10_048 * 80 * 32 / 2;
-    let mut player = Player::with_snapshot_budget(j.clone(), budget);
+    let spacing = Spacing {
+        text_bytes: usize::MAX,
+        events: 2_000,
+    };
+    let unbounded = Player::with_snapshots(j.clone(), usize::MAX, spacing);
+    // Room for a third of what the unbounded player keeps.
+    let all: usize = unbounded
+        .snapshots
+        .iter()
+        .map(|(_, s)| s.held_bytes())
+        .sum();
+    let budget = all / 3;
+    let mut player = Player::with_snapshots(j.clone(), budget, spacing);
     assert!(player.snapshot_count() < unbounded.snapshot_count());
     assert!(
         player.snapshot_count() >= 2,
         "snapshots: {}",
         player.snapshot_count()
     );
-    let held: usize = player
-        .snapshots
-        .iter_mut()
-        .map(|(_, s)| s.held_bytes())
-        .sum();
+    let held: usize = player.snapshots.iter().map(|(_, s)| s.held_bytes()).sum();
     assert!(held <= budget, "{held} bytes held");
     let end = player.end();
     assert_seeks_equal_playing(&mut player, &j, &[449.5, 10.0, 250.0, 0.05, end, 120.33]);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
-use crate::pty::screen::Screen;
+use crate::pty::screen::{Screen, StoredScreen};
 
 use crate::event::{
     Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, SessionTask, Stage,
@@ -191,6 +191,55 @@ pub struct SessionState {
     reference: BTreeMap<String, (Vec<(f64, f64)>, f64)>,
 }
 
+/// A state stored for a replay snapshot ([`SessionState::store`]).
+#[derive(Debug, Clone)]
+pub struct StoredState {
+    /// The state, its two screens left empty.
+    rest: SessionState,
+    agent_screen: StoredScreen,
+    run_screen: StoredScreen,
+}
+
+impl StoredState {
+    /// The state as it was stored; `None` when a stored screen does not decode.
+    pub fn restore(&self) -> Option<SessionState> {
+        let mut state = self.rest.clone();
+        state.agent_screen = self.agent_screen.restore()?;
+        state.run_screen = self.run_screen.restore()?;
+        Some(state)
+    }
+
+    /// About how many bytes the stored state holds: its stored screens, the text of the
+    /// recorded files, and each phase's metric samples and transcript.
+    pub fn held_bytes(&self) -> usize {
+        let files: usize = [&self.rest.baseline, &self.rest.files]
+            .into_iter()
+            .flat_map(BTreeMap::values)
+            .chain(self.rest.previous.values().flatten())
+            .map(|f| f.path.len() + f.text.as_ref().map_or(0, String::len))
+            .sum();
+        let phases: usize = self
+            .rest
+            .phases
+            .iter()
+            .map(|phase| {
+                let samples: usize = phase
+                    .metrics
+                    .values()
+                    .map(|series| std::mem::size_of_val(series.points()))
+                    .sum();
+                let transcript: usize = phase
+                    .transcript
+                    .iter()
+                    .map(|item| std::mem::size_of_val(item) + item.text_len())
+                    .sum();
+                samples + transcript
+            })
+            .sum();
+        self.agent_screen.held_bytes() + self.run_screen.held_bytes() + files + phases
+    }
+}
+
 impl Default for SessionState {
     fn default() -> Self {
         Self::new()
@@ -235,16 +284,37 @@ impl SessionState {
         &mut self.phases[index]
     }
 
-    /// About how many bytes the state holds: both screens with their scrollback and the
-    /// text of the recorded files (what a replay snapshot costs).
-    pub fn held_bytes(&mut self) -> usize {
-        let files: usize = self
-            .baseline
-            .values()
-            .chain(self.files.values())
-            .map(|f| f.path.len() + f.text.as_ref().map_or(0, String::len))
-            .sum();
-        self.agent_screen.held_bytes() + self.run_screen.held_bytes() + files
+    /// The state kept for a replay snapshot: everything as it is but the two terminals,
+    /// which are stored compactly ([`Screen::store`]); exact when both terminals are at rest.
+    pub fn store(&self) -> StoredState {
+        StoredState {
+            rest: SessionState {
+                task: self.task.clone(),
+                phase: self.phase,
+                stage: self.stage,
+                mode: self.mode,
+                waiting: self.waiting.clone(),
+                paused: self.paused,
+                agent_running: self.agent_running,
+                run_running: self.run_running,
+                queued: self.queued.clone(),
+                agent_screen: Screen::new(0, 0),
+                run_screen: Screen::new(0, 0),
+                phases: self.phases.clone(),
+                baseline: self.baseline.clone(),
+                files: self.files.clone(),
+                previous: self.previous.clone(),
+                files_version: self.files_version,
+                now: self.now,
+                notice: self.notice.clone(),
+                activity: self.activity.clone(),
+                finished: self.finished.clone(),
+                version: self.version,
+                reference: self.reference.clone(),
+            },
+            agent_screen: self.agent_screen.store(),
+            run_screen: self.run_screen.store(),
+        }
     }
 
     /// The record of `phase` (1-based), if it exists.

@@ -357,3 +357,39 @@ fn a_parity_report_stays_with_its_grade_and_reaches_the_result() {
     s.apply(2.0, &graded);
     assert_eq!(s.phase(1).unwrap().parity, None);
 }
+
+#[test]
+fn a_stored_state_counts_what_it_holds_and_restores_it() {
+    let mut s = SessionState::new();
+    s.run_screen = Screen::new(120, 40);
+    for i in 0..12_000 {
+        s.run_screen.process(&format!(
+            "\x1b[32mstep {i}\x1b[0m loss={}\r\n",
+            1.0 / f64::from(i + 1)
+        ));
+    }
+    let series: Series = (0..1_000)
+        .map(|i| Point {
+            step: Some(f64::from(i)),
+            value: f64::from(i) / 1_000.0,
+        })
+        .collect();
+    s.phase_mut(1).metrics.insert("acc".into(), series.clone());
+    s.phase_mut(1).transcript.push(TranscriptItem::Message {
+        text: "x".repeat(5_000),
+    });
+    let stored = s.store();
+    let held = stored.held_bytes();
+    let samples = 1_000 * std::mem::size_of::<Point>();
+    // The samples and the transcript's text are counted; the screens (a full scrollback,
+    // 10,040 × 120 cells of 32 bytes as vt100 holds them) take little.
+    assert!(held > samples + 5_000, "{held} bytes");
+    assert!(held < samples + 5_000 + 200_000, "{held} bytes");
+    let restored = stored.restore().unwrap();
+    assert!(*restored.run_screen.screen() == *s.run_screen.screen());
+    assert_eq!(restored.phase(1).unwrap().metrics["acc"], series);
+    assert_eq!(
+        restored.phase(1).unwrap().transcript,
+        s.phase(1).unwrap().transcript
+    );
+}
