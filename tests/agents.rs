@@ -291,7 +291,14 @@ fn gemini_stream_json_resumes_its_session() {
     let p1 = log[0]["prompt"].as_str().unwrap();
     assert_eq!(
         argv(&log[0]),
-        ["-p", p1, "--output-format", "stream-json", "--yolo"]
+        [
+            "-p",
+            p1,
+            "--output-format",
+            "stream-json",
+            "--yolo",
+            "--skip-trust"
+        ]
     );
     let p2 = log[1]["prompt"].as_str().unwrap();
     assert_eq!(
@@ -303,7 +310,8 @@ fn gemini_stream_json_resumes_its_session() {
             p2,
             "--output-format",
             "stream-json",
-            "--yolo"
+            "--yolo",
+            "--skip-trust"
         ]
     );
     let items = transcript(&dir);
@@ -324,11 +332,17 @@ fn aider_restores_its_chat_history_in_phase_two() {
     let setup = Setup::new();
     let (dir, log, _) = two_phase(&setup, "aider");
     let p1 = log[0]["prompt"].as_str().unwrap();
-    assert_eq!(argv(&log[0]), ["--message", p1, "--yes-always"]);
+    assert_eq!(argv(&log[0]), ["--message", p1, "--yes-always", "--no-git"]);
     let p2 = log[1]["prompt"].as_str().unwrap();
     assert_eq!(
         argv(&log[1]),
-        ["--message", p2, "--yes-always", "--restore-chat-history"]
+        [
+            "--message",
+            p2,
+            "--yes-always",
+            "--no-git",
+            "--restore-chat-history"
+        ]
     );
     assert!(transcript(&dir).is_empty(), "aider prints text, not events");
 }

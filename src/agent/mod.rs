@@ -464,7 +464,10 @@ mod tests {
         );
         let tui = AgentSpec::resolve("aider", &none, false).unwrap();
         assert!(tui.types_prompt());
-        assert_eq!(tui.argv(&ctx(1, None), None), ["aider", "--yes-always"]);
+        assert_eq!(
+            tui.argv(&ctx(1, None), None),
+            ["aider", "--yes-always", "--no-git"]
+        );
         assert!(!AgentSpec::Shell.types_prompt());
         let err = AgentSpec::resolve("gemini", &none, true)
             .unwrap()

@@ -149,14 +149,14 @@ const PRESETS: [Preset; 5] = [
         hosts: &["api.openai.com", "api.anthropic.com"],
         state: &[".aider"],
         oneshot: Variant {
-            command: "aider --message {prompt} --yes-always",
-            resume: Some("aider --message {prompt} --yes-always --restore-chat-history"),
+            command: "aider --message {prompt} --yes-always --no-git",
+            resume: Some("aider --message {prompt} --yes-always --no-git --restore-chat-history"),
             resume_last: None,
             output: OutputFormat::Text,
         },
         interactive: Variant {
-            command: "aider --yes-always",
-            resume: Some("aider --yes-always --restore-chat-history"),
+            command: "aider --yes-always --no-git",
+            resume: Some("aider --yes-always --no-git --restore-chat-history"),
             resume_last: None,
             output: OutputFormat::Text,
         },
@@ -171,18 +171,18 @@ const PRESETS: [Preset; 5] = [
         ],
         state: &[".gemini"],
         oneshot: Variant {
-            command: "gemini -p {prompt} --output-format stream-json --yolo",
+            command: "gemini -p {prompt} --output-format stream-json --yolo --skip-trust",
             resume: Some(
-                "gemini --resume {session} -p {prompt} --output-format stream-json --yolo",
+                "gemini --resume {session} -p {prompt} --output-format stream-json --yolo --skip-trust",
             ),
             resume_last: Some(
-                "gemini --resume latest -p {prompt} --output-format stream-json --yolo",
+                "gemini --resume latest -p {prompt} --output-format stream-json --yolo --skip-trust",
             ),
             output: OutputFormat::GeminiStreamJson,
         },
         interactive: Variant {
-            command: "gemini --yolo",
-            resume: Some("gemini --resume latest --yolo"),
+            command: "gemini --yolo --skip-trust",
+            resume: Some("gemini --resume latest --yolo --skip-trust"),
             resume_last: None,
             output: OutputFormat::Text,
         },
@@ -192,6 +192,7 @@ const PRESETS: [Preset; 5] = [
         install: "npm install -g opencode-ai",
         hosts: &["models.dev", "api.anthropic.com", "api.openai.com"],
         state: &[
+            ".config/opencode",
             ".local/share/opencode",
             ".local/state/opencode",
             ".cache/opencode",

@@ -42,7 +42,7 @@ pub enum PtyError {
 pub struct PtySpec {
     /// argv; the first element is the program (searched on the PATH given in `env`).
     pub argv: Vec<String>,
-    /// Working folder.
+    /// Working folder; the child's `PWD` is set to it.
     pub cwd: PathBuf,
     /// Variables set on top of xstack's own environment.
     pub env: Vec<(String, String)>,
@@ -98,6 +98,9 @@ impl PtyProcess {
         for key in &spec.env_remove {
             cmd.env_remove(key);
         }
+        // Programs that take their folder from `$PWD` (OpenCode does) must see the folder
+        // they run in, not the one xstack was started from.
+        cmd.env("PWD", &spec.cwd);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }

@@ -35,6 +35,21 @@ async fn runs_in_a_terminal_with_env_and_exit_status() {
 }
 
 #[tokio::test]
+async fn the_child_sees_its_own_folder_as_pwd() {
+    // printenv, not a shell: a shell would correct PWD itself.
+    let folder = tempfile::tempdir().unwrap();
+    let spec = PtySpec {
+        argv: vec!["printenv".into(), "PWD".into()],
+        cwd: folder.path().to_path_buf(),
+        ..spec("")
+    };
+    let (proc_, mut streams) = PtyProcess::spawn(&spec).unwrap();
+    let out = collect(&mut streams).await;
+    assert_eq!(out.trim(), folder.path().display().to_string());
+    drop(proc_);
+}
+
+#[tokio::test]
 async fn input_reaches_the_child_and_resize_is_seen() {
     let (mut p, mut streams) =
         PtyProcess::spawn(&spec("read line; echo got:$line; stty size")).unwrap();

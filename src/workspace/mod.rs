@@ -30,6 +30,10 @@ const VERIFY_SKIPPED: &[&str] = &[
     "venv",
 ];
 
+/// aider's chat history, input history and tag cache (`.aider.chat.history.md`,
+/// `.aider.tags.cache.v4/`, …), left out of the verify copy with the other caches.
+const AIDER_PREFIX: &str = ".aider";
+
 /// Workspace errors.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -104,6 +108,7 @@ fn skipped(name: &str, is_dir: bool, clean: bool) -> bool {
     }
     clean
         && (VERIFY_SKIPPED.contains(&name)
+            || name.starts_with(AIDER_PREFIX)
             || (!is_dir && (name.ends_with(".pyc") || name.ends_with(".log"))))
 }
 

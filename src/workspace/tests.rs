@@ -14,6 +14,8 @@ fn copy_skips_version_control_and_clean_copy_skips_caches() {
     write(src.path(), "__pycache__/a.pyc", "c");
     write(src.path(), "old.log", "log");
     write(src.path(), ".xstack/done", "");
+    write(src.path(), ".aider.chat.history.md", "# aider chat");
+    write(src.path(), ".aider.tags.cache.v4/cache.db", "tags");
     let dst = tempfile::tempdir().unwrap();
     copy_tree(src.path(), &dst.path().join("w"), false).unwrap();
     assert!(dst.path().join("w/train.py").is_file());
@@ -21,7 +23,14 @@ fn copy_skips_version_control_and_clean_copy_skips_caches() {
     assert!(dst.path().join("w/old.log").exists());
     copy_tree(src.path(), &dst.path().join("v"), true).unwrap();
     assert!(dst.path().join("v/train.py").is_file());
-    for gone in ["v/.git", "v/__pycache__", "v/old.log", "v/.xstack"] {
+    for gone in [
+        "v/.git",
+        "v/__pycache__",
+        "v/old.log",
+        "v/.xstack",
+        "v/.aider.chat.history.md",
+        "v/.aider.tags.cache.v4",
+    ] {
         assert!(!dst.path().join(gone).exists(), "{gone}");
     }
 }
