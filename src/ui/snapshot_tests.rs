@@ -377,20 +377,39 @@ fn criterion_session(
     state
 }
 
-/// The Metrics pane of `state` as the whole screen of `width`×`height` draws it: its text
-/// and the buffer.
-fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffer) {
+/// A frame of `state` as `app` shows it on a `width`×`height` screen (dark theme, no diff
+/// built), and where everything went.
+fn draw_frame(
+    state: &SessionState,
+    app: &App,
+    width: u16,
+    height: u16,
+) -> (Terminal<TestBackend>, super::layout::FrameLayout) {
     let theme = Theme::dark();
-    let mut app = App::new(true);
-    // On a compact screen only the focused pane is drawn whole.
-    app.focus = PaneId::Metrics;
     let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let mut layout = None;
     terminal
-        .draw(|f| layout = Some(draw::draw(f, state, &app, &diff, &theme)))
+        .draw(|f| layout = Some(draw::draw(f, state, app, &diff, &theme)))
         .unwrap();
-    let rect = layout.unwrap().panes[PaneId::Metrics.index()];
+    (terminal, layout.unwrap())
+}
+
+/// The text of the first row of `rect` in `buffer`.
+fn row_text(buffer: &Buffer, rect: Rect) -> String {
+    (rect.left()..rect.right())
+        .map(|x| buffer[(x, rect.y)].symbol())
+        .collect()
+}
+
+/// The Metrics pane of `state` as the whole screen of `width`×`height` draws it: its text
+/// and the buffer.
+fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffer) {
+    let mut app = App::new(true);
+    // On a compact screen only the focused pane is drawn whole.
+    app.focus = PaneId::Metrics;
+    let (terminal, layout) = draw_frame(state, &app, width, height);
+    let rect = layout.panes[PaneId::Metrics.index()];
     let buffer = terminal.backend().buffer();
     let mut text = String::new();
     let mut pane = Buffer::empty(rect);
@@ -511,17 +530,9 @@ fn help_is_sized_to_its_rows_and_the_screen() {
     let rows: Vec<(&str, &str)> = super::keymap::help_rows().collect();
     let mut checked = 0;
     for (width, height) in [(200, 50), (120, 35), (80, 24)] {
-        let state = session();
-        let theme = Theme::dark();
         let mut app = App::new(true);
         app.popup = Some(super::app::Popup::Help(0));
-        let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| {
-                draw::draw(f, &state, &app, &diff, &theme);
-            })
-            .unwrap();
+        let (terminal, _) = draw_frame(&session(), &app, width, height);
         let (rect, columns) = draw::help_rect(Rect::new(0, 0, width, height), &rows);
         assert!(rect.right() <= width && rect.bottom() <= height);
         let buffer = terminal.backend().buffer();
@@ -572,19 +583,8 @@ fn a_pass_in_phase_one_ends_the_phase_trail_there() {
             stage: Stage::Done,
         },
     );
-    let theme = Theme::dark();
-    let app = App::new(true);
-    let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
-    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    let mut layout = None;
-    terminal
-        .draw(|f| layout = Some(draw::draw(f, &state, &app, &diff, &theme)))
-        .unwrap();
-    let bar = layout.unwrap().phase_bar;
-    let buffer = terminal.backend().buffer();
-    let text: String = (bar.left()..bar.right())
-        .map(|x| buffer[(x, bar.y)].symbol())
-        .collect();
+    let (terminal, layout) = draw_frame(&state, &App::new(true), 120, 30);
+    let text = row_text(terminal.backend().buffer(), layout.phase_bar);
     assert_eq!(
         text.trim_end(),
         "setup ▸ migrate 1 ▸ verify 1 ▸ grade 1: PASS ▸ done"
@@ -673,19 +673,8 @@ fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
 #[test]
 fn inject_is_offered_only_while_the_details_can_be_edited() {
     let hint_of = |state: &SessionState| {
-        let theme = Theme::dark();
-        let app = App::new(true);
-        let (diff, _results) = DiffPane::new(theme.syntax_theme.clone());
-        let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let mut layout = None;
-        terminal
-            .draw(|f| layout = Some(draw::draw(f, state, &app, &diff, &theme)))
-            .unwrap();
-        let hint = layout.unwrap().hint;
-        let buffer = terminal.backend().buffer();
-        (hint.left()..hint.right())
-            .map(|x| buffer[(x, hint.y)].symbol())
-            .collect::<String>()
+        let (terminal, layout) = draw_frame(state, &App::new(true), 200, 50);
+        row_text(terminal.backend().buffer(), layout.hint)
     };
     let mut phase_one = SessionState::new();
     phase_one.apply(
