@@ -100,6 +100,14 @@ fn screen_snapshot(c: &mut Criterion) {
     group.bench_function("restore", |b| {
         b.iter(|| black_box(stored.restore().map(|s| s.screen().cursor_position())))
     });
+    // A resize re-wraps every line of the scrollback (to 80 columns and back to 120).
+    group.bench_function("resize_reflow", |b| {
+        b.iter(|| {
+            screen.resize(80, 40);
+            screen.resize(120, 40);
+            black_box(screen.screen().cursor_position())
+        })
+    });
     group.finish();
 }
 

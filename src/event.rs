@@ -150,6 +150,15 @@ impl Interruption {
             Interruption::Terminated => "interrupted: terminated by a signal (SIGTERM)",
         }
     }
+
+    /// The few words the runs list ends a run's verdicts with.
+    pub fn short(self) -> &'static str {
+        match self {
+            Interruption::UserAbort => "aborted by the user",
+            Interruption::Hangup => "interrupted: hung up",
+            Interruption::Terminated => "interrupted: SIGTERM",
+        }
+    }
 }
 
 /// A metric's reference series, from the task's recorded reference log.

@@ -304,7 +304,11 @@ fn a_journal_killed_at_random_moments_replays_consistently() {
             "{out}"
         );
         let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
-        assert_eq!(listed.contains("(interrupted)"), !finished, "{listed}");
+        assert_eq!(
+            listed.contains("(interrupted: no end recorded)"),
+            !finished,
+            "{listed}"
+        );
         checked += 1;
         interrupted += usize::from(!finished);
     }
@@ -476,13 +480,16 @@ fn a_run_recorded_as_a_plain_journal_replays_exports_and_lists_the_same() {
     std::fs::remove_file(dir.join("journal.jsonl.zst")).unwrap();
     let plain = readers(&dir);
     assert_eq!(plain, compressed);
-    assert!(!plain.2.contains("(interrupted)"), "{}", plain.2);
+    assert!(!plain.2.contains("(interrupted"), "{}", plain.2);
     // `runs` rebuilds an interrupted plain run from its journal: no result, no end.
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
     let cut = journal.rfind("{\"t\"").unwrap();
     std::fs::write(dir.join("journal.jsonl"), &journal[..cut]).unwrap();
     std::fs::remove_file(dir.join("result.json")).unwrap();
     let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
-    assert!(listed.contains("(interrupted)"), "{listed}");
+    assert!(
+        listed.contains("(interrupted: no end recorded)"),
+        "{listed}"
+    );
     assert!(listed.contains("jsonl-protected"), "{listed}");
 }

@@ -93,7 +93,7 @@ fn resume_after_sigkill_at_each_phase_reaches_the_same_result() {
 
         let listed = run(&["runs", runs.path().to_str().unwrap()]);
         assert!(
-            text(&listed).contains("(interrupted)"),
+            text(&listed).contains("(interrupted: no end recorded)"),
             "{cut}: {}",
             text(&listed)
         );
@@ -121,7 +121,7 @@ fn resume_after_sigkill_at_each_phase_reaches_the_same_result() {
         );
         let listed = run(&["runs", runs.path().to_str().unwrap()]);
         assert!(
-            !text(&listed).contains("(interrupted)"),
+            !text(&listed).contains("(interrupted"),
             "{cut}: {}",
             text(&listed)
         );

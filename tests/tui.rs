@@ -59,7 +59,7 @@ fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
     assert!(!after.contains("-icanon"), "{after}");
     let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
     assert!(listed.contains("FAIL fidelity_gap → PASS"), "{listed}");
-    assert!(!listed.contains("(interrupted)"), "{listed}");
+    assert!(!listed.contains("(interrupted"), "{listed}");
     assert!(listed.contains("script:trajectory.jsonl"), "{listed}");
 }
 
@@ -112,7 +112,7 @@ fn step_mode_waits_and_the_edited_details_reach_phase_two() {
 }
 
 #[test]
-fn ctrl_bracket_from_the_terminal_detaches_from_the_agent() {
+fn ctrl_bracket_detaches_from_the_agent_and_its_lines_survive_a_resize() {
     let runs = tempfile::tempdir().unwrap();
     let task = root().join("tests/tasks/jsonl-protected");
     let command = format!(
@@ -154,6 +154,29 @@ fn ctrl_bracket_from_the_terminal_detaches_from_the_agent() {
         !s.contains("attached: Ctrl-] detaches") && s.contains("x abort")
     });
     assert!(!detached.contains("keys go to the agent"), "{detached}");
+    // The agent's lines survive a resize to 60×20 and back, as in tmux: a line longer than
+    // the small pane comes back whole (it was cut before).
+    let line = format!("REFLOW-{}-END", "x".repeat(60));
+    tmux.keys(&["a"]);
+    tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+    tmux.keys(&[
+        "printf 'REFLOW-%s-END\\n' $(printf 'x%.0s' $(seq 60))",
+        "Enter",
+    ]);
+    tmux.wait_for(&line, Duration::from_secs(30));
+    tmux.bytes_hex(&["1d"]);
+    tmux.wait_until("detached", Duration::from_secs(10), |s| {
+        s.contains("x abort")
+    });
+    tmux.resize("60", "20");
+    let small = tmux.wait_until("the compact layout", Duration::from_secs(10), |s| {
+        s.contains("2 Diff") && !s.contains("┌ 2 Diff")
+    });
+    assert!(!small.contains(&line), "{small}");
+    tmux.resize("160", "45");
+    tmux.wait_until("the line whole again", Duration::from_secs(10), |s| {
+        s.contains("┌ 2 Diff") && s.contains(&line)
+    });
     // Keys are the TUI's again: `x` asks to abort.
     tmux.keys(&["x"]);
     tmux.wait_for("Abort the run?", Duration::from_secs(10));
@@ -161,6 +184,9 @@ fn ctrl_bracket_from_the_terminal_detaches_from_the_agent() {
     tmux.wait_for("ended: aborted by the user", LONG);
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=", Duration::from_secs(30));
+    // The runs list says what ended it.
+    let listed = text(&run(&["runs", runs.path().to_str().unwrap()]));
+    assert!(listed.contains("(aborted by the user)"), "{listed}");
 }
 
 /// The pid of the xstack process whose command line mentions `needle`.
@@ -264,7 +290,11 @@ fn a_killed_tmux_session_is_a_hangup_and_the_run_resumes() {
         "interrupted: the terminal hung up (SIGHUP)"
     );
     let listed = run(&["runs", runs.path().to_str().unwrap()]);
-    assert!(text(&listed).contains("(interrupted)"), "{}", text(&listed));
+    assert!(
+        text(&listed).contains("(interrupted: hung up)"),
+        "{}",
+        text(&listed)
+    );
     // `--resume` accepts it: the phase continues (and is terminated here once it has).
     let mut resumed = xstack()
         .args(["run", "--resume", dir.to_str().unwrap(), "--headless"])

@@ -365,6 +365,124 @@ mod tests {
         }
     }
 
+    /// The screen's rows, trailing blanks trimmed, with `|` after a row that wraps on.
+    fn rows_of(screen: &Screen) -> Vec<String> {
+        let view = screen.screen();
+        let (rows, cols) = view.size();
+        (0..rows)
+            .map(|row| {
+                let text = view.contents_between(row, 0, row, cols);
+                let text = text.trim_end().to_string();
+                if view.row_wrapped(row) {
+                    text + "|"
+                } else {
+                    text
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_narrowed_screen_rewraps_its_lines_and_widening_joins_them_again() {
+        let mut screen = Screen::new(40, 6);
+        let long = format!("start-{}-end", "x".repeat(30));
+        screen.process(&format!("one\r\n{long}\r\n$ "));
+        let before = rows_of(&screen);
+        screen.resize(15, 6);
+        // Cut at 15 columns, nothing lost: the long line takes three rows that wrap on.
+        assert_eq!(
+            rows_of(&screen)[..5],
+            [
+                "one",
+                "start-xxxxxxxxx|",
+                "xxxxxxxxxxxxxxx|",
+                "xxxxxx-end",
+                "$"
+            ]
+        );
+        assert_eq!(screen.screen().cursor_position(), (4, 2));
+        screen.resize(40, 6);
+        assert_eq!(rows_of(&screen), before);
+        // Output goes on where the cursor was.
+        screen.process("ls");
+        assert_eq!(rows_of(&screen)[2], "$ ls");
+    }
+
+    #[test]
+    fn lines_written_at_a_narrow_width_join_when_the_screen_widens() {
+        let mut screen = Screen::new(20, 4);
+        screen.process(&format!("{}\r\nnext", "0123456789".repeat(5)));
+        assert_eq!(
+            rows_of(&screen)[..3],
+            [
+                "0123456789".repeat(2) + "|",
+                "0123456789".repeat(2) + "|",
+                "0123456789".to_string()
+            ]
+        );
+        screen.resize(80, 4);
+        assert_eq!(
+            rows_of(&screen)[..2],
+            ["0123456789".repeat(5), "next".to_string()]
+        );
+        assert_eq!(screen.screen().cursor_position(), (1, 4));
+    }
+
+    #[test]
+    fn a_shorter_screen_keeps_the_cursor_line_and_a_taller_one_takes_rows_back() {
+        let mut screen = Screen::new(30, 8);
+        for i in 0..6 {
+            screen.process(&format!("line {i}\r\n"));
+        }
+        screen.process("$ ");
+        let before = rows_of(&screen);
+        screen.resize(30, 3);
+        assert_eq!(rows_of(&screen), ["line 4", "line 5", "$"]);
+        // The rows that left went to the scrollback, and come back.
+        screen.read_scrolled(3, |view| assert!(view.contents().starts_with("line 1")));
+        screen.resize(30, 8);
+        assert_eq!(rows_of(&screen), before);
+    }
+
+    #[test]
+    fn wide_characters_never_straddle_the_edge_and_the_alternate_screen_is_not_rewrapped() {
+        let mut screen = Screen::new(20, 4);
+        screen.process("abcde漢字漢字漢字");
+        screen.resize(10, 4);
+        // A wide character that would take columns 10 and 11 moves to the next row.
+        assert_eq!(rows_of(&screen)[..2], ["abcde漢字|", "漢字漢字"]);
+        screen.resize(20, 4);
+        assert_eq!(rows_of(&screen)[0], "abcde漢字漢字漢字");
+        // A full-screen program's screen is cut and padded: the program redraws it.
+        screen.process("\x1b[?1049h\x1b[H0123456789abcdef");
+        screen.resize(10, 4);
+        screen.resize(20, 4);
+        assert_eq!(rows_of(&screen)[0], "0123456789");
+        screen.process("\x1b[?1049l");
+        assert_eq!(rows_of(&screen)[0], "abcde漢字漢字漢字");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn any_sequence_of_sizes_and_back_gives_the_text_again(
+            lines in proptest::collection::vec("[a-z 漢]{0,50}", 1..12),
+            sizes in proptest::collection::vec((3u16..60, 2u16..12), 1..5),
+        ) {
+            let mut screen = Screen::new(32, 40);
+            screen.process(&lines.join("\r\n"));
+            let before = screen.screen().contents();
+            let cursor = screen.screen().cursor_position();
+            for (cols, rows) in sizes {
+                screen.resize(cols, rows);
+            }
+            screen.resize(32, 40);
+            proptest::prop_assert_eq!(screen.screen().contents(), before);
+            proptest::prop_assert_eq!(screen.screen().cursor_position(), cursor);
+        }
+    }
+
     #[test]
     fn a_full_scrollback_of_log_lines_is_stored_in_a_few_bytes_a_line() {
         let mut screen = Screen::new(120, 50);

@@ -1,8 +1,10 @@
-//! The recorded runs of a runs folder, newest first: task, agent, verdict per phase,
-//! duration, and whether the run was interrupted (its journal has no end).
+//! The recorded runs of a runs folder, newest first: task, agent, the outcome of every
+//! phase, duration, and what ended the run when it did not end by itself (the user's abort,
+//! a hangup, SIGTERM, or nothing recorded: its journal has no end).
 
 use std::path::{Path, PathBuf};
 
+use crate::event::{Interruption, PhaseOutcome};
 use crate::journal;
 use crate::session::result::RunResult;
 
@@ -17,14 +19,35 @@ pub struct RunSummary {
     pub agent: String,
     /// RFC 3339 start time.
     pub started_at: String,
-    /// `PASS` / `FAIL <class>` per graded phase.
+    /// Per phase that ended: `PASS`, `FAIL <class>`, `agent failed`, `infrastructure failed`
+    /// (a phase cut short by an interruption is left to `interrupted`).
     pub verdicts: Vec<String>,
     /// Seconds from start to the last recorded event.
     pub duration_s: f64,
-    /// Whether the journal has no end.
-    pub interrupted: bool,
+    /// What cut the run short, in a few words: `aborted by the user`, `interrupted: hung
+    /// up`, `interrupted: no end recorded` (its journal has no end); None when it ended by
+    /// itself.
+    pub interrupted: Option<&'static str>,
     /// Whether a phase passed.
     pub passed: bool,
+}
+
+impl RunSummary {
+    /// Its phases' outcomes in order, then what cut it short: `FAIL fidelity_gap → PASS`,
+    /// `FAIL crash (aborted by the user)`; `-` when nothing was recorded.
+    pub fn outcome(&self) -> String {
+        let mut text = self.verdicts.join(" → ");
+        if let Some(why) = self.interrupted {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&format!("({why})"));
+        }
+        if text.is_empty() {
+            text.push('-');
+        }
+        text
+    }
 }
 
 /// Summarises one run folder; None when it holds no journal.
@@ -33,11 +56,10 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
     if !journal_path.is_file() {
         return None;
     }
-    let mut interrupted = !journal::finished(&journal_path);
+    let finished = journal::finished(&journal_path);
     if let Ok(result) = RunResult::read(dir)
-        && !interrupted
+        && finished
     {
-        interrupted = result.interrupted.is_some();
         return Some(RunSummary {
             dir: dir.to_path_buf(),
             task: result.task,
@@ -46,14 +68,18 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
             verdicts: result
                 .phases
                 .iter()
-                .map(|p| match (p.verdict.as_deref(), p.failure) {
-                    (None, _) => format!("NOT GRADED {}", p.outcome.as_str()),
-                    (_, None) => "PASS".to_string(),
-                    (_, Some(f)) => format!("FAIL {}", f.as_str()),
+                .filter_map(|p| match (p.verdict.as_deref(), p.failure, p.outcome) {
+                    (None, _, PhaseOutcome::AgentFailure) => Some("agent failed".to_string()),
+                    (None, _, PhaseOutcome::InfrastructureFailure) => {
+                        Some("infrastructure failed".to_string())
+                    }
+                    (None, _, _) => None,
+                    (_, None, _) => Some("PASS".to_string()),
+                    (_, Some(f), _) => Some(format!("FAIL {}", f.as_str())),
                 })
                 .collect(),
             duration_s: result.duration_s,
-            interrupted,
+            interrupted: result.interrupted.map(Interruption::short),
             passed: result.passed,
         });
     }
@@ -79,10 +105,13 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
         started_at: journal.header.started_at,
         verdicts,
         duration_s: state.now,
-        interrupted,
+        interrupted: Some(NO_END),
         passed,
     })
 }
+
+/// How the runs list marks a run whose journal has no end.
+pub const NO_END: &str = "interrupted: no end recorded";
 
 /// Every run under `runs`, newest first.
 pub fn list(runs: &Path) -> Vec<RunSummary> {
@@ -109,16 +138,7 @@ pub fn table(runs: &[RunSummary]) -> String {
         "started", "task", "agent", "verdicts", "duration", "run folder"
     );
     for r in runs {
-        let mut verdicts = r.verdicts.join(" → ");
-        if r.interrupted {
-            if !verdicts.is_empty() {
-                verdicts.push(' ');
-            }
-            verdicts.push_str("(interrupted)");
-        }
-        if verdicts.is_empty() {
-            verdicts.push('-');
-        }
+        let verdicts = r.outcome();
         let agent = fit(&crate::agent::label(&r.agent), 28);
         out.push_str(&format!(
             "{:<22} {:<20} {:<28} {:<36} {:>8.1}s  {}\n",

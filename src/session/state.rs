@@ -158,6 +158,9 @@ pub struct SessionState {
     pub agent_running: bool,
     /// Whether a verify run is running.
     pub run_running: bool,
+    /// Which run the Run log shows: `phase 1 run`, or `phase 1 seed check` (the second run
+    /// with another seed, whose points are not the ones Metrics and Verdict grade).
+    pub run_shown: Option<String>,
     /// While the verify run's job waits in a runner's queue: its state
     /// (`queued on slurm: job 12, PENDING (Resources)`).
     pub queued: Option<String>,
@@ -258,6 +261,7 @@ impl SessionState {
             paused: false,
             agent_running: false,
             run_running: false,
+            run_shown: None,
             queued: None,
             agent_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
             run_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
@@ -297,6 +301,7 @@ impl SessionState {
                 paused: self.paused,
                 agent_running: self.agent_running,
                 run_running: self.run_running,
+                run_shown: self.run_shown.clone(),
                 queued: self.queued.clone(),
                 agent_screen: Screen::new(0, 0),
                 run_screen: Screen::new(0, 0),
@@ -458,6 +463,11 @@ impl SessionState {
                     text: format!("starting `{command}`"),
                 });
                 self.run_screen = Screen::new(*cols, *rows);
+                self.run_shown = Some(if *seed_check {
+                    format!("phase {phase} seed check")
+                } else {
+                    format!("phase {phase} run")
+                });
                 if !seed_check {
                     let record = self.phase_mut(*phase);
                     record.metrics.clear();

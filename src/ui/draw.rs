@@ -252,6 +252,7 @@ fn pane_block<'a>(
             Some("prompts and transcript (t: terminal)".to_string())
         }
         PaneId::Diff => diff.title_note(app),
+        PaneId::RunLog => state.run_shown.clone(),
         _ => None,
     };
     if let Some(note) = note {

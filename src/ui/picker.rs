@@ -301,10 +301,7 @@ impl Picker {
             .runs
             .iter()
             .map(|r| {
-                let mut verdicts = r.verdicts.join(" → ");
-                if r.interrupted {
-                    verdicts.push_str(" (interrupted)");
-                }
+                let verdicts = r.outcome();
                 ListItem::new(Line::from(vec![
                     Span::styled(
                         format!(

@@ -70,6 +70,8 @@ pub struct Scene {
     pub agent_running: bool,
     /// Whether a verify run is running.
     pub run_running: bool,
+    /// Which run the Run log shows (`phase 1 run`, `phase 1 seed check`).
+    pub run_shown: Option<String>,
     /// Set once the session ended.
     pub finished: Option<FinishInfo>,
     /// Per-phase records, index 0 = phase 1.
@@ -114,6 +116,7 @@ impl Scene {
             activity: state.activity.clone(),
             agent_running: state.agent_running,
             run_running: state.run_running,
+            run_shown: state.run_shown.clone(),
             finished: state.finished.clone(),
             phases: state.phases.clone(),
             agent: if view.agent_transcript {

@@ -63,6 +63,99 @@ impl Grid {
         self.size
     }
 
+    /// Resizes the grid re-wrapping its lines at the new width, rows moving between the
+    /// screen and the scrollback, as tmux does, so that a shrink and a grow back give the
+    /// text that was there (`set_size` cuts or pads rows instead).
+    pub fn set_size_reflowing(&mut self, size: Size) {
+        if size != self.size && !self.rows.is_empty() {
+            self.reflow(size);
+        } else {
+            self.set_size(size);
+        }
+    }
+
+    /// Re-wraps every line (scrollback and screen) at `size.cols` and refills the screen
+    /// from the bottom: the cursor's line and any text below it stay on screen, the lines
+    /// above fill it upwards, the rest is scrollback. Blank rows below the cursor are free
+    /// space, not lines. The scroll region is reset, as a terminal does on resize.
+    fn reflow(&mut self, size: Size) {
+        let cols = usize::from(size.cols);
+        let cursor_row = self.scrollback.len() + usize::from(self.pos.row);
+        let mut old_rows: Vec<crate::row::Row> =
+            self.scrollback.drain(..).chain(self.rows.drain(..)).collect();
+        while old_rows.len() > cursor_row + 1
+            && old_rows
+                .last()
+                .is_some_and(|row| !row.wrapped && row.cells.iter().all(is_blank))
+        {
+            old_rows.pop();
+        }
+
+        let mut new_rows: Vec<crate::row::Row> = Vec::new();
+        let mut cursor = (0, 0);
+        let mut line: Vec<crate::Cell> = Vec::new();
+        let mut cursor_offset = None;
+        let last = old_rows.len().saturating_sub(1);
+        for (index, row) in old_rows.into_iter().enumerate() {
+            let mut cells = row.cells;
+            if index == cursor_row {
+                cursor_offset = Some(line.len() + usize::from(self.pos.col));
+            }
+            if row.wrapped && index < last {
+                // A wide character that did not fit left the row's last cell blank.
+                if cells
+                    .last()
+                    .is_some_and(|cell| !cell.has_contents() && !cell.is_wide_continuation())
+                {
+                    cells.pop();
+                }
+                line.extend(cells);
+                continue;
+            }
+            while cells.last().is_some_and(is_blank) {
+                cells.pop();
+            }
+            line.extend(cells);
+            if let Some(at) = wrap_line(&mut line, cols, cursor_offset.take(), &mut new_rows) {
+                cursor = at;
+            }
+        }
+        if new_rows.is_empty() {
+            new_rows.push(crate::row::Row::new(size.cols));
+        }
+
+        let rows = usize::from(size.rows);
+        let (mut cursor_at, cursor_col) = cursor;
+        let mut top = new_rows.len().saturating_sub(rows).min(cursor_at);
+        new_rows.truncate(top + rows);
+        if top > self.scrollback_len {
+            let dropped = top - self.scrollback_len;
+            new_rows.drain(..dropped);
+            top -= dropped;
+            cursor_at -= dropped;
+        }
+        let screen = new_rows.split_off(top);
+        self.scrollback = new_rows.into();
+        self.rows = screen;
+        while self.rows.len() < rows {
+            self.rows.push(crate::row::Row::new(size.cols));
+        }
+        self.size = size;
+        self.scrollback_offset = 0;
+        self.scroll_top = 0;
+        self.scroll_bottom = size.rows - 1;
+        self.pos = Pos {
+            row: u16::try_from(cursor_at - top).map_or(size.rows - 1, |row| row.min(size.rows - 1)),
+            col: u16::try_from(cursor_col).unwrap_or(size.cols),
+        };
+        if self.saved_pos.row > self.size.rows - 1 {
+            self.saved_pos.row = self.size.rows - 1;
+        }
+        if self.saved_pos.col > self.size.cols - 1 {
+            self.saved_pos.col = self.size.cols - 1;
+        }
+    }
+
     pub fn set_size(&mut self, size: Size) {
         if size.cols != self.size.cols {
             for row in &mut self.rows {
@@ -739,6 +832,65 @@ impl Grid {
             self.pos.col = self.size.cols - 1;
         }
     }
+}
+
+/// Whether a cell shows nothing: no text, not the second half of a wide character, and no
+/// background or inverse that would colour it.
+fn is_blank(cell: &crate::Cell) -> bool {
+    !cell.has_contents()
+        && !cell.is_wide_continuation()
+        && cell.attrs.bgcolor == crate::Color::Default
+        && !cell.attrs.inverse()
+}
+
+/// Appends one logical line, wrapped at `cols`, to `rows` and empties it: every row but
+/// the last is marked wrapped; a wide character that would straddle the edge moves to the
+/// next row. With the cursor `cursor_offset` cells into the line (blank cells are added
+/// up to it when it is past the text), returns where it lands: its row in `rows` and its
+/// column, the row's width when it waits at a full row's end (the pending wrap).
+fn wrap_line(
+    line: &mut Vec<crate::Cell>,
+    cols: usize,
+    cursor_offset: Option<usize>,
+    rows: &mut Vec<crate::row::Row>,
+) -> Option<(usize, usize)> {
+    if let Some(offset) = cursor_offset {
+        if offset > line.len() {
+            line.resize(offset, crate::Cell::new());
+        }
+    }
+    let width = u16::try_from(cols).unwrap_or(u16::MAX);
+    let mut row = crate::row::Row::new(width);
+    let mut col = 0;
+    let mut cursor = None;
+    let mut index = 0;
+    let mut cells = line.drain(..).peekable();
+    while let Some(cell) = cells.next() {
+        let wide = cell.is_wide();
+        if col + usize::from(wide) + 1 > cols {
+            row.wrapped = true;
+            rows.push(std::mem::replace(&mut row, crate::row::Row::new(width)));
+            col = 0;
+        }
+        if cursor.is_none() && cursor_offset.is_some_and(|offset| offset <= index) {
+            cursor = Some((rows.len(), col));
+        }
+        row.cells[col] = cell;
+        col += 1;
+        index += 1;
+        if wide {
+            if let Some(next) = cells.next_if(crate::Cell::is_wide_continuation) {
+                row.cells[col] = next;
+                index += 1;
+            }
+            col += 1;
+        }
+    }
+    if cursor.is_none() && cursor_offset.is_some() {
+        cursor = Some((rows.len(), col));
+    }
+    rows.push(row);
+    cursor
 }
 
 #[derive(Copy, Clone, Debug, Default, Eq, PartialEq)]

@@ -84,9 +84,12 @@ impl Screen {
         }
     }
 
-    /// Resizes the terminal.
+    /// Resizes the terminal. The primary screen's lines are re-wrapped at the new width
+    /// (its scrollback included), as tmux does; the alternate screen is cut or padded,
+    /// for its program to redraw.
     pub fn set_size(&mut self, rows: u16, cols: u16) {
-        self.grid.set_size(crate::grid::Size { rows, cols });
+        self.grid
+            .set_size_reflowing(crate::grid::Size { rows, cols });
         self.alternate_grid
             .set_size(crate::grid::Size { rows, cols });
     }
