@@ -672,3 +672,63 @@ fn the_tui_shows_the_prompt_the_transcript_and_the_agents_claim() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(30));
 }
+
+#[test]
+fn interactive_claude_in_a_new_folder_asks_first_and_gets_its_prompt_once_the_paste_shows() {
+    use common::tmux::Tmux;
+    use std::time::Duration;
+    let setup = Setup::new();
+    std::fs::write(
+        setup.config(),
+        "[agents.claude]\nmode = \"interactive\"\nidle_s = 120\nenv = { FAKE_TUI = \"claude\" }\n",
+    )
+    .unwrap();
+    let files = root().join(TASK).join("agents/files/gap_then_pass");
+    let command = format!(
+        "PATH={} XSTACK_CONFIG={} FAKE_FILES={} {} run {TASK} --agent claude --runs-dir {}; echo EXIT=$?; sleep 600",
+        setup.path(),
+        setup.config().display(),
+        files.display(),
+        env!("CARGO_BIN_EXE_xstack"),
+        setup.runs().display(),
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    // The folder-trust dialog is reported, with the bell, and not answered by the prompt.
+    tmux.wait_for(
+        "the agent asks whether to trust this folder (a attaches to answer)",
+        Duration::from_secs(60),
+    );
+    tmux.keys(&["a"]);
+    tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+    tmux.keys(&["Enter"]);
+    tmux.bytes_hex(&["1d"]);
+    // The prompt is pasted, shows as a placeholder, and Enter follows: both phases run.
+    tmux.wait_until("PASSED in phase 2", Duration::from_secs(240), |screen| {
+        screen.contains("PASSED in phase 2")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(30));
+    let dir = only_run_dir(&setup.runs());
+    let log = agent_log(&dir);
+    assert!(
+        log.iter().all(|record| record.get("swallowed").is_none()),
+        "the dialog took typed text: {log:?}"
+    );
+    assert_eq!(log.len(), 2, "one submitted prompt per phase: {log:?}");
+    let typed = |i: usize| {
+        log[i]["stdin"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_phase_one_prompt(&typed(0));
+    assert_phase_two_prompt(&typed(1));
+    let journal = journal_text(&dir);
+    assert!(
+        journal.contains("the agent asks whether to trust this folder"),
+        "the journal keeps what the agent asked"
+    );
+}

@@ -10,7 +10,12 @@ $FAKE_ECHO_ENV naming a variable, Claude Code's stand-in repeats that variable's
 a message, a tool call's input and its final word, as an agent that read its environment
 would.
 Without the CLI's non-interactive flags it behaves as an interactive program: it reads the
-typed prompt line by line and answers each one that asks for .xstack/done.
+typed prompt line by line and answers each one that asks for .xstack/done. With
+$FAKE_TUI=claude it behaves as interactive Claude Code does in a folder it has never seen:
+a raw-mode screen with bracketed paste that first asks whether to trust the folder (only
+Enter, on its own, answers it; anything else is swallowed, as the real dialog does), then
+folds a paste into `[Pasted text #1 +N lines]` and submits it only on an Enter that comes
+after the paste has settled (an Enter in the same burst as the paste is part of it).
 """
 
 import json
@@ -18,6 +23,7 @@ import os
 import shutil
 import socket
 import sys
+import time
 
 NAME = os.path.basename(sys.argv[0])
 ARGS = sys.argv[1:]
@@ -145,8 +151,66 @@ def interactive():
             print(f"fake {NAME}: phase {phase} done", flush=True)
 
 
+def claude_tui():
+    import tty
+
+    fd = sys.stdin.fileno()
+    tty.setraw(fd)
+
+    def show(text):
+        sys.stdout.write(text.replace("\n", "\r\n"))
+        sys.stdout.flush()
+
+    show("\x1b[?2004h\x1b[2J\x1b[H Accessing workspace:\n\n " + WS + "\n\n"
+         " Quick safety check: Is this a project you created or one you trust?\n\n"
+         " \u276f 1. Yes, I trust this folder\n   2. No, exit\n\n Enter to confirm \u00b7 Esc to cancel\n")
+    trusted = False
+    phase = 0
+    pasted = None
+    pasted_at = 0.0
+    buffer = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        if not trusted:
+            if chunk != b"\r":
+                log(swallowed=chunk.decode(errors="replace"))
+            trusted = True
+            show("\x1b[2J\x1b[H\u256d\u2500\u2500\u2500\u2500\u256e\n\u2502 >  \u2502\n\u2570\u2500\u2500\u2500\u2500\u256f\n  ? for shortcuts\n")
+            continue
+        buffer += chunk
+        while True:
+            if buffer.startswith(b"\x1b[200~"):
+                end = buffer.find(b"\x1b[201~")
+                if end < 0:
+                    break
+                pasted = buffer[6:end].decode()
+                buffer = buffer[end + 6:]
+                pasted_at = time.monotonic()
+                show(f"\x1b[2;5H[Pasted text #1 +{pasted.count(chr(10))} lines]")
+            elif buffer.startswith(b"\r"):
+                buffer = buffer[1:]
+                if pasted is None or time.monotonic() - pasted_at < 0.15:
+                    continue
+                text, pasted = pasted, None
+                if ".xstack/done" in text:
+                    phase += 1
+                    log(stdin=text.split("\n"), phase=phase)
+                    port(phase)
+                    with open(".xstack/done", "w") as f:
+                        f.write("done\n")
+                    show(f"\x1b[5;1Hfake {NAME}: phase {phase} done")
+            elif buffer:
+                buffer = buffer[1:]
+            else:
+                break
+
+
 prompt = one_shot_prompt()
 if prompt is not None:
     one_shot(prompt)
+elif os.environ.get("FAKE_TUI") == "claude":
+    claude_tui()
 else:
     interactive()

@@ -6,6 +6,7 @@ pub mod preset;
 pub mod prompt;
 pub mod sandbox;
 pub mod script;
+pub mod submit;
 pub mod transcript;
 
 use std::collections::BTreeMap;
@@ -339,11 +340,7 @@ pub fn label(spec: &str) -> String {
 /// as one bracketed paste when the program turned that mode on (so a multi-line text is one
 /// message), else as typed.
 pub fn typed_bytes(text: &str, bracketed_paste: bool) -> Vec<u8> {
-    let mut bytes = if bracketed_paste {
-        crate::pty::bracketed_paste(text)
-    } else {
-        text.replace('\n', "\r").into_bytes()
-    };
+    let mut bytes = submit::pasted_bytes(text, bracketed_paste);
     bytes.push(b'\r');
     bytes
 }

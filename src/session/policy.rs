@@ -12,12 +12,6 @@ use tokio::time::Instant;
 
 use crate::event::{Command, Interruption, Mode};
 
-/// An interactive agent is ready for its prompt once it printed something and then stayed
-/// quiet this long…
-pub const PROMPT_SETTLE: Duration = Duration::from_secs(1);
-/// …or at the latest this long after it started.
-pub const PROMPT_WAIT_MAX: Duration = Duration::from_secs(20);
-
 /// A stage that, in step mode, waits for the human's `n` before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Gated {
@@ -434,14 +428,6 @@ impl AgentClock {
             output_at: None,
             active_at: now,
         }
-    }
-
-    /// Whether an interactive agent is ready for its prompt at `now`: it printed something
-    /// and then stayed quiet for [`PROMPT_SETTLE`], or [`PROMPT_WAIT_MAX`] has passed.
-    pub fn ready_for_prompt(&self, now: Instant) -> bool {
-        self.output_at
-            .is_some_and(|at| now.duration_since(at) >= PROMPT_SETTLE)
-            || now.duration_since(self.started) >= PROMPT_WAIT_MAX
     }
 
     /// Whether an agent idle since its last activity has passed `limit` at `now`.

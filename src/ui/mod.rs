@@ -304,7 +304,10 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                     scene.now = clock.read(scene.now, scene.finished.is_none(), Instant::now());
                 }
                 app.expire_notice(Instant::now());
-                let waiting = scene.waiting.is_some() && scene.mode == Mode::Step;
+                // The bell: step mode waits for the human, or the agent asks something.
+                let waiting = scene.waiting.as_deref().is_some_and(|what| {
+                    scene.mode == Mode::Step || what.starts_with(crate::agent::submit::ASKS_PREFIX)
+                });
                 let mut layout = None;
                 let drawn = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate)
                     .and_then(|()| {

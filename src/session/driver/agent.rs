@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
+use crate::agent::submit::{ASKS_PREFIX, Step, Submission};
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, PhaseContext};
 use crate::pty::PtySpec;
@@ -109,7 +110,7 @@ impl Driver {
             self.agent_clock = AgentClock::starting(Instant::now());
         }
         if agent.types_prompt() {
-            self.pending_prompt = Some(text.clone());
+            self.pending_prompt = Some(Submission::new(&text));
         }
         let done_marker = self.workspace.join(".xstack").join("done");
         remove_done_marker(&done_marker);
@@ -137,7 +138,6 @@ impl Driver {
                 }
                 Input::Tick => {
                     self.scan_workspace();
-                    self.type_pending_prompt();
                     if interactive && done_marker.exists() {
                         remove_done_marker(&done_marker);
                         self.rec.emit(Event::Note {
@@ -173,6 +173,7 @@ impl Driver {
         }
         self.watcher = None;
         self.pending_prompt = None;
+        self.clear_agent_asks();
         self.scan_workspace();
         let changed = self.files_changed != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
@@ -205,16 +206,66 @@ impl Driver {
         }
     }
 
-    /// Types the waiting prompt once the interactive agent is ready for it: it printed
-    /// something and then stayed quiet for a moment, or it has had long enough.
-    fn type_pending_prompt(&mut self) {
-        if self.pending_prompt.is_none() || self.policy.paused() {
+    /// Moves the waiting prompt (or message) into the interactive agent as its screen allows
+    /// ([`Submission`]): pasted once it is ready, Enter once the paste shows on its screen,
+    /// and a first-run screen (folder trust, an API key, a theme or login picker) reported as
+    /// `waiting: the agent asks …` for the human to answer, never answered by the prompt.
+    pub(super) fn type_pending_prompt(&mut self) {
+        if self.policy.paused() {
             return;
         }
-        if self.agent_clock.ready_for_prompt(Instant::now())
-            && let Some(text) = self.pending_prompt.take()
+        let Some(submission) = self.pending_prompt.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        let step = {
+            let state = lock(self.rec.state());
+            submission.poll(
+                &state.agent_screen.screen(),
+                now.duration_since(self.agent_clock.started),
+                self.agent_clock.output_at.map(|at| now.duration_since(at)),
+            )
+        };
+        let asking = match step {
+            Step::Wait => return,
+            Step::Write(bytes) => {
+                if let Some(agent) = self.agent.as_mut()
+                    && let Err(e) = agent.process().write(&bytes)
+                {
+                    tracing::warn!("cannot type into the agent's terminal: {e}");
+                    self.rec.emit(Event::Note {
+                        text: format!("cannot type into the agent's terminal: {e}"),
+                    });
+                }
+                None
+            }
+            Step::Asks(what) => Some(format!("{ASKS_PREFIX}{what} (a attaches to answer)")),
+        };
+        if asking.is_some() {
+            if lock(self.rec.state()).waiting != asking {
+                self.rec.emit(Event::Waiting { what: asking });
+            }
+        } else {
+            self.clear_agent_asks();
+        }
+        if self
+            .pending_prompt
+            .as_ref()
+            .is_some_and(Submission::submitted)
         {
-            self.type_into_agent(&text);
+            self.pending_prompt = None;
+        }
+    }
+
+    /// Takes back `waiting: the agent asks …` once the first-run screen is answered (or the
+    /// turn ended).
+    fn clear_agent_asks(&mut self) {
+        let asked = lock(self.rec.state())
+            .waiting
+            .as_deref()
+            .is_some_and(|w| w.starts_with(ASKS_PREFIX));
+        if asked {
+            self.rec.emit(Event::Waiting { what: None });
         }
     }
 
@@ -341,7 +392,16 @@ impl Driver {
         let interactive = self.interactive();
         match self.agent.as_ref() {
             Some(agent) if interactive && agent.running() => {
-                self.type_into_agent(&text);
+                // Typed as the prompt is: Enter once the agent's screen took the paste; with
+                // the prompt not pasted yet, as its last paragraph.
+                match self.pending_prompt.as_mut() {
+                    None => self.pending_prompt = Some(Submission::new(&text)),
+                    Some(waiting) => {
+                        if !waiting.add_before_paste(&text) {
+                            self.type_into_agent(&text);
+                        }
+                    }
+                }
                 self.rec.emit(Event::Message {
                     text,
                     queued: false,

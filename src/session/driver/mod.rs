@@ -34,6 +34,7 @@ use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use super::policy::{AgentClock, At, Effect, Policy, Return};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
+use crate::agent::submit::Submission;
 use crate::event::{Command, Event, Interruption, Mode, PhaseOutcome, Stage, TerminalPane};
 
 /// How often the workspace is scanned and the journal flushed while waiting.
@@ -156,8 +157,9 @@ pub struct Driver {
     transcript: Option<TranscriptParser>,
     /// The conversation id the agent reported, to resume it.
     agent_session: Option<String>,
-    /// A prompt waiting to be typed into an interactive agent once it is ready.
-    pending_prompt: Option<String>,
+    /// A prompt or message on its way into an interactive agent ([`Submission`]: pasted once
+    /// the agent is ready, Enter once its screen took the paste), moved on at every tick.
+    pending_prompt: Option<Submission>,
     run_id: String,
     started_at: String,
 }
@@ -556,6 +558,7 @@ impl Driver {
                         .filter_map(|child| child.process().pgid())
                         .collect();
                     crate::reaper::reap_orphans(&keep);
+                    self.type_pending_prompt();
                     self.rec.tick();
                     return Input::Tick;
                 }

@@ -390,27 +390,6 @@ async fn pausing_follows_the_agent() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_prompt_waits_for_the_agent_to_settle_or_at_most_the_limit() {
-    let clock = AgentClock::starting(Instant::now());
-    assert!(!clock.ready_for_prompt(Instant::now()));
-    tokio::time::advance(Duration::from_millis(300)).await;
-    let printed = AgentClock {
-        output_at: Some(Instant::now()),
-        ..clock
-    };
-    tokio::time::advance(PROMPT_SETTLE - Duration::from_millis(1)).await;
-    assert!(!printed.ready_for_prompt(Instant::now()));
-    tokio::time::advance(Duration::from_millis(1)).await;
-    assert!(printed.ready_for_prompt(Instant::now()));
-    // An agent that never prints gets its prompt at the limit.
-    let silent = AgentClock::starting(Instant::now());
-    tokio::time::advance(PROMPT_WAIT_MAX - Duration::from_millis(1)).await;
-    assert!(!silent.ready_for_prompt(Instant::now()));
-    tokio::time::advance(Duration::from_millis(1)).await;
-    assert!(silent.ready_for_prompt(Instant::now()));
-}
-
-#[tokio::test(start_paused = true)]
 async fn an_agent_is_idle_only_past_the_limit_since_its_last_activity() {
     let limit = Duration::from_secs(30);
     let mut clock = AgentClock::starting(Instant::now());
