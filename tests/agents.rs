@@ -234,6 +234,21 @@ fn claude_streams_json_and_resumes_its_session_in_phase_two() {
         out.contains("agent usage: 1000 input tokens, 200 output tokens, cost $0.0125"),
         "{out}"
     );
+    // result.json keeps the agent's own account of each phase.
+    let recorded = result(&dir);
+    for (i, phase) in recorded["phases"].as_array().unwrap().iter().enumerate() {
+        let agent = &phase["agent"];
+        assert_eq!(agent["exit_code"], 0, "{agent}");
+        assert_eq!(agent["claimed_success"], true, "{agent}");
+        assert_eq!(
+            agent["claim"],
+            format!("The JAX port is complete (phase {}).", i + 1)
+        );
+        assert_eq!(agent["tokens_in"], 1000, "{agent}");
+        assert_eq!(agent["tokens_out"], 200, "{agent}");
+        assert_eq!(agent["cost_usd"], 0.0125, "{agent}");
+        assert_eq!(agent["session"], "fake-claude-session", "{agent}");
+    }
     // The replay rebuilds the transcript from the journal alone.
     let replay = run(&["replay", dir.to_str().unwrap(), "--headless"]);
     assert!(
@@ -276,9 +291,21 @@ fn codex_exec_json_resumes_its_thread() {
             .iter()
             .any(|(_, i)| i["kind"] == "file_edit" && i["path"] == "train.py")
     );
-    assert!(items.iter().any(|(_, i)| i["kind"] == "usage"
+    // `exec resume` reports the thread's running total; each phase counts its own turn.
+    assert!(items.iter().any(|(p, i)| *p == 1
+        && i["kind"] == "usage"
         && i["input_tokens"] == 500
         && i["output_tokens"] == 50));
+    assert!(items.iter().any(|(p, i)| *p == 2
+        && i["kind"] == "usage"
+        && i["input_tokens"] == 600
+        && i["output_tokens"] == 60));
+    let recorded = result(&dir);
+    assert_eq!(recorded["phases"][1]["agent"]["tokens_in"], 600);
+    assert_eq!(
+        recorded["phases"][1]["agent"]["session"],
+        "fake-codex-thread"
+    );
     assert!(items.iter().any(|(p, i)| *p == 2
         && i["kind"] == "final"
         && i["text"] == "Migrated train.py to JAX (phase 2)."));

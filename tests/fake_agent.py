@@ -121,7 +121,9 @@ def one_shot(prompt):
         emit({"type": "item.completed", "item": {"id": "i1", "type": "file_change",
               "changes": [{"path": target, "kind": "update"}], "status": "completed"}})
         emit({"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": f"Migrated train.py to JAX (phase {phase})."}})
-        emit({"type": "turn.completed", "usage": {"input_tokens": 500, "cached_input_tokens": 100, "output_tokens": 50}})
+        # As the real CLI does, a resumed thread's turn.completed carries the thread's total:
+        # 500 in and 50 out for phase 1, 600 and 60 more for phase 2.
+        emit({"type": "turn.completed", "usage": {"input_tokens": 500 + 600 * (phase - 1), "cached_input_tokens": 100, "output_tokens": 50 + 60 * (phase - 1)}})
     elif NAME == "gemini":
         emit({"type": "init", "session_id": "fake-gemini-session", "model": "fake"})
         emit({"type": "message", "role": "user", "content": prompt})

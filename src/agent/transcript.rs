@@ -145,6 +145,11 @@ pub struct TranscriptParser {
     /// The values redacted from tool inputs before they are cut to a summary: the same
     /// environment's secrets the recorder redacts whole texts with.
     secrets: Secrets,
+    /// Codex: the thread this output belongs to and the tokens (in, out) its
+    /// `turn.completed` events have reported so far. They carry the thread's running total,
+    /// not the turn's, so a resumed thread's usage is what was added since.
+    thread: Option<String>,
+    thread_usage: (u64, u64),
 }
 
 impl TranscriptParser {
@@ -157,12 +162,25 @@ impl TranscriptParser {
             last_message: None,
             pending_text: String::new(),
             secrets: Secrets::from_env(),
+            thread: None,
+            thread_usage: (0, 0),
         })
     }
 
     /// The one-line summary of a tool's input: redacted, then cut to `MAX_INPUT`.
     fn summary(&self, input: &str) -> String {
         cut(&self.secrets.redact(&input.replace('\n', " ")), MAX_INPUT)
+    }
+
+    /// This parser, for an agent that may resume the conversation `previous` parsed (the
+    /// earlier phase's): usage totals of the same Codex thread are counted from where
+    /// `previous` left them.
+    pub fn continuing(mut self, previous: Option<&TranscriptParser>) -> TranscriptParser {
+        if let Some(previous) = previous {
+            self.thread.clone_from(&previous.thread);
+            self.thread_usage = previous.thread_usage;
+        }
+        self
     }
 
     /// Feeds terminal text; returns the items of every line it completed.
@@ -303,6 +321,10 @@ impl TranscriptParser {
         match str_at(v, "type") {
             "thread.started" => {
                 if let Some(id) = v.get("thread_id").and_then(Value::as_str) {
+                    if self.thread.as_deref() != Some(id) {
+                        self.thread = Some(id.to_string());
+                        self.thread_usage = (0, 0);
+                    }
                     items.push(TranscriptItem::Session { id: id.to_string() });
                 }
             }
@@ -358,9 +380,15 @@ impl TranscriptParser {
             }
             "turn.completed" => {
                 let usage = v.get("usage").unwrap_or(&Value::Null);
+                let total = (
+                    u64_at(usage, "input_tokens"),
+                    u64_at(usage, "output_tokens"),
+                );
+                let (seen_in, seen_out) = self.thread_usage;
+                self.thread_usage = total;
                 items.push(TranscriptItem::Usage {
-                    input_tokens: u64_at(usage, "input_tokens"),
-                    output_tokens: u64_at(usage, "output_tokens"),
+                    input_tokens: total.0.saturating_sub(seen_in),
+                    output_tokens: total.1.saturating_sub(seen_out),
                     cost_usd: None,
                 });
                 items.push(TranscriptItem::Final {
@@ -604,6 +632,41 @@ mod tests {
                 success: false
             }]
         );
+    }
+
+    #[test]
+    fn codex_usage_of_a_resumed_thread_counts_only_the_new_turn() {
+        let phase = |total_in: u64, total_out: u64, thread: &str| {
+            format!(
+                "{{\"type\":\"thread.started\",\"thread_id\":\"{thread}\"}}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":{total_in},\"output_tokens\":{total_out}}}}}\n"
+            )
+        };
+        let usage = |items: Vec<TranscriptItem>| {
+            items
+                .into_iter()
+                .find_map(|item| match item {
+                    TranscriptItem::Usage {
+                        input_tokens,
+                        output_tokens,
+                        ..
+                    } => Some((input_tokens, output_tokens)),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let workspace = Path::new("/w");
+        let mut first = TranscriptParser::new(OutputFormat::CodexJson, workspace).unwrap();
+        assert_eq!(usage(first.feed(&phase(100, 10, "t-1"))), (100, 10));
+        // `exec resume` reports the thread's total: phase two added 150 in and 5 out.
+        let mut resumed = TranscriptParser::new(OutputFormat::CodexJson, workspace)
+            .unwrap()
+            .continuing(Some(&first));
+        assert_eq!(usage(resumed.feed(&phase(250, 15, "t-1"))), (150, 5));
+        // A new thread starts from nothing.
+        let mut fresh = TranscriptParser::new(OutputFormat::CodexJson, workspace)
+            .unwrap()
+            .continuing(Some(&resumed));
+        assert_eq!(usage(fresh.feed(&phase(40, 4, "t-2"))), (40, 4));
     }
 
     #[test]

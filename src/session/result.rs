@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::grade::{CriterionResult, FailureClass, Finding};
 use crate::parity::ParityReport;
 
-use super::state::SessionState;
+use super::state::{PhaseRecord, SessionState};
 use crate::event::{Interruption, PhaseOutcome};
 
 fn graded() -> PhaseOutcome {
@@ -54,6 +54,9 @@ pub struct PhaseResult {
     /// The runner's job of the verify run, on a runner with a queue (Slurm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<PhaseRunner>,
+    /// What the agent itself said of the phase; null for a phase without an agent.
+    #[serde(default)]
+    pub agent: Option<AgentOutcome>,
 }
 
 /// A phase's verify job on a runner with a queue, as `result.json` records it.
@@ -81,6 +84,44 @@ fn id_text<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::Error> 
         Id::Text(text) => text,
         Id::Number(n) => n.to_string(),
     })
+}
+
+/// The agent's own account of a phase: its exit status and what its structured output
+/// reported (null where the CLI does not say).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentOutcome {
+    /// The exit status of the agent process that ended in the phase.
+    pub exit_code: Option<i32>,
+    /// Whether its final word reported success.
+    pub claimed_success: Option<bool>,
+    /// Its final word (the first line).
+    pub claim: Option<String>,
+    /// Tokens it sent.
+    pub tokens_in: Option<u64>,
+    /// Tokens it received.
+    pub tokens_out: Option<u64>,
+    /// What it says the phase cost, in dollars.
+    pub cost_usd: Option<f64>,
+    /// The conversation id it reported.
+    pub session: Option<String>,
+}
+
+impl AgentOutcome {
+    /// The outcome recorded in `record`; None when no agent worked in the phase.
+    fn of(record: &PhaseRecord) -> Option<AgentOutcome> {
+        record.prompt.as_ref()?;
+        let claim = record.claim();
+        let usage = record.usage();
+        Some(AgentOutcome {
+            exit_code: record.agent_exit_code,
+            claimed_success: claim.map(|(_, success)| success),
+            claim: claim.map(|(text, _)| crate::agent::transcript::first_line(text)),
+            tokens_in: usage.map(|(i, _, _)| i),
+            tokens_out: usage.map(|(_, o, _)| o),
+            cost_usd: usage.and_then(|(_, _, c)| c),
+            session: record.agent_session().map(str::to_string),
+        })
+    }
 }
 
 /// The whole result of a run.
@@ -139,6 +180,7 @@ impl RunResult {
                         duration_s: (record.duration_s * 1000.0).round() / 1000.0,
                         parity: record.parity.clone(),
                         runner,
+                        agent: AgentOutcome::of(record),
                     }),
                     (None, Some((outcome, detail))) => Some(PhaseResult {
                         phase,
@@ -154,6 +196,7 @@ impl RunResult {
                         duration_s: 0.0,
                         parity: None,
                         runner,
+                        agent: AgentOutcome::of(record),
                     }),
                     (None, None) => None,
                 }

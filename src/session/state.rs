@@ -45,6 +45,11 @@ pub struct PhaseRecord {
     pub job: Option<RunnerJob>,
     /// What the parity probe found after the latest grade, when it ran.
     pub parity: Option<ParityReport>,
+    /// The exit status of the agent process that ended in this phase (None while it runs,
+    /// when a signal ended it, or when it goes on into the next phase).
+    pub agent_exit_code: Option<i32>,
+    /// The last line the agent printed, when it exited non-zero.
+    pub agent_error: Option<String>,
 }
 
 /// Where a run leaves the reference band (the reference value at the same step ± the
@@ -88,6 +93,14 @@ impl PhaseRecord {
     pub fn claim(&self) -> Option<(&str, bool)> {
         self.transcript.iter().rev().find_map(|item| match item {
             TranscriptItem::Final { text, success } => Some((text.as_str(), *success)),
+            _ => None,
+        })
+    }
+
+    /// The conversation id the agent reported in the phase, if it did.
+    pub fn agent_session(&self) -> Option<&str> {
+        self.transcript.iter().rev().find_map(|item| match item {
+            TranscriptItem::Session { id } => Some(id.as_str()),
             _ => None,
         })
     }
@@ -279,6 +292,19 @@ impl SessionState {
         }
     }
 
+    /// The last line the agent's terminal shows (its error, when it failed), or
+    /// `(no output)`.
+    pub fn agent_last_line(&self) -> String {
+        self.agent_screen
+            .contents()
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("(no output)")
+            .to_string()
+    }
+
     /// The record of `phase` (1-based), created on first use.
     pub fn phase_mut(&mut self, phase: u8) -> &mut PhaseRecord {
         let index = usize::from(phase.max(1)) - 1;
@@ -443,9 +469,13 @@ impl SessionState {
                 TerminalPane::Agent => self.agent_screen.resize(*cols, *rows),
                 TerminalPane::Run => self.run_screen.resize(*cols, *rows),
             },
-            Event::AgentExited { .. } => {
+            Event::AgentExited { code } => {
                 self.agent_running = false;
                 self.paused = false;
+                let error = code.filter(|c| *c != 0).map(|_| self.agent_last_line());
+                let record = self.phase_mut(self.phase);
+                record.agent_exit_code = *code;
+                record.agent_error = error;
             }
             Event::Paused { paused } => self.paused = *paused,
             Event::RunStarted {

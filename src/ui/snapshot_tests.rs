@@ -697,3 +697,38 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
     assert!(!hint.contains("i inject"), "{hint}");
     assert!(hint.contains("m message"), "{hint}");
 }
+
+#[test]
+fn an_agent_that_exited_non_zero_is_named_beside_its_graded_work() {
+    let mut state = session();
+    let now = state.now;
+    state.apply(
+        now,
+        &Event::AgentOutput {
+            text: "Error: the model's rate limit was reached\r\n".into(),
+        },
+    );
+    state.apply(now, &Event::AgentExited { code: Some(2) });
+    let terminal = render_state(&state, 200, 50, PaneId::Verdict, true);
+    let buffer = terminal.backend().buffer();
+    let text: String = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    assert!(
+        text.contains("agent exited 2: Error: the model's rate limit was reached"),
+        "{text}"
+    );
+    // An agent that exited 0 gets no such line.
+    let terminal = render_state(&session(), 200, 50, PaneId::Verdict, true);
+    let buffer = terminal.backend().buffer();
+    let clean: String = (0..buffer.area.height)
+        .flat_map(|y| (0..buffer.area.width).map(move |x| (x, y)))
+        .map(|(x, y)| buffer[(x, y)].symbol().to_string())
+        .collect();
+    assert!(!clean.contains("agent exited"), "{clean}");
+}

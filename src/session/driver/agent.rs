@@ -106,7 +106,8 @@ impl Driver {
             self.agent = Some(child);
             self.agent_exit_recorded = false;
             self.policy.agent_changed();
-            self.transcript = TranscriptParser::new(agent.output(), &self.workspace);
+            self.transcript = TranscriptParser::new(agent.output(), &self.workspace)
+                .map(|parser| parser.continuing(self.transcript.as_ref()));
             self.agent_clock = AgentClock::starting(Instant::now());
         }
         if agent.types_prompt() {
@@ -192,14 +193,7 @@ impl Driver {
 
     /// The agent's last line of output (its error), with its exit status.
     fn agent_error_line(&self, code: Option<i32>) -> String {
-        let screen = lock(self.rec.state()).agent_screen.contents();
-        let last = screen
-            .lines()
-            .rev()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("(no output)")
-            .to_string();
+        let last = lock(self.rec.state()).agent_last_line();
         match code {
             Some(code) => format!("{last} (exit status {code})"),
             None => last,

@@ -119,6 +119,13 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
         if let Some(report) = &record.parity {
             parity_lines(report, theme, &mut lines);
         }
+        if let (Some(code), Some(error)) = (record.agent_exit_code, &record.agent_error) {
+            // Its work was graded, but the agent itself failed: say so beside the verdict.
+            lines.push(Line::from(Span::styled(
+                format!("  agent exited {code}: {}", first_line(error)),
+                Style::default().fg(c.fail),
+            )));
+        }
         if let Some((text, success)) = record.claim() {
             lines.push(Line::from(vec![
                 Span::styled(
