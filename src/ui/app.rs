@@ -540,11 +540,6 @@ mod tests {
     use crate::grade::{Finding, FindingKind};
     use crossterm::event::KeyModifiers;
 
-    /// The file the Diff pane was asked to show next.
-    fn goto_path(app: &App) -> Option<&str> {
-        app.diff_goto.as_ref().map(|t| t.path.as_str())
-    }
-
     fn key(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
     }
@@ -711,11 +706,24 @@ mod tests {
         let mut app = App::new(true);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
-        assert_eq!(goto_path(&app), Some("train.py"));
+        // The finding's line goes with its file; a finding without one opens the file's top.
+        assert_eq!(
+            app.diff_goto,
+            Some(DiffTarget {
+                path: "train.py".into(),
+                line: Some(3)
+            })
+        );
         assert_eq!(app.focus, PaneId::Diff);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
-        assert_eq!(goto_path(&app), Some("eval.py"));
+        assert_eq!(
+            app.diff_goto,
+            Some(DiffTarget {
+                path: "eval.py".into(),
+                line: None
+            })
+        );
     }
 
     #[test]
@@ -756,7 +764,7 @@ mod tests {
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
         assert_eq!(
             app.diff_goto,
-            Some(super::DiffTarget {
+            Some(DiffTarget {
                 path: "probe.py".into(),
                 line: Some(9)
             })
