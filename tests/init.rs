@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use xstack::metrics::{Point, parse_log, reduce};
 use xstack::task::{Direction, Task};
@@ -810,6 +810,9 @@ fn a_script_that_prints_only_its_final_loss_gets_it_as_the_criterion() {
         "{all}"
     );
     let (toml, task) = setup.written("final-loss");
+    // No nn.Module: no parity probe is proposed.
+    assert!(!setup.tasks().join("final-loss/probe.py").exists());
+    assert!(!toml.contains("parity"), "{toml}");
     // The printed polynomials' `y` is not offered.
     let names: Vec<&str> = task.spec.metrics.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["loss"]);
@@ -859,6 +862,70 @@ fn a_script_that_prints_only_its_final_loss_gets_it_as_the_criterion() {
         "{}",
         task.spec.phase2.details
     );
+}
+
+/// A repository with an `nn.Module` and a loss gets a `probe.py` skeleton in the task folder,
+/// for review: it stops at once when run unseen, the `[parity]` section is a comment (nothing
+/// runs the probe, `xstack check` accepts the task), and the repository is not written.
+#[test]
+fn a_repository_with_a_model_and_a_loss_gets_a_probe_skeleton_to_review() {
+    let setup = seed_fixture("final-loss");
+    std::fs::create_dir_all(setup.repo.join("nets")).unwrap();
+    std::fs::write(
+        setup.repo.join("nets/poly.py"),
+        "import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Poly(nn.Module):\n    def __init__(self, degree=4):\n        super().__init__()\n        self.fit = nn.Linear(degree, 1)\n\n\ndef loss_of(model, x, y):\n    return F.mse_loss(model(x), y)\n",
+    )
+    .unwrap();
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 main.py",
+        "--reference-packages",
+        "none",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let dir = setup.tasks().join("final-loss");
+    assert!(
+        all.contains(&format!(
+            "wrote {}: a parity probe skeleton for the model `Poly` (nets/poly.py:5) and the loss at nets/poly.py:12, never run",
+            dir.join("probe.py").display()
+        )),
+        "{all}"
+    );
+    let skeleton = std::fs::read_to_string(dir.join("probe.py")).unwrap();
+    assert!(
+        skeleton.contains("from nets.poly import Poly\n"),
+        "{skeleton}"
+    );
+    assert!(
+        skeleton.contains("Its constructor: nets/poly.py:6: `def __init__(self, degree=4):`"),
+        "{skeleton}"
+    );
+    // Run unseen, it stops before importing anything.
+    let ran = Command::new("python3")
+        .arg(dir.join("probe.py"))
+        .current_dir(&setup.repo)
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(1), "{}", text(&ran));
+    assert!(
+        text(&ran).contains(
+            "probe.py is a skeleton from xstack init: complete it, then delete this line"
+        ),
+        "{}",
+        text(&ran)
+    );
+    let (toml, task) = setup.written("final-loss");
+    assert!(task.spec.parity.is_none(), "{toml}");
+    assert!(
+        toml.contains("\n# [parity]\n# command = \"python probe.py\"\n"),
+        "{toml}"
+    );
+    let check = setup.check("final-loss");
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    assert_eq!(tree_hash(&setup.repo), before, "the repository was written");
 }
 
 /// What nanoGPT's `train.py` prints with the README's CPU command (its format, shortened to
@@ -952,6 +1019,12 @@ fn nanogpt_readme_command_with_its_fixed_seed() {
         "{details}"
     );
     assert!(details.contains("--eval_iters 20"), "{details}");
+    // The snapshot ships its parity probe: init proposes enabling it and writes no skeleton.
+    assert!(!setup.tasks().join("nanogpt/probe.py").exists());
+    assert!(
+        toml.contains("# The repository has a probe.py: review it, then remove the `#`"),
+        "{toml}"
+    );
 }
 
 #[test]

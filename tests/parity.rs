@@ -34,11 +34,35 @@ fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
     port
 }
 
+/// What the demo's phase-1 port is and where its probe diverges first.
+struct Phase1 {
+    /// The task's folders laid over `repo/`, in order, to make the port.
+    layers: &'static [&'static str],
+    /// The first divergent tensor.
+    first: &'static str,
+    /// Where the port records it (file, line); None: anywhere in `probe.py`.
+    at: Option<(&'static str, u32)>,
+    /// Its largest absolute error, when the test pins it (an integer tensor's is exact).
+    max_abs: Option<f64>,
+}
+
+/// A demo whose phase 1 writes `demo/phase1/` and diverges first at `first`, which its
+/// `probe.py` records.
+fn phase1(first: &'static str) -> Phase1 {
+    Phase1 {
+        layers: &["demo/phase1"],
+        first,
+        at: None,
+        max_abs: None,
+    }
+}
+
 /// Runs the task's probe in its source once, then in the demo's phase-1 port and in the
 /// oracle (the library's `run_source` and `run_port`, as `xstack parity` runs them, sharing
 /// one source run): the demo diverges first at `expected`, every tensor before it matching,
 /// the oracle matches every tensor, and the task folder is not written.
-fn check_bundled(id: &str, expected: &str) {
+fn check_bundled(id: &str, demo: Phase1) {
+    let expected = demo.first;
     use std::sync::atomic::AtomicBool;
     use xstack::parity::{ProbePlan, ProbeSide, run_port, run_source};
 
@@ -53,7 +77,7 @@ fn check_bundled(id: &str, expected: &str) {
     let scratch = tempfile::tempdir().unwrap();
     let source_copy = scratch.path().join("source");
     overlay(&dir.join("repo"), &source_copy);
-    let phase1 = port_of(&dir, &["demo/phase1"]);
+    let phase1 = port_of(&dir, demo.layers);
     let oracle = port_of(&dir, &["solution"]);
     let mut plan = ProbePlan::for_task(
         &task,
@@ -101,11 +125,18 @@ fn check_bundled(id: &str, expected: &str) {
         report.tensors[..at].iter().all(|t| t.passed),
         "{id}: a tensor before {expected} fails:\n{text}"
     );
-    assert_eq!(
-        report.tensors[at].port_location.as_ref().unwrap().file,
-        "probe.py",
-        "{id}: where the port records it:\n{text}"
-    );
+    if let Some(max_abs) = demo.max_abs {
+        assert_eq!(first.max_abs, Some(max_abs), "{id}:\n{text}");
+    }
+    let location = report.tensors[at].port_location.as_ref().unwrap();
+    match demo.at {
+        None => assert_eq!(location.file, "probe.py", "{id}: where:\n{text}"),
+        Some((file, line)) => assert_eq!(
+            (location.file.as_str(), location.line),
+            (file, line),
+            "{id}: where the port computes it:\n{text}"
+        ),
+    }
 
     plan.port.dir = oracle.path().to_path_buf();
     let report = runtime.block_on(run_port(&plan, &source, &cancel, &mut |t| {
@@ -119,17 +150,34 @@ fn check_bundled(id: &str, expected: &str) {
 
 #[test]
 fn digits_cnn_bn_diverges_first_in_the_batchnorm_running_mean() {
-    check_bundled("digits-cnn-bn", "bn1.running_mean");
+    check_bundled("digits-cnn-bn", phase1("bn1.running_mean"));
 }
 
 #[test]
 fn char_transformer_diverges_first_in_the_attention_output() {
-    check_bundled("char-transformer", "block0.attn");
+    check_bundled("char-transformer", phase1("block0.attn"));
 }
 
 #[test]
 fn adamw_cosine_diverges_first_in_the_weights_after_the_second_step() {
-    check_bundled("adamw-cosine", "step2.0.weight");
+    check_bundled("adamw-cosine", phase1("step2.0.weight"));
+}
+
+/// nanoGPT's demo ports model.py, sample.py, bench.py and probe.py as the oracle does and
+/// train.py with a JAX key that is never split: the probe's first wrong number is how many
+/// different windows eight calls of get_batch draw (an integer: 4 against the source's 32),
+/// recorded at the port's `def get_batch`.
+#[test]
+fn nanogpt_diverges_first_in_the_batch_sampling() {
+    check_bundled(
+        "nanogpt-shakespeare-char",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "batch.train.distinct_windows",
+            at: Some(("train.py", 92)),
+            max_abs: Some(28.0),
+        },
+    );
 }
 
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section

@@ -126,7 +126,7 @@ pub fn phase2_prompt(
         {
             let _ = writeln!(
                 p,
-                "- your probe records that tensor at {}:{}",
+                "- your port records that tensor at {}:{}",
                 at.file, at.line
             );
         }
@@ -180,7 +180,7 @@ mod tests {
             "{told}"
         );
         assert!(
-            told.contains("your probe records that tensor at probe.py:63"),
+            told.contains("your port records that tensor at probe.py:63"),
             "{told}"
         );
         let told_at = told.find("parity probe").unwrap();

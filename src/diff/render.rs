@@ -65,6 +65,7 @@ pub fn render_ratatui(
         0..file.diff.rows.len(),
         width,
         0,
+        None,
         palette,
     ));
     lines
@@ -72,12 +73,14 @@ pub fn render_ratatui(
 
 /// Only the rows in `rows` (indices into `file.diff.rows`, clamped), without notes, laid
 /// out exactly as [`render_ratatui`] lays them out: for drawing just the visible window.
-/// Each side's code starts `skip` columns in (scrolled right; `‹` marks a cut start).
+/// Each side's code starts `skip` columns in (scrolled right; `‹` marks a cut start). The
+/// new side's line `mark` (1-based), when given, has its number reversed and `▶` after it.
 pub fn render_rows(
     file: &FileDiffView,
     rows: Range<usize>,
     width: u16,
     skip: usize,
+    mark: Option<usize>,
     palette: &DiffPalette,
 ) -> Vec<Line<'static>> {
     let width = usize::from(width);
@@ -85,6 +88,7 @@ pub fn render_rows(
     let rows = &all[rows.start.min(all.len())..rows.end.min(all.len())];
     let mut painter = Painter::new(Mode::Styled, width, palette);
     painter.skip = skip;
+    painter.mark = mark;
     let layout = Layout::new(file, width, false);
     rows.iter()
         .map(|row| {
@@ -280,6 +284,8 @@ struct Painter<'p> {
     used: usize,
     /// Columns of each side's code scrolled out to the left.
     skip: usize,
+    /// The new side's marked line (1-based).
+    mark: Option<usize>,
 }
 
 impl<'p> Painter<'p> {
@@ -291,6 +297,7 @@ impl<'p> Painter<'p> {
             runs: Vec::new(),
             used: 0,
             skip: 0,
+            mark: None,
         }
     }
 
@@ -407,7 +414,12 @@ impl<'p> Painter<'p> {
             Side::Right => row.right.as_ref(),
         };
         let (bg, emph_bg) = self.backgrounds(row.kind, side);
-        let gutter_style = Style::default().fg(self.palette.gutter);
+        let marked =
+            side == Side::Right && self.mark.is_some() && cell.map(|c| c.lineno) == self.mark;
+        let mut gutter_style = Style::default().fg(self.palette.gutter);
+        if marked {
+            gutter_style = gutter_style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+        }
         let number = cell.map_or_else(String::new, |c| c.lineno.to_string());
         let mut gutter = format!("{number:>w$}", w = layout.num_width);
         if layout.markers {
@@ -417,7 +429,7 @@ impl<'p> Painter<'p> {
                 ' '
             });
         }
-        gutter.push(' ');
+        gutter.push(if marked { '▶' } else { ' ' });
         self.push_clipped(&gutter, gutter_style, end);
         let fill = Style::default().bg_opt(if cell.is_some() { bg } else { None });
         if let Some(cell) = cell {
@@ -743,11 +755,11 @@ class MLP(nn.Module):
         let palette = DiffPalette::default();
         let whole = render_ratatui(train, 70, &palette);
         assert_eq!(
-            render_rows(train, 5..9, 70, 0, &palette),
+            render_rows(train, 5..9, 70, 0, None, &palette),
             whole[5..9].to_vec()
         );
         assert_eq!(
-            render_rows(train, 20..usize::MAX, 70, 0, &palette),
+            render_rows(train, 20..usize::MAX, 70, 0, None, &palette),
             whole[20..].to_vec()
         );
     }
@@ -762,7 +774,7 @@ class MLP(nn.Module):
         )]);
         let v = views(&old, &new, true);
         let palette = DiffPalette::default();
-        let row = |skip| plain_lines(&render_rows(&v[0], 0..1, 60, skip, &palette));
+        let row = |skip| plain_lines(&render_rows(&v[0], 0..1, 60, skip, None, &palette));
         let start = row(0);
         assert!(
             start.contains("x = some_function") && start.contains('…'),
@@ -782,7 +794,7 @@ class MLP(nn.Module):
             "{end}"
         );
         assert!(
-            render_rows(&v[0], 0..1, 60, 56, &palette)
+            render_rows(&v[0], 0..1, 60, 56, None, &palette)
                 .iter()
                 .all(|l| l.width() == 60)
         );

@@ -5,9 +5,12 @@
 //! nothing are found out as `xstack calibrate` does, and the repository's own seed option is
 //! used when it has one), sketches `[phase2]` from the hyper-parameters it finds and what the
 //! run does with its seed, shows the `task.toml`, and writes it with `reference.log` after
-//! confirmation, only if `xstack check` accepts it. The repository is only read.
+//! confirmation, only if `xstack check` accepts it; for a repository with an `nn.Module` and
+//! a loss it also writes a `probe.py` skeleton for review, its `[parity]` section a comment
+//! (`probe.rs`). The repository is only read.
 
 pub mod detect;
+pub mod probe;
 pub mod render;
 pub mod repo;
 
@@ -560,6 +563,14 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
 
     let n_runs = opts.seeds.unwrap_or(1);
     let date = chrono::Utc::now().format("%Y-%m-%d");
+    // The parity probe: a skeleton for review when the repository has a model and a loss and
+    // no probe.py of its own; never run here.
+    let probe_target = probe::find(&repo);
+    let has_probe = repo.join(probe::PROBE_FILE).is_file();
+    let skeleton = probe_target
+        .as_ref()
+        .filter(|_| !has_probe)
+        .map(probe::skeleton);
     let proposal = Proposal {
         id: id.clone(),
         title: repo::title(&repo),
@@ -618,8 +629,16 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             })
             .collect(),
         settings: repo::hyper_parameters(&repo, &command),
+        parity_note: probe_target
+            .as_ref()
+            .map(|t| probe::parity_note(t, skeleton.is_some())),
     };
     let text = render::task_toml(&proposal);
+    let written_files = if skeleton.is_some() {
+        "task.toml, reference.log, probe.py"
+    } else {
+        "task.toml, reference.log"
+    };
     let shown_dir = opts.tasks_dir.join(&id);
     console.say(&format!(
         "\n--- {} ---\n{text}---",
@@ -628,7 +647,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     if !opts.yes {
         let answer = console
             .ask(&format!(
-                "Write {} (task.toml, reference.log)? [y/N] ",
+                "Write {} ({written_files})? [y/N] ",
                 shown_dir.display()
             ))
             .unwrap_or_default();
@@ -639,11 +658,22 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     }
     let mut log = lines.join("\n");
     log.push('\n');
-    write_task(&task_dir, &text, &log)?;
+    write_task(&task_dir, &text, &log, skeleton.as_deref())?;
     console.say(&format!(
         "wrote {} and reference.log; `xstack check` accepts it",
         shown_dir.join(crate::task::TASK_FILE).display()
     ));
+    if let Some(target) = probe_target.as_ref().filter(|_| skeleton.is_some()) {
+        console.say(&format!(
+            "wrote {}: a parity probe skeleton for the model `{}` ({}:{}) and the loss at {}:{}, never run; complete it and copy it into the repository before enabling [parity] (see task.toml)",
+            shown_dir.join(probe::PROBE_FILE).display(),
+            target.model.name,
+            target.model.site.file,
+            target.model.site.line,
+            target.loss.file,
+            target.loss.line
+        ));
+    }
     Ok(Outcome::Written(task_dir))
 }
 
@@ -877,9 +907,14 @@ pub fn seed_note(u: &SeedUse, measured: Option<&Calibration>) -> String {
     text
 }
 
-/// Writes the task folder, then loads it as `xstack check` does; on any failure the folder
-/// is removed again.
-fn write_task(task_dir: &Path, text: &str, log: &str) -> Result<(), InitError> {
+/// Writes the task folder (with the probe skeleton, when there is one), then loads it as
+/// `xstack check` does; on any failure the folder is removed again.
+fn write_task(
+    task_dir: &Path,
+    text: &str,
+    log: &str,
+    probe: Option<&str>,
+) -> Result<(), InitError> {
     if task_dir.exists() {
         return Err(InitError::Exists(task_dir.to_path_buf()));
     }
@@ -890,6 +925,10 @@ fn write_task(task_dir: &Path, text: &str, log: &str) -> Result<(), InitError> {
         std::fs::write(&file, text).map_err(io(file.clone()))?;
         let log_file = task_dir.join("reference.log");
         std::fs::write(&log_file, log).map_err(io(log_file.clone()))?;
+        if let Some(probe) = probe {
+            let probe_file = task_dir.join(probe::PROBE_FILE);
+            std::fs::write(&probe_file, probe).map_err(io(probe_file.clone()))?;
+        }
         let task = Task::load(task_dir).map_err(InitError::Invalid)?;
         // The written definitions must still find every criterion in the reference log.
         let series = metrics::parse_log(&task, log);

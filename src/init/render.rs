@@ -62,6 +62,8 @@ pub struct Proposal {
     pub seed_note: String,
     /// Hyper-parameters for the `[phase2]` skeleton.
     pub settings: Vec<Settings>,
+    /// The `[parity]` section as a comment, when init proposes a probe.
+    pub parity_note: Option<String>,
 }
 
 /// A TOML string for a regex: a literal string when it can be one, else a basic string.
@@ -223,6 +225,10 @@ pub fn task_toml(p: &Proposal) -> String {
         "\n[phase2]\ndetails = {}\n\n[reference]\nlog = \"reference.log\"\n",
         toml_multiline(&phase2_details(p))
     ));
+    if let Some(note) = &p.parity_note {
+        out.push('\n');
+        out.push_str(note);
+    }
     out
 }
 

@@ -7,12 +7,13 @@ Stdlib and numpy only; xstack puts this folder on PYTHONPATH for both sides of t
     xp.record("logits", logits)            # both sides: same names, the source's layouts
 
 `record(name, array)` keeps the arrays in the order they are recorded, with the file and line
-of the call, and writes them (with every earlier one) to `$XSTACK_PARITY_OUT`, an `.npz`
+of the call (or, with `at=function`, of the function that computes the array), and writes them (with every earlier one) to `$XSTACK_PARITY_OUT`, an `.npz`
 archive; the source's side writes the inputs and weights the port must use, and
 `load_inputs()` reads them back on the port's side from `$XSTACK_PARITY_IN`. Without
 `$XSTACK_PARITY_OUT` (a probe run by hand) the arrays are only kept in memory.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -45,21 +46,38 @@ def _as_numpy(array):
     return out, str(out.dtype)
 
 
-def record(name, array):
-    """Record `array` under `name` (each name once), and write everything recorded so far."""
+def _location(at):
+    """The file and first line of the function `at` (unwrapped from decorators such as
+    `jax.jit`)."""
+    function = inspect.unwrap(at)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        raise TypeError(f"xstack_parity.record: at={at!r} is not a Python function")
+    return code.co_filename, code.co_firstlineno
+
+
+def record(name, array, at=None):
+    """Record `array` under `name` (each name once), and write everything recorded so far.
+
+    The location kept is the caller's file and line, or with `at=function` where that
+    function is defined: the code that computes the array, which the Diff pane opens."""
     if not isinstance(name, str) or not name or name == MANIFEST:
         raise ValueError(f"xstack_parity.record: {name!r} is not a usable name")
     if any(r["name"] == name for r in _records):
         raise ValueError(f"xstack_parity.record: {name!r} is recorded twice")
-    caller = sys._getframe(1)
+    if at is None:
+        caller = sys._getframe(1)
+        file, line = caller.f_code.co_filename, caller.f_lineno
+    else:
+        file, line = _location(at)
     values, dtype = _as_numpy(array)
     _records.append(
         {
             "name": name,
             "array": values,
             "dtype": dtype,
-            "file": os.path.relpath(os.path.abspath(caller.f_code.co_filename)),
-            "line": caller.f_lineno,
+            "file": os.path.relpath(os.path.abspath(file)),
+            "line": line,
         }
     )
     _write()

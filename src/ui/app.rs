@@ -119,6 +119,29 @@ pub struct Notice {
     pub until: Instant,
 }
 
+/// A file (and line) of the port the Diff pane should show next, asked for from the Verdict
+/// pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffTarget {
+    /// The file, relative to the repository root.
+    pub path: String,
+    /// The 1-based line to bring into view and mark, when the finding or the parity probe
+    /// names one.
+    pub line: Option<u32>,
+}
+
+/// A line the Diff pane marks (▶ in the new side's gutter) in one file, shown whole so that
+/// the line is never folded away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffMark {
+    /// The file, relative to the repository root.
+    pub path: String,
+    /// The 1-based line in the workspace's version of the file.
+    pub line: u32,
+    /// Whether the pane has scrolled it into view yet (it does once, then scrolls freely).
+    pub scrolled: bool,
+}
+
 /// What the UI loop must do after an input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -156,7 +179,9 @@ pub struct App {
     /// Whether this is a live session (false in replay: no commands).
     pub live: bool,
     /// A file the Diff pane should show next (set from a Verdict finding).
-    pub diff_goto: Option<String>,
+    pub diff_goto: Option<DiffTarget>,
+    /// The line the Diff pane marks, set with [`App::diff_goto`] when it names a line.
+    pub diff_mark: Option<DiffMark>,
     /// How many findings with files have been visited with Enter in the Verdict pane.
     pub finding_cursor: usize,
     /// Whether the Agent pane shows the prompts and the agent's transcript instead of its
@@ -189,6 +214,7 @@ impl App {
             pane_rects: [Rect::default(); 5],
             live,
             diff_goto: None,
+            diff_mark: None,
             finding_cursor: 0,
             agent_transcript: false,
             notice: None,
@@ -213,11 +239,11 @@ impl App {
         expired
     }
 
-    /// The file of the next finding (newest phase first) that names a file of the
-    /// workspace or the source, cycling; after a phase's findings, the file where the port's
-    /// parity probe records its first divergent tensor.
-    fn next_finding_file(&mut self, state: &SessionState) -> Option<String> {
-        let files: Vec<String> = state
+    /// The file (and line) of the next finding (newest phase first) that names a file of the
+    /// workspace or the source, cycling; after a phase's findings, the file and line where
+    /// the port's parity probe records its first divergent tensor.
+    fn next_finding_file(&mut self, state: &SessionState) -> Option<DiffTarget> {
+        let files: Vec<DiffTarget> = state
             .phases
             .iter()
             .rev()
@@ -225,14 +251,14 @@ impl App {
                 let findings = p.verdict.as_ref().map(verdict_files).unwrap_or_default();
                 findings.into_iter().chain(parity_file(p))
             })
-            .filter(|f| state.files.contains_key(f) || state.baseline.contains_key(f))
+            .filter(|f| state.files.contains_key(&f.path) || state.baseline.contains_key(&f.path))
             .collect();
         if files.is_empty() {
             return None;
         }
-        let path = files[self.finding_cursor % files.len()].clone();
+        let target = files[self.finding_cursor % files.len()].clone();
         self.finding_cursor += 1;
-        Some(path)
+        Some(target)
     }
 
     /// Scrolls `pane` by `back` lines towards its history (negative: towards the live
@@ -391,10 +417,12 @@ impl App {
             KeyAction::PreviousFile => {
                 self.diff_file = self.diff_file.saturating_sub(1);
                 self.scroll[PaneId::Diff.index()] = 0;
+                self.diff_mark = None;
             }
             KeyAction::NextFile => {
                 self.diff_file = self.diff_file.saturating_add(1);
                 self.scroll[PaneId::Diff.index()] = 0;
+                self.diff_mark = None;
             }
             KeyAction::ToggleDiffBase => self.diff_against_previous = !self.diff_against_previous,
             KeyAction::ScrollDiffSideways(right) => {
@@ -407,8 +435,8 @@ impl App {
             KeyAction::OpenFinding => {
                 if self.focus != PaneId::Verdict {
                     self.notify("Enter opens a finding's file from the Verdict pane (5)");
-                } else if let Some(path) = self.next_finding_file(state) {
-                    self.diff_goto = Some(path);
+                } else if let Some(target) = self.next_finding_file(state) {
+                    self.diff_goto = Some(target);
                     self.focus = PaneId::Diff;
                     self.zoom = false;
                 } else {
@@ -478,21 +506,31 @@ fn details_closed(state: &SessionState) -> Option<&'static str> {
     }
 }
 
-/// The file (of the port) where a phase's parity probe recorded its first divergent tensor.
-fn parity_file(phase: &crate::session::state::PhaseRecord) -> Option<String> {
+/// The file and line (of the port) where a phase's parity probe recorded its first
+/// divergent tensor.
+fn parity_file(phase: &crate::session::state::PhaseRecord) -> Option<DiffTarget> {
     let report = phase.parity.as_ref()?;
     let first = report.first_divergent.as_ref()?;
     let tensor = report.tensors.iter().find(|t| t.name == first.name)?;
-    Some(tensor.port_location.as_ref()?.file.clone())
+    let at = tensor.port_location.as_ref()?;
+    Some(DiffTarget {
+        path: at.file.clone(),
+        line: Some(at.line),
+    })
 }
 
-/// The files a verdict's findings name, in order: from the typed records, or for journals of
-/// xstack 0.1 (which have none) nothing.
-fn verdict_files(verdict: &crate::grade::Verdict) -> Vec<String> {
+/// The files (and lines) a verdict's findings name, in order: from the typed records, or for
+/// journals of xstack 0.1 (which have none) nothing.
+fn verdict_files(verdict: &crate::grade::Verdict) -> Vec<DiffTarget> {
     verdict
         .finding_records
         .iter()
-        .filter_map(|r| r.file.as_ref().map(|f| f.trim_end_matches('/').to_string()))
+        .filter_map(|r| {
+            Some(DiffTarget {
+                path: r.file.as_ref()?.trim_end_matches('/').to_string(),
+                line: r.line,
+            })
+        })
         .collect()
 }
 
@@ -668,11 +706,24 @@ mod tests {
         let mut app = App::new(true);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
-        assert_eq!(app.diff_goto.as_deref(), Some("train.py"));
+        // The finding's line goes with its file; a finding without one opens the file's top.
+        assert_eq!(
+            app.diff_goto,
+            Some(DiffTarget {
+                path: "train.py".into(),
+                line: Some(3)
+            })
+        );
         assert_eq!(app.focus, PaneId::Diff);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
-        assert_eq!(app.diff_goto.as_deref(), Some("eval.py"));
+        assert_eq!(
+            app.diff_goto,
+            Some(DiffTarget {
+                path: "eval.py".into(),
+                line: None
+            })
+        );
     }
 
     #[test]
@@ -711,7 +762,13 @@ mod tests {
         let mut app = App::new(true);
         app.on_key(key('5'), &state);
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
-        assert_eq!(app.diff_goto.as_deref(), Some("probe.py"));
+        assert_eq!(
+            app.diff_goto,
+            Some(DiffTarget {
+                path: "probe.py".into(),
+                line: Some(9)
+            })
+        );
         assert_eq!(app.focus, PaneId::Diff);
     }
 

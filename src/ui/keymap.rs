@@ -368,7 +368,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some((&[Ended], "Enter", "finding→diff")),
         help: Some((
             "Enter (Verdict)",
-            "show the file of the next finding in the Diff pane",
+            "show the next finding in the Diff pane, at its line",
         )),
     },
     Binding {

@@ -732,3 +732,160 @@ fn an_agent_that_exited_non_zero_is_named_beside_its_graded_work() {
         .collect();
     assert!(!clean.contains("agent exited"), "{clean}");
 }
+
+/// A session whose migrated `train.py` has 60 lines, one changed at line 3, and whose phase-1
+/// parity probe names line 45 of it (folded away in the ordinary diff) as where the port
+/// computes its first divergent tensor.
+fn session_with_parity_at_a_line() -> SessionState {
+    use crate::parity::{Location, Tensor, Values, compare};
+    let lines = |changed: &str| -> String {
+        (1..=60)
+            .map(|i| match i {
+                3 => format!("{changed}\n"),
+                45 => "def get_batch(split):\n".to_string(),
+                _ => format!("line_{i} = {i}\n"),
+            })
+            .collect()
+    };
+    let file = |text: String| FileContent {
+        path: "train.py".into(),
+        size: text.len() as u64,
+        text: Some(text),
+    };
+    let tensor = |value: i128, file: &str, line: u32| Tensor {
+        name: "batch.train.distinct_windows".into(),
+        shape: vec![],
+        dtype: "int64".into(),
+        values: Values::Int(vec![value]),
+        location: Some(Location {
+            file: file.into(),
+            line,
+        }),
+    };
+    let mut state = SessionState::new();
+    state.apply(
+        0.0,
+        &Event::Baseline {
+            files: vec![file(lines("import torch"))],
+        },
+    );
+    state.apply(
+        1.0,
+        &Event::FileChanged {
+            file: file(lines("import jax")),
+            deleted: false,
+        },
+    );
+    state.apply(
+        2.0,
+        &Event::Parity {
+            phase: 1,
+            report: compare(
+                &[tensor(32, "train.py", 69)],
+                &[tensor(4, "train.py", 45)],
+                1e-4,
+                1e-5,
+            ),
+        },
+    );
+    state
+}
+
+#[test]
+fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent_tensor() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let state = session_with_parity_at_a_line();
+    let theme = Theme::dark();
+    let mut checked = 0;
+    for (width, height) in [(80u16, 24u16), (200, 50)] {
+        let mut app = App::new(true);
+        let (mut diff, mut results) = DiffPane::new(theme.syntax_theme.clone());
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        // One turn of the UI loop: the pane takes finished builds, catches up, draws, and the
+        // app takes in where the frame put the panes; the screen it drew.
+        let mut frame = |app: &mut App, diff: &mut DiffPane| -> Buffer {
+            while let Ok(built) = results.try_recv() {
+                diff.accept(built);
+            }
+            diff.update(&state, app);
+            while let Ok(built) = results.try_recv() {
+                diff.accept(built);
+            }
+            diff.update(&state, app);
+            let mut layout = None;
+            terminal
+                .draw(|f| layout = Some(draw::draw(f, &state, app, diff, &theme)))
+                .unwrap();
+            app.settle(layout.unwrap().targets(), (0, 0));
+            terminal.backend().buffer().clone()
+        };
+        let text_of = |buffer: &Buffer| -> Vec<String> {
+            (0..height)
+                .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect())
+                .collect()
+        };
+        // Unmarked, the diff folds the unchanged lines after the change: line 45 is hidden.
+        app.focus = PaneId::Diff;
+        frame(&mut app, &mut diff);
+        let screen = text_of(&frame(&mut app, &mut diff)).join("\n");
+        assert!(!screen.contains("def get_batch"), "{screen}");
+        assert!(screen.contains("unchanged lines"), "{screen}");
+
+        // Enter in the Verdict pane, as drawn (on a compact screen the Diff pane is then a
+        // summary line): the first frame after it already shows the line, and the next
+        // keeps it there.
+        app.focus = PaneId::Verdict;
+        frame(&mut app, &mut diff);
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &state);
+        assert_eq!(app.focus, PaneId::Diff);
+        let first = text_of(&frame(&mut app, &mut diff));
+        let buffer = frame(&mut app, &mut diff);
+        let mark = app.diff_mark.clone().unwrap();
+        assert_eq!(
+            (mark.path.as_str(), mark.line, mark.scrolled),
+            ("train.py", 45, true)
+        );
+        let rows = text_of(&buffer);
+        // (The title says `scrolled` once the scroll is the pane's own.)
+        assert_eq!(
+            first[1..],
+            rows[1..],
+            "the line moved between the first two frames"
+        );
+        let text = rows.join("\n");
+        assert!(text.contains("▶ line 45"), "{text}");
+        let (y, row) = rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.contains("45▶def get_batch(split):"))
+            .unwrap_or_else(|| panic!("line 45 is not in view, marked:\n{text}"));
+        // The whole file: nothing folded; the mark a third of the way down, not at the top.
+        assert!(!text.contains("unchanged lines"), "{text}");
+        assert!(y > 3 && y < usize::from(height) - 2, "row {y}:\n{text}");
+        let x = row.chars().position(|c| c == '▶').unwrap() as u16;
+        assert!(
+            buffer[(x - 1, y as u16)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED),
+            "{row}"
+        );
+        if width == 80 {
+            insta::assert_snapshot!("diff_at_the_parity_line_80x24", text);
+        }
+        // The pane then scrolls freely, and the next file clears the mark.
+        let top = app.scroll[1];
+        app.on_key(
+            KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE),
+            &state,
+        );
+        frame(&mut app, &mut diff);
+        assert_ne!(app.scroll[1], top);
+        app.on_key(
+            KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE),
+            &state,
+        );
+        assert_eq!(app.diff_mark, None);
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}

@@ -2,7 +2,8 @@
 //! of each file), a file list with status and pairings, and the selected file's highlighted
 //! side-by-side rows. The state's files are copied when they change; building the snapshots,
 //! comparing them, diffing and highlighting run on a blocking thread, and the pane draws the
-//! latest finished result.
+//! latest finished result. A line asked for from the Verdict pane ([`App::diff_mark`]) is
+//! shown in its file's whole view (nothing folded), scrolled into view once and marked.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use crate::diff::{
 use crate::event::FileContent;
 use crate::session::state::SessionState;
 
-use super::super::app::App;
+use super::super::app::{App, DiffMark};
 use super::super::theme::Theme;
 
 /// Identifies the inputs of a built view.
@@ -29,6 +30,8 @@ use super::super::theme::Theme;
 struct ViewKey {
     files: FilesKey,
     index: usize,
+    /// The whole file, unchanged runs unfolded (the file holds the marked line).
+    whole: bool,
 }
 
 /// Identifies the inputs of a file list: the state's files version and the diff base.
@@ -141,15 +144,21 @@ impl DiffPane {
                 previous: state.previous.clone(),
             };
             let index = app.diff_file;
+            let marked = app.diff_mark.as_ref().map(|m| m.path.clone());
             let (highlighter, theme, tx) = self.job_parts();
             self.pending = None;
             spawn(move || {
                 let compared = compare(&copy, files.against_previous);
                 let view = (!compared.entries.is_empty()).then(|| {
                     let index = index.min(compared.entries.len() - 1);
-                    let key = ViewKey { files, index };
                     let entry = &compared.entries[index];
-                    build_view(entry, &compared, &highlighter, &theme).map(|v| (key, v))
+                    let whole = marked.as_deref() == Some(entry.path.as_str());
+                    let key = ViewKey {
+                        files,
+                        index,
+                        whole,
+                    };
+                    build_view(entry, &compared, &highlighter, &theme, whole).map(|v| (key, v))
                 });
                 let _ = tx.send(Built {
                     files,
@@ -159,28 +168,37 @@ impl DiffPane {
             });
         }
         self.select(app);
+        self.scroll_to_mark(app);
     }
 
-    /// Resolves a file asked for from the Verdict pane, keeps the selection in the file list
-    /// and starts building the selected file's view when it is not built or being built.
+    /// Resolves a file (and line) asked for from the Verdict pane, keeps the selection in
+    /// the file list and starts building the selected file's view when it is not built or
+    /// being built.
     fn select(&mut self, app: &mut App) {
         let Some(files) = self.held else { return };
         if self.entries.is_empty() || self.wanted != Some(files) {
             return;
         }
-        if let Some(path) = app.diff_goto.take()
+        if let Some(target) = app.diff_goto.take()
             && let Some(i) = self
                 .entries
                 .iter()
-                .position(|e| e.path == path || e.old_path() == Some(path.as_str()))
+                .position(|e| e.path == target.path || e.old_path() == Some(target.path.as_str()))
         {
             app.diff_file = i;
             app.scroll[1] = 0;
+            app.diff_mark = target.line.map(|line| DiffMark {
+                path: self.entries[i].path.clone(),
+                line,
+                scrolled: false,
+            });
         }
         app.diff_file = app.diff_file.min(self.entries.len() - 1);
+        let whole = self.marked_line(app).is_some();
         let want = ViewKey {
             files,
             index: app.diff_file,
+            whole,
         };
         let have = self.view.as_ref().map(|(k, _)| *k);
         if have == Some(want) || self.pending == Some(want) {
@@ -195,7 +213,7 @@ impl DiffPane {
         let entry = self.entries[app.diff_file].clone();
         let (highlighter, theme, tx) = self.job_parts();
         spawn(move || {
-            if let Some(view) = build_view(&entry, &compared, &highlighter, &theme) {
+            if let Some(view) = build_view(&entry, &compared, &highlighter, &theme, whole) {
                 let _ = tx.send(Built {
                     files,
                     compared: None,
@@ -203,6 +221,49 @@ impl DiffPane {
                 });
             }
         });
+    }
+
+    /// The marked line, when the mark is in the selected file.
+    fn marked_line(&self, app: &App) -> Option<usize> {
+        let mark = app.diff_mark.as_ref()?;
+        let entry = self.entries.get(self.selected(app))?;
+        (entry.path == mark.path).then_some(mark.line as usize)
+    }
+
+    /// The index of the marked line's row in the view held, when the view is the marked
+    /// file's whole view.
+    fn marked_row(&self, app: &App) -> Option<usize> {
+        let line = self.marked_line(app)?;
+        let (key, view) = self.view.as_ref()?;
+        if !key.whole || key.index != self.selected(app) {
+            return None;
+        }
+        view.diff
+            .rows
+            .iter()
+            .position(|r| r.right.as_ref().is_some_and(|c| c.lineno == line))
+    }
+
+    /// Once the marked file's whole view has arrived and been drawn in a pane of its own,
+    /// keeps the scroll that frame showed (the marked line a third of the way down, see
+    /// [`DiffPane::draw`]); from then on the pane scrolls freely.
+    fn scroll_to_mark(&self, app: &mut App) {
+        if app.diff_mark.as_ref().is_none_or(|m| m.scrolled) {
+            return;
+        }
+        let Some(row) = self.marked_row(app) else {
+            return;
+        };
+        // The last frame's Diff pane, when it had rows (a compact screen draws an unfocused
+        // pane as a one-line summary): its rows below the border and the file header.
+        let rect = app.pane_rects[1];
+        if rect.height < 4 {
+            return;
+        }
+        app.scroll[1] = mark_top(row, usize::from(rect.height - 3));
+        if let Some(mark) = app.diff_mark.as_mut() {
+            mark.scrolled = true;
+        }
     }
 
     fn job_parts(&self) -> (Arc<Highlighter>, String, mpsc::UnboundedSender<Built>) {
@@ -305,6 +366,7 @@ impl DiffPane {
             return;
         };
         let stale = key.index != selected;
+        let mark = self.marked_line(app).filter(|_| key.whole && !stale);
         let palette = DiffPalette {
             added_bg: c.added_bg,
             removed_bg: c.removed_bg,
@@ -332,10 +394,20 @@ impl DiffPane {
                 ),
                 Style::default().fg(c.dim),
             ),
+            Span::styled(
+                mark.map_or_else(String::new, |line| format!("  ▶ line {line}")),
+                Style::default().fg(c.emphasis),
+            ),
         ]);
         let height = usize::from(area.height.saturating_sub(1));
         let total = view.diff.rows.len();
-        let top = app.scroll[1].min(total.saturating_sub(height));
+        // A mark not scrolled to yet is put in view here, as `scroll_to_mark` keeps it.
+        let pending = app.diff_mark.as_ref().is_some_and(|m| !m.scrolled);
+        let top = match self.marked_row(app).filter(|_| pending) {
+            Some(row) => mark_top(row, height),
+            None => app.scroll[1],
+        }
+        .min(total.saturating_sub(height));
         let mut lines = vec![header];
         if view.diff.binary {
             lines.push(Line::from(Span::styled(
@@ -348,10 +420,16 @@ impl DiffPane {
             top..top + height,
             area.width,
             app.diff_column,
+            mark,
             &palette,
         ));
         frame.render_widget(Paragraph::new(lines), area);
     }
+}
+
+/// The first row shown when `row` is to be a third of the way down `height` rows.
+fn mark_top(row: usize, height: usize) -> usize {
+    row.saturating_sub(height / 3)
 }
 
 /// Runs a build on a blocking thread of the runtime, or here when there is none (tests,
@@ -397,19 +475,24 @@ fn compare(copy: &FilesCopy, against_previous: bool) -> Compared {
     }
 }
 
-/// One file's highlighted side-by-side view (plain when highlighting fails).
+/// One file's highlighted side-by-side view (plain when highlighting fails); `whole`: every
+/// line, no unchanged run folded.
 fn build_view(
     entry: &FileEntry,
     compared: &Compared,
     highlighter: &Highlighter,
     theme: &str,
+    whole: bool,
 ) -> Option<FileDiffView> {
     let request = HighlightRequest {
         highlighter,
         theme,
         scope: HighlightScope::WholeFile,
     };
-    let opts = DiffOptions::default();
+    let mut opts = DiffOptions::default();
+    if whole {
+        opts.context = usize::MAX;
+    }
     let (old, new) = (&compared.old, &compared.new);
     FileDiffView::build(entry, old, new, &opts, Some(&request))
         .or_else(|_| FileDiffView::build(entry, old, new, &opts, None))

@@ -67,10 +67,13 @@ impl Grid {
     /// screen and the scrollback, as tmux does, so that a shrink and a grow back give the
     /// text that was there (`set_size` cuts or pads rows instead).
     pub fn set_size_reflowing(&mut self, size: Size) {
-        if size != self.size && !self.rows.is_empty() {
-            self.reflow(size);
-        } else {
+        if size == self.size {
+            return;
+        }
+        if self.rows.is_empty() {
             self.set_size(size);
+        } else {
+            self.reflow(size);
         }
     }
 
