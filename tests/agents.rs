@@ -359,18 +359,20 @@ fn aider_restores_its_chat_history_in_phase_two() {
     let setup = Setup::new();
     let (dir, log, _) = two_phase(&setup, "aider");
     let p1 = log[0]["prompt"].as_str().unwrap();
-    assert_eq!(argv(&log[0]), ["--message", p1, "--yes-always", "--no-git"]);
+    let history = [
+        "--chat-history-file",
+        ".aider.chat.history.md",
+        "--input-history-file",
+        ".aider.input.history",
+    ];
+    let mut first = vec!["--message", p1, "--yes-always", "--no-git"];
+    first.extend(history);
+    assert_eq!(argv(&log[0]), first);
     let p2 = log[1]["prompt"].as_str().unwrap();
-    assert_eq!(
-        argv(&log[1]),
-        [
-            "--message",
-            p2,
-            "--yes-always",
-            "--no-git",
-            "--restore-chat-history"
-        ]
-    );
+    let mut second = vec!["--message", p2, "--yes-always", "--no-git"];
+    second.extend(history);
+    second.push("--restore-chat-history");
+    assert_eq!(argv(&log[1]), second);
     assert!(transcript(&dir).is_empty(), "aider prints text, not events");
 }
 

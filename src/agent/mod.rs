@@ -463,7 +463,15 @@ mod tests {
         assert!(tui.types_prompt());
         assert_eq!(
             tui.argv(&ctx(1, None), None),
-            ["aider", "--yes-always", "--no-git"]
+            [
+                "aider",
+                "--yes-always",
+                "--no-git",
+                "--chat-history-file",
+                ".aider.chat.history.md",
+                "--input-history-file",
+                ".aider.input.history"
+            ]
         );
         assert!(!AgentSpec::Shell.types_prompt());
         let err = AgentSpec::resolve("gemini", &none, true)

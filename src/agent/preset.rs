@@ -149,14 +149,20 @@ const PRESETS: [Preset; 5] = [
         hosts: &["api.openai.com", "api.anthropic.com"],
         state: &[".aider"],
         oneshot: Variant {
-            command: "aider --message {prompt} --yes-always --no-git",
-            resume: Some("aider --message {prompt} --yes-always --no-git --restore-chat-history"),
+            // The history files named, or aider puts them at the root of the Git repository
+            // the run folder lies in (its defaults do, even with --no-git).
+            command: "aider --message {prompt} --yes-always --no-git --chat-history-file .aider.chat.history.md --input-history-file .aider.input.history",
+            resume: Some(
+                "aider --message {prompt} --yes-always --no-git --chat-history-file .aider.chat.history.md --input-history-file .aider.input.history --restore-chat-history",
+            ),
             resume_last: None,
             output: OutputFormat::Text,
         },
         interactive: Variant {
-            command: "aider --yes-always --no-git",
-            resume: Some("aider --yes-always --no-git --restore-chat-history"),
+            command: "aider --yes-always --no-git --chat-history-file .aider.chat.history.md --input-history-file .aider.input.history",
+            resume: Some(
+                "aider --yes-always --no-git --chat-history-file .aider.chat.history.md --input-history-file .aider.input.history --restore-chat-history",
+            ),
             resume_last: None,
             output: OutputFormat::Text,
         },

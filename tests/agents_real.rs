@@ -1,0 +1,354 @@
+//! The presets against their real CLIs (installed by scripts/setup), headless, on the
+//! two-second jsonl-protected task (digits-mlp's 20-second training runs would cost CI
+//! minutes that prove nothing more about the agents), started from an empty folder: a
+//! scripted model server (tests/model_server) answers each CLI through its documented
+//! base-URL setting, failing phase 1 (a port off by a fidelity gap) and fixing it in phase 2. Each agent process runs in a network namespace of its
+//! own that has only loopback, with the server started inside it (`unshare -n`); the server
+//! is stateless (it answers from the conversation it is sent), so one per process is the
+//! same server. xstack, the environment build and the verify runs stay outside.
+
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+/// A preset and what its CLI reports.
+struct Cli {
+    preset: &'static str,
+    program: &'static str,
+    /// The server answers with the whole file in the reply (aider has no tools).
+    edit_in_text: bool,
+    /// The CLI's structured output gives a session id, usage and a final word.
+    structured: bool,
+    /// It reports a cost in dollars.
+    cost: bool,
+    /// Where under `$HOME` it may keep state (the preset's `state`, the sandbox's list).
+    state: &'static [&'static str],
+}
+
+/// The settings tests/model_server/isolated writes under `$HOME` for every CLI.
+const HARNESS_FILES: [&str; 2] = [".codex/config.toml", ".gemini/settings.json"];
+
+const PHASE1_MARKER: &str = "(jsonl-protected)";
+const PHASE2_MARKER: &str = "Phase 1 of the migration failed grading";
+/// What the model server answers aider's request to summarise the chat so far.
+const SUMMARY: &str = "I asked you to port train.py to JAX; you wrote it.";
+const PHASE1_FINAL: &str = "Ported train.py to JAX.";
+const PHASE2_FINAL: &str = "Fixed the port as the details say.";
+
+/// The program's absolute path on this machine's PATH.
+fn installed(program: &str) -> Option<PathBuf> {
+    std::env::var("PATH").ok().and_then(|path| {
+        path.split(':')
+            .map(|dir| Path::new(dir).join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A folder under `base` or, when unset, `$HOME/default`.
+fn cache_home(var: &str, default: &str) -> PathBuf {
+    std::env::var_os(var).map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(default),
+        PathBuf::from,
+    )
+}
+
+/// Every file under `dir`, relative, with `/`.
+fn files_under(dir: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+fn requests(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Whether any user message of `request`'s conversation holds `text`.
+fn conversation_has(request: &Value, text: &str) -> bool {
+    request["conversation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|item| item[0] == "user" && item[1].as_str().unwrap().contains(text))
+}
+
+fn headless_two_phases(cli: &Cli) {
+    let Some(real) = installed(cli.program) else {
+        require_tool(cli.program, || false);
+        return;
+    };
+    if !require_tool("unshare -n (network namespaces)", || {
+        runs_ok("unshare", &["-n", "true"])
+    }) {
+        return;
+    }
+    // Not under /tmp: Codex refuses to set up its sandbox helpers below a temporary folder.
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, launch, runs, bin) = (
+        work.path().join("home"),
+        work.path().join("launch"),
+        work.path().join("runs"),
+        work.path().join("bin"),
+    );
+    for dir in [&home, &launch, &runs, &bin] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let task = root().join("tests/tasks/jsonl-protected");
+    let script = work.path().join("script.json");
+    let phase = |marker: &str, source: &str, final_word: &str| {
+        serde_json::json!({
+            "marker": marker,
+            "source": task.join(source),
+            "target": "train.py",
+            "final": final_word,
+        })
+    };
+    let script_json = serde_json::json!({
+        "edit_in_text": cli.edit_in_text,
+        "phases": [
+            phase(
+                PHASE1_MARKER,
+                "agents/files/gap_then_pass/phase1/train.py",
+                PHASE1_FINAL,
+            ),
+            phase(
+                PHASE2_MARKER,
+                "agents/files/gap_then_pass/phase2/train.py",
+                PHASE2_FINAL,
+            ),
+        ],
+    });
+    std::fs::write(&script, script_json.to_string()).unwrap();
+    let log = work.path().join("requests.jsonl");
+    // The program xstack finds first on PATH starts the real one in a namespace of its own,
+    // with the model server, and passes its arguments on unchanged.
+    let shim = bin.join(cli.program);
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nexec unshare -n {} {} {} -- {} \"$@\"\n",
+            root().join("tests/model_server/isolated").display(),
+            script.display(),
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The run folder lies inside this repository's checkout (CARGO_TARGET_TMPDIR): a CLI
+    // that takes the enclosing Git repository as its own would write at its root.
+    let root_listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(root())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let root_before = root_listing();
+    let launch_before = tree_hash(&launch);
+    let task_before = tree_hash(&task);
+    let mut cmd = xstack();
+    cmd.current_dir(&launch)
+        .arg("run")
+        .arg(&task)
+        .args(["--agent", cli.preset, "--headless"])
+        .arg("--runs-dir")
+        .arg(&runs)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        // The environments built for the task are the machine's; the agent's home is new.
+        .env(
+            "XSTACK_CACHE_DIR",
+            cache_home("XSTACK_CACHE_DIR", ".cache/xstack"),
+        )
+        .env("UV_CACHE_DIR", cache_home("UV_CACHE_DIR", ".cache/uv"))
+        .env("HOME", &home);
+    for var in [
+        "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "CODEX_HOME",
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("xstack runs");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let dir = only_run_dir(&runs);
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 2, "{all}");
+    assert_eq!(r["phases"][0]["verdict"], "fail");
+
+    // Phase 2 resumed the conversation: the server was sent phase 1's prompt with it.
+    let prompt1 = std::fs::read_to_string(dir.join("prompts/phase-1.txt")).unwrap();
+    let prompt2 = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
+    let first_line = prompt1.lines().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(!prompt2.contains(first_line), "{first_line}");
+    let sent = requests(&log);
+    let phase2: Vec<&Value> = sent.iter().filter(|q| q["phase"] == 2).collect();
+    assert!(!phase2.is_empty(), "no request of phase 2: {sent:?}");
+    // aider restores its chat history summarised (by a request the server answers with
+    // SUMMARY); the others send it whole.
+    let history = if cli.edit_in_text {
+        SUMMARY
+    } else {
+        first_line
+    };
+    assert!(
+        phase2.iter().all(|q| conversation_has(q, history)),
+        "phase 2 did not resume phase 1's conversation: {}",
+        serde_json::to_string_pretty(&phase2).unwrap()
+    );
+
+    // The agent's own account of each phase.
+    for (index, final_word) in [PHASE1_FINAL, PHASE2_FINAL].iter().enumerate() {
+        let agent = &r["phases"][index]["agent"];
+        assert_eq!(agent["exit_code"], 0, "{agent}");
+        if cli.structured {
+            assert_eq!(agent["claimed_success"], true, "{agent}");
+            assert_eq!(agent["claim"], *final_word, "{agent}");
+            assert!(agent["session"].is_string(), "{agent}");
+            assert!(agent["tokens_in"].as_u64().unwrap() > 0, "{agent}");
+            assert!(agent["tokens_out"].as_u64().unwrap() > 0, "{agent}");
+            assert_eq!(agent["cost_usd"].is_number(), cli.cost, "{agent}");
+        } else {
+            assert!(agent["session"].is_null(), "{agent}");
+        }
+    }
+    if cli.structured {
+        // Both phases speak of one conversation.
+        assert_eq!(
+            r["phases"][0]["agent"]["session"],
+            r["phases"][1]["agent"]["session"]
+        );
+        let tools: Vec<u64> = journal_events(&dir)
+            .into_iter()
+            .filter(|e| e["type"] == "transcript" && e["item"]["kind"] == "tool_call")
+            .map(|e| e["phase"].as_u64().unwrap())
+            .collect();
+        assert!(tools.contains(&1) && tools.contains(&2), "{tools:?}");
+    }
+    if cli.preset == "codex" {
+        // `exec resume` reports the thread's running total: phase 2 counts only its turn.
+        let sent_in_phase2: u64 = phase2
+            .iter()
+            .map(|q| q["input_tokens"].as_u64().unwrap())
+            .sum();
+        assert_eq!(r["phases"][1]["agent"]["tokens_in"], sent_in_phase2);
+    }
+
+    // Nothing was written outside the run folder but the CLI's own state under $HOME.
+    assert_eq!(
+        tree_hash(&launch),
+        launch_before,
+        "the launch folder was written"
+    );
+    assert_eq!(tree_hash(&task), task_before, "the task folder was written");
+    assert_eq!(
+        root_listing(),
+        root_before,
+        "written at the root of the enclosing Git repository"
+    );
+    let stray: Vec<String> = files_under(&home)
+        .into_iter()
+        .filter(|f| {
+            !HARNESS_FILES.contains(&f.as_str())
+                && !cli
+                    .state
+                    .iter()
+                    .any(|s| f == s || f.starts_with(&format!("{s}/")))
+        })
+        .collect();
+    assert!(stray.is_empty(), "written under $HOME: {stray:?}");
+}
+
+#[test]
+fn claude_code_ports_and_resumes_its_session() {
+    headless_two_phases(&Cli {
+        preset: "claude",
+        program: "claude",
+        edit_in_text: false,
+        structured: true,
+        cost: true,
+        state: &[".claude", ".claude.json"],
+    });
+}
+
+#[test]
+fn codex_ports_and_resumes_its_thread() {
+    headless_two_phases(&Cli {
+        preset: "codex",
+        program: "codex",
+        edit_in_text: false,
+        structured: true,
+        cost: false,
+        state: &[".codex"],
+    });
+}
+
+#[test]
+fn gemini_cli_ports_and_resumes_its_session() {
+    headless_two_phases(&Cli {
+        preset: "gemini",
+        program: "gemini",
+        edit_in_text: false,
+        structured: true,
+        cost: false,
+        state: &[".gemini"],
+    });
+}
+
+#[test]
+fn opencode_ports_and_continues_its_session() {
+    headless_two_phases(&Cli {
+        preset: "opencode",
+        program: "opencode",
+        edit_in_text: false,
+        structured: false,
+        cost: false,
+        state: &[
+            ".config/opencode",
+            ".local/share/opencode",
+            ".local/state/opencode",
+            ".cache/opencode",
+        ],
+    });
+}
+
+#[test]
+fn aider_ports_and_restores_its_chat_history() {
+    headless_two_phases(&Cli {
+        preset: "aider",
+        program: "aider",
+        edit_in_text: true,
+        structured: false,
+        cost: false,
+        state: &[".aider"],
+    });
+}
