@@ -52,10 +52,10 @@ impl Setup {
         )
     }
 
-    /// `xstack run TASK --agent AGENT --headless` with the fakes, porting with `files`
-    /// (copied next to the fakes, so a sandboxed agent, whose /tmp is private, sees them
-    /// wherever the repository is checked out).
-    fn run(&self, agent: &str, files: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    /// The port files `files` (a folder of the task), copied next to the fakes so that a
+    /// sandboxed agent, whose /tmp is private, sees them wherever the repository is checked
+    /// out.
+    fn files(&self, files: &str) -> PathBuf {
         let copied = self
             .dir
             .path()
@@ -75,6 +75,12 @@ impl Setup {
                 }
             }
         }
+        copied
+    }
+
+    /// `xstack run TASK --agent AGENT --headless` with the fakes, porting with `files`.
+    fn run(&self, agent: &str, files: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        let copied = self.files(files);
         let mut cmd = xstack();
         cmd.args(["run", TASK, "--agent", agent, "--headless", "--runs-dir"])
             .arg(self.runs())
@@ -760,4 +766,32 @@ fn interactive_claude_in_a_new_folder_asks_first_and_gets_its_prompt_once_the_pa
         journal.contains("the agent asks whether to trust this folder"),
         "the journal keeps what the agent asked"
     );
+}
+
+#[test]
+fn a_bench_counts_the_agents_claims_against_the_grader() {
+    let setup = Setup::new();
+    let files = setup.files("agents/files/gap_then_pass");
+    std::fs::write(setup.config(), "").unwrap();
+    let out = setup.dir.path().join("bench");
+    let bench = xstack()
+        .args(["bench", "--task", TASK, "--agent", "claude", "--out"])
+        .arg(&out)
+        .env("PATH", setup.path())
+        .env("XSTACK_CONFIG", setup.config())
+        .env("FAKE_FILES", &files)
+        .output()
+        .expect("xstack bench runs");
+    assert_eq!(bench.status.code(), Some(0), "{}", text(&bench));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let summary = &report["summary"][0];
+    // Phase 1 claimed success and failed the grade; phase 2 claimed it and passed.
+    assert_eq!(summary["passed_phase2"], 1, "{summary}");
+    assert_eq!(summary["claims"], 2, "{summary}");
+    assert_eq!(summary["overclaims"], 1, "{summary}");
+    assert_eq!(summary["overclaim_rate"], 0.5, "{summary}");
+    assert_eq!(summary["cost_usd"], 0.025, "{summary}");
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(markdown.contains("overclaim"), "{markdown}");
 }
