@@ -91,116 +91,172 @@ fn conversation_has(request: &Value, text: &str) -> bool {
         .any(|item| item[0] == "user" && item[1].as_str().unwrap().contains(text))
 }
 
-fn headless_two_phases(cli: &Cli) {
-    let Some(real) = installed(cli.program) else {
-        require_tool(cli.program, || false);
-        return;
-    };
-    if !require_tool("unshare -n (network namespaces)", || {
-        runs_ok("unshare", &["-n", "true"])
-    }) {
-        return;
-    }
-    // Not under /tmp: Codex refuses to set up its sandbox helpers below a temporary folder.
-    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let (home, launch, runs, bin) = (
-        work.path().join("home"),
-        work.path().join("launch"),
-        work.path().join("runs"),
-        work.path().join("bin"),
-    );
-    for dir in [&home, &launch, &runs, &bin] {
-        std::fs::create_dir(dir).unwrap();
-    }
-    let task = root().join("tests/tasks/jsonl-protected");
-    let script = work.path().join("script.json");
-    let phase = |marker: &str, source: &str, final_word: &str| {
-        serde_json::json!({
-            "marker": marker,
-            "source": task.join(source),
-            "target": "train.py",
-            "final": final_word,
+/// A CLI ready to run against the model server: a work folder (not under /tmp: Codex
+/// refuses to set up its sandbox helpers below a temporary folder) with a new `$HOME`, an
+/// empty launch folder, a runs folder, and a `bin` whose program of the CLI's name starts
+/// the real one in a network namespace of its own with the model server, passing its
+/// arguments on unchanged.
+struct Prepared {
+    work: tempfile::TempDir,
+    home: PathBuf,
+    launch: PathBuf,
+    runs: PathBuf,
+    bin: PathBuf,
+    log: PathBuf,
+    task: PathBuf,
+}
+
+impl Prepared {
+    /// None when the CLI or network namespaces are missing (a failure under `CI=true`).
+    fn new(cli: &Cli) -> Option<Prepared> {
+        let Some(real) = installed(cli.program) else {
+            require_tool(cli.program, || false);
+            return None;
+        };
+        if !require_tool("unshare -n (network namespaces)", || {
+            runs_ok("unshare", &["-n", "true"])
+        }) {
+            return None;
+        }
+        let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let (home, launch, runs, bin) = (
+            work.path().join("home"),
+            work.path().join("launch"),
+            work.path().join("runs"),
+            work.path().join("bin"),
+        );
+        for dir in [&home, &launch, &runs, &bin] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        let task = root().join("tests/tasks/jsonl-protected");
+        let script = work.path().join("script.json");
+        let phase = |marker: &str, source: &str, final_word: &str| {
+            serde_json::json!({
+                "marker": marker,
+                "source": task.join(source),
+                "target": "train.py",
+                "final": final_word,
+            })
+        };
+        let script_json = serde_json::json!({
+            "edit_in_text": cli.edit_in_text,
+            "phases": [
+                phase(
+                    PHASE1_MARKER,
+                    "agents/files/gap_then_pass/phase1/train.py",
+                    PHASE1_FINAL,
+                ),
+                phase(
+                    PHASE2_MARKER,
+                    "agents/files/gap_then_pass/phase2/train.py",
+                    PHASE2_FINAL,
+                ),
+            ],
+        });
+        std::fs::write(&script, script_json.to_string()).unwrap();
+        let log = work.path().join("requests.jsonl");
+        let shim = bin.join(cli.program);
+        std::fs::write(
+            &shim,
+            format!(
+                "#!/bin/sh\nexec unshare -n {} {} {} -- {} \"$@\"\n",
+                root().join("tests/model_server/isolated").display(),
+                script.display(),
+                log.display(),
+                real.display()
+            ),
+        )
+        .unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Some(Prepared {
+            work,
+            home,
+            launch,
+            runs,
+            bin,
+            log,
+            task,
         })
-    };
-    let script_json = serde_json::json!({
-        "edit_in_text": cli.edit_in_text,
-        "phases": [
-            phase(
-                PHASE1_MARKER,
-                "agents/files/gap_then_pass/phase1/train.py",
-                PHASE1_FINAL,
-            ),
-            phase(
-                PHASE2_MARKER,
-                "agents/files/gap_then_pass/phase2/train.py",
-                PHASE2_FINAL,
-            ),
-        ],
-    });
-    std::fs::write(&script, script_json.to_string()).unwrap();
-    let log = work.path().join("requests.jsonl");
-    // The program xstack finds first on PATH starts the real one in a namespace of its own,
-    // with the model server, and passes its arguments on unchanged.
-    let shim = bin.join(cli.program);
-    std::fs::write(
-        &shim,
-        format!(
-            "#!/bin/sh\nexec unshare -n {} {} {} -- {} \"$@\"\n",
-            root().join("tests/model_server/isolated").display(),
-            script.display(),
-            log.display(),
-            real.display()
-        ),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    // The run folder lies inside this repository's checkout (CARGO_TARGET_TMPDIR): a CLI
-    // that takes the enclosing Git repository as its own would write at its root.
-    let root_listing = || {
-        let mut names: Vec<String> = std::fs::read_dir(root())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
+
+    /// The environment xstack runs with: the shims first on PATH, the new `$HOME`, the
+    /// machine's environment caches (the task's environments are built once), and a config
+    /// file (empty unless written).
+    fn env(&self) -> Vec<(&'static str, String)> {
+        let config = self.work.path().join("config.toml");
+        if !config.exists() {
+            std::fs::write(&config, "").unwrap();
+        }
+        vec![
+            (
+                "PATH",
+                format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap()),
+            ),
+            (
+                "XSTACK_CACHE_DIR",
+                cache_home("XSTACK_CACHE_DIR", ".cache/xstack")
+                    .display()
+                    .to_string(),
+            ),
+            (
+                "UV_CACHE_DIR",
+                cache_home("UV_CACHE_DIR", ".cache/uv")
+                    .display()
+                    .to_string(),
+            ),
+            ("HOME", self.home.display().to_string()),
+            ("XSTACK_CONFIG", config.display().to_string()),
+        ]
+    }
+}
+
+/// Variables of this machine's user that would point a CLI elsewhere than the new `$HOME`.
+const UNSET: [&str; 5] = [
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "CODEX_HOME",
+];
+
+/// The names at the top of this repository's checkout: the run folders lie inside it
+/// (CARGO_TARGET_TMPDIR), so a CLI that takes the enclosing Git repository as its own would
+/// write there.
+fn root_listing() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn headless_two_phases(cli: &Cli) {
+    let Some(p) = Prepared::new(cli) else {
+        return;
     };
+    let (home, launch, runs, log, task) = (&p.home, &p.launch, &p.runs, &p.log, &p.task);
     let root_before = root_listing();
-    let launch_before = tree_hash(&launch);
-    let task_before = tree_hash(&task);
+    let launch_before = tree_hash(launch);
+    let task_before = tree_hash(task);
     let mut cmd = xstack();
-    cmd.current_dir(&launch)
+    cmd.current_dir(launch)
         .arg("run")
-        .arg(&task)
+        .arg(task)
         .args(["--agent", cli.preset, "--headless"])
         .arg("--runs-dir")
-        .arg(&runs)
-        .env(
-            "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-        )
-        // The environments built for the task are the machine's; the agent's home is new.
-        .env(
-            "XSTACK_CACHE_DIR",
-            cache_home("XSTACK_CACHE_DIR", ".cache/xstack"),
-        )
-        .env("UV_CACHE_DIR", cache_home("UV_CACHE_DIR", ".cache/uv"))
-        .env("HOME", &home);
-    for var in [
-        "XDG_CACHE_HOME",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_STATE_HOME",
-        "CODEX_HOME",
-    ] {
+        .arg(runs)
+        .envs(p.env());
+    for var in UNSET {
         cmd.env_remove(var);
     }
     let out = cmd.output().expect("xstack runs");
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
-    let dir = only_run_dir(&runs);
+    let dir = only_run_dir(runs);
     let r = result(&dir);
     assert_eq!(r["passed_in_phase"], 2, "{all}");
     assert_eq!(r["phases"][0]["verdict"], "fail");
@@ -210,7 +266,7 @@ fn headless_two_phases(cli: &Cli) {
     let prompt2 = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
     let first_line = prompt1.lines().find(|l| !l.trim().is_empty()).unwrap();
     assert!(!prompt2.contains(first_line), "{first_line}");
-    let sent = requests(&log);
+    let sent = requests(log);
     let phase2: Vec<&Value> = sent.iter().filter(|q| q["phase"] == 2).collect();
     assert!(!phase2.is_empty(), "no request of phase 2: {sent:?}");
     // aider restores its chat history summarised (by a request the server answers with
@@ -265,17 +321,17 @@ fn headless_two_phases(cli: &Cli) {
 
     // Nothing was written outside the run folder but the CLI's own state under $HOME.
     assert_eq!(
-        tree_hash(&launch),
+        tree_hash(launch),
         launch_before,
         "the launch folder was written"
     );
-    assert_eq!(tree_hash(&task), task_before, "the task folder was written");
+    assert_eq!(tree_hash(task), task_before, "the task folder was written");
     assert_eq!(
         root_listing(),
         root_before,
         "written at the root of the enclosing Git repository"
     );
-    let stray: Vec<String> = files_under(&home)
+    let stray: Vec<String> = files_under(home)
         .into_iter()
         .filter(|f| {
             !HARNESS_FILES.contains(&f.as_str())
@@ -351,4 +407,108 @@ fn aider_ports_and_restores_its_chat_history() {
         cost: false,
         state: &[".aider"],
     });
+}
+
+#[test]
+fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_prompts() {
+    use common::tmux::Tmux;
+    use std::time::Duration;
+    let cli = Cli {
+        preset: "claude",
+        program: "claude",
+        edit_in_text: false,
+        structured: true,
+        cost: true,
+        state: &[".claude", ".claude.json"],
+    };
+    let Some(p) = Prepared::new(&cli) else {
+        return;
+    };
+    // A $HOME where Claude Code has been used before: onboarding done, the API key in its
+    // environment approved. The workspace is one it has never seen.
+    std::fs::write(
+        p.home.join(".claude.json"),
+        r#"{"hasCompletedOnboarding": true, "theme": "dark",
+            "customApiKeyResponses": {"approved": ["sk-ant-scripted"], "rejected": []}}"#,
+    )
+    .unwrap();
+    // The scripted model writes no .xstack/done: each phase ends when the agent is idle.
+    std::fs::write(
+        p.work.path().join("config.toml"),
+        "[agents.claude]\nmode = \"interactive\"\nidle_s = 8\n",
+    )
+    .unwrap();
+    let env: Vec<String> = p
+        .env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={}", shell_words::quote(&v)))
+        .collect();
+    let unset: Vec<String> = UNSET.iter().map(|v| format!("-u {v}")).collect();
+    let command = format!(
+        "cd {} && env {} {} {} run {} --agent claude --runs-dir {}; echo EXIT=$?; sleep 600",
+        p.launch.display(),
+        unset.join(" "),
+        env.join(" "),
+        env!("CARGO_BIN_EXE_xstack"),
+        p.task.display(),
+        p.runs.display(),
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    tmux.wait_for(
+        "the agent asks whether to trust this folder",
+        Duration::from_secs(90),
+    );
+    // The human answers it in the agent's terminal: the dialog's choice starts on "No".
+    tmux.keys(&["a"]);
+    tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+    tmux.keys(&["Down"]);
+    tmux.wait_for("❯ Yes, I trust this folder", Duration::from_secs(10));
+    tmux.keys(&["Enter"]);
+    tmux.wait_until("the dialog answered", Duration::from_secs(30), |s| {
+        !s.contains("Yes, I trust this folder")
+    });
+    tmux.bytes_hex(&["1d"]);
+    // Claude Code asks before it runs the scripted shell command: each time xstack says so,
+    // the human attaches and says yes (its first choice).
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    let mut answered = 0;
+    loop {
+        let screen = tmux.capture();
+        if screen.contains("PASSED in phase 2") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no PASSED in phase 2 after {answered} permission prompts:\n{screen}"
+        );
+        if screen.contains("the agent asks for permission to run a command") {
+            tmux.keys(&["a"]);
+            tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+            tmux.keys(&["Enter"]);
+            tmux.wait_until("the prompt answered", Duration::from_secs(30), |s| {
+                !s.contains("Do you want to proceed?")
+            });
+            tmux.bytes_hex(&["1d"]);
+            answered += 1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(30));
+    let dir = only_run_dir(&p.runs);
+    let r = result(&dir);
+    assert_eq!(r["phases"][0]["verdict"], "fail", "{r}");
+    // Both prompts reached the model, the second in the conversation of the first.
+    let sent = requests(&p.log);
+    assert!(sent.iter().any(|q| q["phase"] == 1), "{sent:?}");
+    let prompt1 = std::fs::read_to_string(dir.join("prompts/phase-1.txt")).unwrap();
+    let first_line = prompt1.lines().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(
+        sent.iter()
+            .filter(|q| q["phase"] == 2)
+            .any(|q| conversation_has(q, first_line)),
+        "phase 2's prompt was not typed into phase 1's conversation: {sent:?}"
+    );
+    let journal = journal_text(&dir);
+    assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
 }

@@ -55,6 +55,13 @@ const FIRST_RUN_SCREENS: &[FirstRunScreen] = &[
         needles: &["choose the text style that looks best with your terminal"],
     },
     FirstRunScreen {
+        asks: "for permission to run a command",
+        needles: &[
+            // Claude Code's permission prompt for a tool call it does not auto-accept.
+            "do you want to proceed?",
+        ],
+    },
+    FirstRunScreen {
         asks: "how to log in",
         needles: &[
             "select login method",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
-use crate::agent::submit::{ASKS_PREFIX, Step, Submission};
+use crate::agent::submit::{ASKS_PREFIX, Step, Submission, first_run_screen};
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, PhaseContext};
 use crate::pty::PtySpec;
@@ -139,6 +139,9 @@ impl Driver {
                 }
                 Input::Tick => {
                     self.scan_workspace();
+                    if interactive && self.pending_prompt.is_none() {
+                        self.watch_agent_asks();
+                    }
                     if interactive && done_marker.exists() {
                         remove_done_marker(&done_marker);
                         self.rec.emit(Event::Note {
@@ -220,7 +223,7 @@ impl Driver {
                 self.agent_clock.output_at.map(|at| now.duration_since(at)),
             )
         };
-        let asking = match step {
+        match step {
             Step::Wait => return,
             Step::Write(bytes) => {
                 if let Some(agent) = self.agent.as_mut()
@@ -231,16 +234,9 @@ impl Driver {
                         text: format!("cannot type into the agent's terminal: {e}"),
                     });
                 }
-                None
+                self.clear_agent_asks();
             }
-            Step::Asks(what) => Some(format!("{ASKS_PREFIX}{what} (a attaches to answer)")),
-        };
-        if asking.is_some() {
-            if lock(self.rec.state()).waiting != asking {
-                self.rec.emit(Event::Waiting { what: asking });
-            }
-        } else {
-            self.clear_agent_asks();
+            Step::Asks(what) => self.report_agent_asks(what),
         }
         if self
             .pending_prompt
@@ -248,6 +244,33 @@ impl Driver {
             .is_some_and(Submission::submitted)
         {
             self.pending_prompt = None;
+        }
+    }
+
+    /// While an interactive agent works on its prompt, a screen of it that asks the human
+    /// (a command's permission prompt) is reported as the agent asking; the line goes once
+    /// the screen does.
+    fn watch_agent_asks(&mut self) {
+        let asks = {
+            let state = lock(self.rec.state());
+            first_run_screen(&state.agent_screen.contents()).map(|screen| screen.asks)
+        };
+        match asks {
+            Some(what) => self.report_agent_asks(what),
+            None => self.clear_agent_asks(),
+        }
+    }
+
+    /// Says `waiting: the agent asks WHAT (a attaches to answer)` (once). The agent waits for
+    /// the human, not the other way round: in the TUI, where someone can answer, the wait is
+    /// not the agent's idleness.
+    fn report_agent_asks(&mut self, what: &str) {
+        if self.cfg.linger {
+            self.agent_clock.active_at = Instant::now();
+        }
+        let asking = Some(format!("{ASKS_PREFIX}{what} (a attaches to answer)"));
+        if lock(self.rec.state()).waiting != asking {
+            self.rec.emit(Event::Waiting { what: asking });
         }
     }
 
