@@ -99,11 +99,18 @@ impl Screen {
 
     /// Feeds terminal output (escape-string payloads bounded first).
     pub fn process(&mut self, text: &str) {
+        let mut unfinished = String::new();
         if let Some(held) = &mut self.held {
             let held = held.get_mut();
             let partial = &held.text.as_bytes()[held.text.len() - held.partial..];
-            let holdable = if self.sequence == Sequence::Ground && self.cap.passes_unchanged(text) {
-                plain_log_text(partial, text.as_bytes())
+            // A piece may end on the ESC that starts a sequence: the escape-string cap
+            // would only note it, and decide on the next piece, which it sees whole.
+            let bytes = text.as_bytes();
+            let cap_passes = self.cap.passes_unchanged(text)
+                || (bytes.last() == Some(&0x1b)
+                    && self.cap.passes_unchanged(&text[..text.len() - 1]));
+            let holdable = if self.sequence == Sequence::Ground && cap_passes {
+                plain_log_text(partial, bytes)
             } else {
                 None
             };
@@ -115,24 +122,26 @@ impl Screen {
                     held.text.reserve_exact(HOLD_BACK_LIMIT);
                 }
                 held.text.push_str(text);
-                held.line_feeds += memchr::memchr_iter(b'\n', text.as_bytes()).count();
+                held.line_feeds += memchr::memchr_iter(b'\n', bytes).count();
                 held.partial = partial;
                 return;
             }
             if !held.text.is_empty() {
-                let parser = self.parser.get_mut();
-                let end = held.partial;
-                feed_held(parser, held);
+                feed_held(self.parser.get_mut(), held);
                 // What is left is the start of a sequence that this piece does not go on
-                // as held text would; the emulator takes it as it is.
-                if end > 0 {
-                    parser.process(held.text.as_bytes());
-                    self.sequence = self.sequence.after(held.text.as_bytes());
-                    held.text.clear();
-                    held.partial = 0;
-                }
+                // as held text would: it goes the ordinary way, before the piece.
+                unfinished = std::mem::take(&mut held.text);
+                held.partial = 0;
             }
         }
+        if !unfinished.is_empty() {
+            self.feed(&unfinished);
+        }
+        self.feed(text);
+    }
+
+    /// Feeds text to the emulator through the escape-string cap.
+    fn feed(&mut self, text: &str) {
         let parser = self.parser.get_mut();
         if self.cap.passes_unchanged(text) {
             parser.process(text.as_bytes());
