@@ -1,4 +1,5 @@
-//! Benchmarks of the hot paths: frame rendering, terminal ingest, a replay snapshot's
+//! Benchmarks of the hot paths: frame rendering, terminal ingest (also with a full
+//! scrollback, as in a long run), a replay snapshot's
 //! terminal stored and restored, metric extraction, the reducer, journal append, replay
 //! seek, and diff + highlight of a 6,000-line pair.
 //! `cargo bench --bench pipeline`
@@ -86,6 +87,66 @@ fn ingest(c: &mut Criterion) {
             })
         });
     }
+    group.finish();
+}
+
+/// The lines of `scripts/perf`'s generator (the million-line flood), `n` of them from `from`.
+fn flood_lines(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| {
+            format!(
+                "\x1b[32m{:3}%\x1b[0m|\x1b[36m{:<30}\x1b[0m| step {i} loss={:.4} acc={:.4}\r\n",
+                i / 10_000,
+                "#".repeat(i % 30),
+                1.0 / (i + 1) as f64,
+                (i % 1000) as f64 / 1000.0
+            )
+        })
+        .collect()
+}
+
+/// Terminal ingest in the steady state of a long run: the flood's lines into the Run log's
+/// screen (120×36) whose 10,000-line scrollback is already full, so every line scrolls one
+/// out, in the PTY reader's chunks.
+fn ingest_full_scrollback(c: &mut Criterion) {
+    let mut screen = Screen::new(120, 36);
+    screen.process(&flood_lines(0, 20_000));
+    let log = flood_lines(20_000, 20_000);
+    let mut group = c.benchmark_group("screen_ingest_full_scrollback");
+    group.throughput(Throughput::Bytes(log.len() as u64));
+    group.bench_function("flood_lines", |b| {
+        b.iter(|| {
+            let mut at = 0;
+            while at < log.len() {
+                let mut end = (at + 4096).min(log.len());
+                while !log.is_char_boundary(end) {
+                    end += 1;
+                }
+                screen.process(&log[at..end]);
+                at = end;
+            }
+            black_box(screen.screen().cursor_position())
+        })
+    });
+    // The same with the screen holding back plain log text, as a headless session's do, and
+    // read once at the end of each batch.
+    let mut held = Screen::new(120, 36);
+    held.hold_back_scrolled_out_lines();
+    held.process(&flood_lines(0, 20_000));
+    group.bench_function("flood_lines_held_back", |b| {
+        b.iter(|| {
+            let mut at = 0;
+            while at < log.len() {
+                let mut end = (at + 4096).min(log.len());
+                while !log.is_char_boundary(end) {
+                    end += 1;
+                }
+                held.process(&log[at..end]);
+                at = end;
+            }
+            black_box(held.screen().cursor_position())
+        })
+    });
     group.finish();
 }
 
@@ -389,6 +450,6 @@ fn diff_pair(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(3));
-    targets = frames, ingest, screen_snapshot, extraction, reducer, journal, diff_pair
+    targets = frames, ingest, ingest_full_scrollback, screen_snapshot, extraction, reducer, journal, diff_pair
 }
 criterion_main!(benches);

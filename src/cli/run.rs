@@ -24,6 +24,8 @@ pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
         ..
     } = prepared;
     let run_dir = config.run_dir.clone();
+    // Nobody watches the terminals: the flood of a long log need not pass through them.
+    crate::session::recorder::lock(recorder.state()).hold_back_scrolled_out_lines();
     if !quiet {
         let mut progress = ProgressLines::new();
         recorder.set_observer(Box::new(move |t, event, _state| {

@@ -4,6 +4,11 @@
 //! ([`StoredScreen`]). Readers see it through `&self`, the
 //! scrollback included: vt100 keeps its view offset inside the screen, so the wrapper sets
 //! it only for the length of one read and puts it back before returning.
+//!
+//! A screen nobody watches as it changes (a headless run's) may hold back plain log text
+//! ([`Screen::hold_back_scrolled_out_lines`]) and, when it is read or enough has gathered,
+//! skip the lines that would only scroll out of the scrollback again: exactly the screen
+//! that feeding all of it would leave, for a fraction of the emulator's work on a flood.
 
 use std::cell::{Ref, RefCell};
 
@@ -20,7 +25,26 @@ pub struct Screen {
     cap: EscapeCap,
     scratch: String,
     sequence: Sequence,
+    /// Plain log text not yet fed to the emulator, when holding back is on.
+    held: Option<RefCell<HeldBack>>,
 }
+
+/// Text held back from the emulator: printable ASCII, CR, LF and SGR sequences only, whole
+/// sequences, received while the emulator was at rest.
+#[derive(Debug, Default)]
+struct HeldBack {
+    text: String,
+    line_feeds: usize,
+    /// The length of the SGR sequence `text` ends inside, if it does (the rest comes in
+    /// the next piece of output).
+    partial: usize,
+}
+
+/// Held-back text is fed once it reaches this much (the most it adds to memory).
+const HOLD_BACK_LIMIT: usize = 8 * 1024 * 1024;
+
+/// The longest SGR sequence held back (vte keeps at most 32 parameters).
+const HELD_SGR_MAX: usize = 48;
 
 impl std::fmt::Debug for Screen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,6 +67,7 @@ impl Clone for Screen {
             cap: self.cap.clone(),
             scratch: String::new(),
             sequence: Sequence::Ground,
+            held: self.held.as_ref().map(|_| RefCell::default()),
         }
     }
 }
@@ -59,11 +84,64 @@ impl Screen {
             cap: EscapeCap::new(),
             scratch: String::new(),
             sequence: Sequence::Ground,
+            held: None,
         }
+    }
+
+    /// From now on, plain log text (printable ASCII, CR, LF, SGR) is held back, up to
+    /// [`HOLD_BACK_LIMIT`], and fed when the screen is read, when other output comes, or
+    /// when the limit is reached; lines that the held text would itself scroll out of the
+    /// scrollback are then skipped, their colours kept. For screens read rarely (a
+    /// headless run's): a screen read at every frame would only feed the text later.
+    pub fn hold_back_scrolled_out_lines(&mut self) {
+        self.held.get_or_insert_with(RefCell::default);
     }
 
     /// Feeds terminal output (escape-string payloads bounded first).
     pub fn process(&mut self, text: &str) {
+        let mut unfinished = String::new();
+        if let Some(held) = &mut self.held {
+            let held = held.get_mut();
+            let partial = &held.text.as_bytes()[held.text.len() - held.partial..];
+            // A piece may end on the ESC that starts a sequence: the escape-string cap
+            // would only note it, and decide on the next piece, which it sees whole.
+            let bytes = text.as_bytes();
+            let cap_passes = self.cap.passes_unchanged(text)
+                || (bytes.last() == Some(&0x1b)
+                    && self.cap.passes_unchanged(&text[..text.len() - 1]));
+            let holdable = if self.sequence == Sequence::Ground && cap_passes {
+                plain_log_text(partial, bytes)
+            } else {
+                None
+            };
+            if let Some(partial) = holdable {
+                if held.text.len() + text.len() > HOLD_BACK_LIMIT {
+                    feed_held(self.parser.get_mut(), held);
+                }
+                if held.text.capacity() == 0 {
+                    held.text.reserve_exact(HOLD_BACK_LIMIT);
+                }
+                held.text.push_str(text);
+                held.line_feeds += memchr::memchr_iter(b'\n', bytes).count();
+                held.partial = partial;
+                return;
+            }
+            if !held.text.is_empty() {
+                feed_held(self.parser.get_mut(), held);
+                // What is left is the start of a sequence that this piece does not go on
+                // as held text would: it goes the ordinary way, before the piece.
+                unfinished = std::mem::take(&mut held.text);
+                held.partial = 0;
+            }
+        }
+        if !unfinished.is_empty() {
+            self.feed(&unfinished);
+        }
+        self.feed(text);
+    }
+
+    /// Feeds text to the emulator through the escape-string cap.
+    fn feed(&mut self, text: &str) {
         let parser = self.parser.get_mut();
         if self.cap.passes_unchanged(text) {
             parser.process(text.as_bytes());
@@ -79,11 +157,13 @@ impl Screen {
     /// Whether the escape-sequence parser is at rest: everything fed so far ends outside an
     /// escape sequence, so a copy of the screen behaves as the screen does.
     pub fn at_rest(&self) -> bool {
-        self.sequence == Sequence::Ground
+        let held_partial = self.held.as_ref().is_some_and(|h| h.borrow().partial > 0);
+        self.sequence == Sequence::Ground && !held_partial
     }
 
     /// Resizes the screen.
     pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.feed_held_back();
         self.parser
             .get_mut()
             .screen_mut()
@@ -92,6 +172,7 @@ impl Screen {
 
     /// The underlying vt100 screen at its live end (no scrollback in view).
     pub fn screen(&self) -> Ref<'_, vt100::Screen> {
+        self.feed_held_back();
         Ref::map(self.parser.borrow(), vt100::Parser::screen)
     }
 
@@ -102,6 +183,7 @@ impl Screen {
         if back == 0 {
             return read(&self.screen());
         }
+        self.feed_held_back();
         let mut parser = self.parser.borrow_mut();
         parser.screen_mut().set_scrollback(back);
         let result = read(parser.screen());
@@ -135,10 +217,139 @@ impl Screen {
         }
     }
 
+    /// Feeds the held-back text, if any, to the emulator.
+    fn feed_held_back(&self) {
+        if let Some(held) = &self.held {
+            let mut held = held.borrow_mut();
+            if held.text.len() > held.partial {
+                feed_held(&mut self.parser.borrow_mut(), &mut held);
+            }
+        }
+    }
+
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
     pub fn contents(&self) -> String {
         self.screen().contents()
     }
+}
+
+/// Whether `bytes`, after the held `partial` start of an SGR sequence, is only printable
+/// ASCII, CR, LF and SGR sequences (`ESC [`, digits and semicolons, `m`): text whose only
+/// effects on a screen are its cells, the cursor's moves and scrolls, and the attributes.
+/// Returns the length of the SGR sequence it ends inside (0 when it ends outside one).
+fn plain_log_text(partial: &[u8], bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    if !partial.is_empty() {
+        let mut joined = [0u8; 2 * HELD_SGR_MAX];
+        let take = bytes.len().min(HELD_SGR_MAX);
+        joined[..partial.len()].copy_from_slice(partial);
+        joined[partial.len()..partial.len() + take].copy_from_slice(&bytes[..take]);
+        match sgr_len(&joined[..partial.len() + take]) {
+            Sgr::Whole(len) => at = len - partial.len(),
+            Sgr::Unfinished if take == bytes.len() => return Some(partial.len() + take),
+            _ => return None,
+        }
+    }
+    while at < bytes.len() {
+        match bytes[at] {
+            0x20..=0x7e | b'\r' | b'\n' => at += 1,
+            0x1b => match sgr_len(&bytes[at..]) {
+                Sgr::Whole(len) => at += len,
+                Sgr::Unfinished => return Some(bytes.len() - at),
+                Sgr::Not => return None,
+            },
+            _ => return None,
+        }
+    }
+    Some(0)
+}
+
+/// What an ESC starts, as far as held text goes.
+enum Sgr {
+    /// A whole SGR sequence of this many bytes (at most [`HELD_SGR_MAX`]).
+    Whole(usize),
+    /// The start of one, cut off by the end of the bytes.
+    Unfinished,
+    /// Anything else.
+    Not,
+}
+
+/// Whether `bytes` (starting at an ESC) starts with an SGR sequence.
+fn sgr_len(bytes: &[u8]) -> Sgr {
+    match bytes.get(1) {
+        None => return Sgr::Unfinished,
+        Some(b'[') => {}
+        Some(_) => return Sgr::Not,
+    }
+    let window = &bytes[..bytes.len().min(HELD_SGR_MAX)];
+    match window
+        .iter()
+        .skip(2)
+        .position(|&b| !(b.is_ascii_digit() || b == b';'))
+    {
+        Some(i) if window[i + 2] == b'm' => Sgr::Whole(i + 3),
+        None if window.len() == bytes.len() && bytes.len() < HELD_SGR_MAX => Sgr::Unfinished,
+        _ => Sgr::Not,
+    }
+}
+
+/// Whether an SGR sequence begins by resetting every attribute (no parameters, or a first
+/// parameter of 0), so that the attributes after it do not depend on those before.
+fn sgr_resets(sgr: &[u8]) -> bool {
+    let params = &sgr[2..sgr.len() - 1];
+    let first = params.split(|&b| b == b';').next().unwrap_or_default();
+    params.is_empty() || (!first.is_empty() && first.iter().all(|&b| b == b'0'))
+}
+
+/// Feeds held-back text to the emulator, skipping the lines that it would scroll out of
+/// the screen and the scrollback again. On a screen without a scroll region a line feed
+/// moves the cursor down to the bottom row and from there scrolls every row up by one, so
+/// once the cursor has reached the bottom row and `kept`
+/// ([`vt100::Screen::line_feeds_replacing_every_row`]) more line feeds follow, nothing
+/// printed before them survives. The text up to the last line ending (CR LF) that has
+/// `kept` line feeds after it and enough before it to bring the cursor to the bottom row
+/// and scroll once then leaves only its attributes (the SGR sequences from its last reset
+/// on) and the cursor at the start of a fresh bottom row: as many CR LF as take the cursor
+/// there and scroll once.
+fn feed_held(parser: &mut vt100::Parser, held: &mut HeldBack) {
+    let text = &held.text.as_bytes()[..held.text.len() - held.partial];
+    let mut from = 0;
+    let screen = parser.screen();
+    let (row, _) = screen.cursor_position();
+    let to_bottom = usize::from(screen.size().0.saturating_sub(1).saturating_sub(row));
+    if let Some(kept) = screen.line_feeds_replacing_every_row() {
+        // The line feeds from the last back, each with how many follow it; the first with
+        // `kept` after it, CR before it and enough before it ends the skipped text.
+        let cut = memchr::memrchr_iter(b'\n', text)
+            .enumerate()
+            .skip(kept)
+            .find(|&(_, lf)| lf > 0 && text[lf - 1] == b'\r')
+            .filter(|&(after, _)| held.line_feeds - after > to_bottom);
+        if let Some((_, lf)) = cut {
+            let skipped = &text[..=lf];
+            let mut sgrs: Vec<&[u8]> = Vec::new();
+            for esc in memchr::memchr_iter(0x1b, skipped) {
+                if let Sgr::Whole(len) = sgr_len(&skipped[esc..]) {
+                    let sgr = &skipped[esc..esc + len];
+                    if sgr_resets(sgr) {
+                        sgrs.clear();
+                    }
+                    sgrs.push(sgr);
+                }
+            }
+            for sgr in sgrs {
+                parser.process(sgr);
+            }
+            for _ in 0..=to_bottom {
+                parser.process(b"\r\n");
+            }
+            from = lf + 1;
+        }
+    }
+    parser.process(&text[from..]);
+    let fed = text.len();
+    held.text.drain(..fed);
+    held.line_feeds = 0;
 }
 
 /// The zstd level of stored screens: rows of a log compress about tenfold at level 1, and
@@ -180,6 +391,7 @@ impl StoredScreen {
             cap: self.cap.clone(),
             scratch: String::new(),
             sequence: Sequence::Ground,
+            held: None,
         })
     }
 
@@ -382,6 +594,27 @@ mod tests {
             .collect()
     }
 
+    /// `lines` lines of log text in one of a few styles: coloured progress lines, colours
+    /// that carry over from line to line (bold set once, a reset with a colour, a bare
+    /// reset), lines that wrap on a 17-column screen, LF without CR.
+    fn log_block(lines: usize, style: u8, from: usize) -> String {
+        (from..from + lines)
+            .map(|i| match style {
+                0 => format!(
+                    "\x1b[32m{:3}%\x1b[0m|\x1b[36m{:<5}\x1b[0m| {i}\r\n",
+                    i % 100,
+                    "#".repeat(i % 5)
+                ),
+                1 if i % 7 == 0 => format!("\x1b[1mbold from here {i}\r\n"),
+                1 => format!("line {i}\x1b[0;35m magenta\r\n"),
+                2 => format!("\x1b[44m{i} a line that wraps past seventeen\r\n"),
+                3 if i % 3 == 0 => format!("{i} no carriage return\n"),
+                4 => format!("\x1b[m{i}\x1b[38;2;1;2;3m\x1b[48;5;200m rgb\r\n"),
+                _ => format!("{i}\r\n"),
+            })
+            .collect()
+    }
+
     #[test]
     fn a_narrowed_screen_rewraps_its_lines_and_widening_joins_them_again() {
         let mut screen = Screen::new(40, 6);
@@ -481,6 +714,73 @@ mod tests {
             proptest::prop_assert_eq!(screen.screen().contents(), before);
             proptest::prop_assert_eq!(screen.screen().cursor_position(), cursor);
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+        #[test]
+        fn a_screen_holding_back_log_text_shows_what_feeding_it_all_shows(
+            steps in proptest::collection::vec(
+                (0usize..14_000, 0u8..6, proptest::option::weighted(0.3, 0..STATE_PIECES.len()), proptest::bool::weighted(0.3)),
+                1..10,
+            ),
+        ) {
+            let mut holding = Screen::new(17, 6);
+            holding.hold_back_scrolled_out_lines();
+            let mut plain = Screen::new(17, 6);
+            let mut from = 0;
+            for (lines, style, piece, read) in steps {
+                // The block arrives in pieces, as from a PTY.
+                let block = log_block(lines, style, from);
+                from += lines;
+                let mut at = 0;
+                while at < block.len() {
+                    let end = (at + 4096).min(block.len());
+                    holding.process(&block[at..end]);
+                    plain.process(&block[at..end]);
+                    at = end;
+                }
+                if let Some(piece) = piece {
+                    holding.process(STATE_PIECES[piece]);
+                    plain.process(STATE_PIECES[piece]);
+                }
+                if read {
+                    proptest::prop_assert!(*holding.screen() == *plain.screen());
+                }
+            }
+            proptest::prop_assert!(*holding.screen() == *plain.screen());
+            proptest::prop_assert!(holding.screen().cursor_position() == plain.screen().cursor_position());
+        }
+    }
+
+    #[test]
+    fn a_headless_flood_through_a_screen_holding_back_ends_as_fed_whole() {
+        let mut holding = Screen::new(120, 36);
+        holding.hold_back_scrolled_out_lines();
+        let mut plain = Screen::new(120, 36);
+        let flood = (0..3 * SCROLLBACK_LINES)
+            .map(|i| {
+                format!(
+                    "\x1b[32m{:3}%\x1b[0m|\x1b[36m{:<30}\x1b[0m| step {i} loss={:.4}\r\n",
+                    i / 300,
+                    "#".repeat(i % 30),
+                    1.0 / (i as f64 + 1.0)
+                )
+            })
+            .collect::<String>();
+        for piece in flood.as_bytes().chunks(5000) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            holding.process(piece);
+            plain.process(piece);
+        }
+        assert!(*holding.screen() == *plain.screen());
+        assert_eq!(holding.contents(), plain.contents());
+        let mut stored = Vec::new();
+        holding.screen().write_compact(&mut stored);
+        let mut expected = Vec::new();
+        plain.screen().write_compact(&mut expected);
+        assert_eq!(stored, expected);
     }
 
     #[test]

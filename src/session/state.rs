@@ -205,6 +205,9 @@ pub struct SessionState {
     /// Per metric with a reference series and a criterion: the reference's points sorted by
     /// step, and the criterion's tolerance (for following divergence as points arrive).
     reference: BTreeMap<String, (Vec<(f64, f64)>, f64)>,
+    /// Whether the terminals hold back plain log text until read
+    /// ([`SessionState::hold_back_scrolled_out_lines`]).
+    holding_back: bool,
 }
 
 /// A state stored for a replay snapshot ([`SessionState::store`]).
@@ -289,6 +292,7 @@ impl SessionState {
             finished: None,
             version: 0,
             reference: BTreeMap::new(),
+            holding_back: false,
         }
     }
 
@@ -312,6 +316,25 @@ impl SessionState {
             self.phases.resize_with(index + 1, PhaseRecord::default);
         }
         &mut self.phases[index]
+    }
+
+    /// For a session nobody watches (headless): its terminals, those of later runs too,
+    /// hold back plain log text until they are read and skip the lines it would scroll out
+    /// of the scrollback again ([`Screen::hold_back_scrolled_out_lines`]); what they show
+    /// when read is the same.
+    pub fn hold_back_scrolled_out_lines(&mut self) {
+        self.holding_back = true;
+        self.agent_screen.hold_back_scrolled_out_lines();
+        self.run_screen.hold_back_scrolled_out_lines();
+    }
+
+    /// A new terminal of the given size, holding back as the state's others do.
+    fn new_screen(&self, cols: u16, rows: u16) -> Screen {
+        let mut screen = Screen::new(cols, rows);
+        if self.holding_back {
+            screen.hold_back_scrolled_out_lines();
+        }
+        screen
     }
 
     /// The state kept for a replay snapshot: everything as it is but the two terminals,
@@ -342,6 +365,7 @@ impl SessionState {
                 finished: self.finished.clone(),
                 version: self.version,
                 reference: self.reference.clone(),
+                holding_back: self.holding_back,
             },
             agent_screen: self.agent_screen.store(),
             run_screen: self.run_screen.store(),
@@ -459,7 +483,7 @@ impl SessionState {
             Event::AgentStarted { cols, rows, .. } => {
                 self.agent_running = true;
                 self.paused = false;
-                self.agent_screen = Screen::new(*cols, *rows);
+                self.agent_screen = self.new_screen(*cols, *rows);
             }
             Event::AgentOutput { text } => self.agent_screen.process(text),
             Event::Transcript { phase, item } => {
@@ -492,7 +516,7 @@ impl SessionState {
                     at: t,
                     text: format!("starting `{command}`"),
                 });
-                self.run_screen = Screen::new(*cols, *rows);
+                self.run_screen = self.new_screen(*cols, *rows);
                 self.run_shown = Some(if *seed_check {
                     format!("phase {phase} seed check")
                 } else {
@@ -523,7 +547,7 @@ impl SessionState {
                     // The Run log shows the wait until the run's terminal replaces it.
                     let text = event.describe().unwrap_or_default();
                     let (rows, cols) = self.run_screen.screen().size();
-                    self.run_screen = Screen::new(cols, rows);
+                    self.run_screen = self.new_screen(cols, rows);
                     self.run_screen.process(&format!("{text}\r\n"));
                     self.queued = Some(text);
                 }

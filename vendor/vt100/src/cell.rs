@@ -52,6 +52,13 @@ impl Cell {
         self.attrs = a;
     }
 
+    /// `set` for a printable ASCII byte (one column wide).
+    pub(crate) fn set_ascii(&mut self, b: u8, a: crate::attrs::Attrs) {
+        self.contents[0] = b;
+        self.len = 1;
+        self.attrs = a;
+    }
+
     pub(crate) fn append(&mut self, c: char) {
         let len = self.len();
         if len >= CONTENT_BYTES - 4 {

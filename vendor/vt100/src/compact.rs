@@ -213,7 +213,11 @@ fn read_row(reader: &mut Reader<'_>) -> Option<Row> {
         cells.push(cell);
     }
     cells.resize(width, Cell::new());
-    Some(Row { cells, wrapped })
+    Some(Row {
+        cells,
+        wrapped,
+        used: u16::try_from(kept).ok()?,
+    })
 }
 
 fn write_attrs(attrs: &Attrs, out: &mut Vec<u8>) {

@@ -872,6 +872,7 @@ fn wrap_line(
         let wide = cell.is_wide();
         if col + usize::from(wide) + 1 > cols {
             row.wrapped = true;
+            row.used = u16::try_from(col).unwrap_or(width);
             rows.push(std::mem::replace(&mut row, crate::row::Row::new(width)));
             col = 0;
         }
@@ -892,6 +893,7 @@ fn wrap_line(
     if cursor.is_none() && cursor_offset.is_some() {
         cursor = Some((rows.len(), col));
     }
+    row.used = u16::try_from(col.min(cols)).unwrap_or(width);
     rows.push(row);
     cursor
 }

@@ -1,16 +1,29 @@
 use crate::term::BufWrite as _;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Row {
     pub(crate) cells: Vec<crate::Cell>,
     pub(crate) wrapped: bool,
+    /// Every cell from this column on is blank (`Cell::new()`: no text, no width flags,
+    /// default attributes); an upper bound, so clearing the row touches only the cells
+    /// before it.
+    pub(crate) used: u16,
 }
+
+impl PartialEq for Row {
+    fn eq(&self, other: &Self) -> bool {
+        self.cells == other.cells && self.wrapped == other.wrapped
+    }
+}
+
+impl Eq for Row {}
 
 impl Row {
     pub fn new(cols: u16) -> Self {
         Self {
             cells: vec![crate::Cell::new(); usize::from(cols)],
             wrapped: false,
+            used: 0,
         }
     }
 
@@ -23,10 +36,24 @@ impl Row {
     }
 
     pub fn clear(&mut self, attrs: crate::attrs::Attrs) {
-        for cell in &mut self.cells {
-            cell.clear(attrs);
+        if attrs == crate::attrs::Attrs::default() {
+            let used = usize::from(self.used).min(self.cells.len());
+            for cell in &mut self.cells[..used] {
+                cell.clear(attrs);
+            }
+            self.used = 0;
+        } else {
+            for cell in &mut self.cells {
+                cell.clear(attrs);
+            }
+            self.used = self.cols();
         }
         self.wrapped = false;
+    }
+
+    /// Widens `used` to cover `col`.
+    fn touch(&mut self, col: u16) {
+        self.used = self.used.max(col.saturating_add(1)).min(self.cols());
     }
 
     fn cells(&self) -> impl Iterator<Item = &crate::Cell> {
@@ -38,21 +65,25 @@ impl Row {
     }
 
     pub fn get_mut(&mut self, col: u16) -> Option<&mut crate::Cell> {
+        self.touch(col);
         self.cells.get_mut(usize::from(col))
     }
 
     pub fn insert(&mut self, i: u16, cell: crate::Cell) {
         self.cells.insert(usize::from(i), cell);
+        self.touch(self.used.max(i));
         self.wrapped = false;
     }
 
     pub fn remove(&mut self, i: u16) {
         self.clear_wide(i);
         self.cells.remove(usize::from(i));
+        self.used = self.used.min(self.cols());
         self.wrapped = false;
     }
 
     pub fn erase(&mut self, i: u16, attrs: crate::attrs::Attrs) {
+        self.touch(i);
         let wide = self.cells[usize::from(i)].is_wide();
         self.clear_wide(i);
         self.cells[usize::from(i)].clear(attrs);
@@ -63,6 +94,7 @@ impl Row {
 
     pub fn truncate(&mut self, len: u16) {
         self.cells.truncate(usize::from(len));
+        self.used = self.used.min(len);
         self.wrapped = false;
         let last_cell = &mut self.cells[usize::from(len) - 1];
         if last_cell.is_wide() {
@@ -71,7 +103,9 @@ impl Row {
     }
 
     pub fn resize(&mut self, len: u16, cell: crate::Cell) {
+        let blank = cell == crate::Cell::new();
         self.cells.resize(usize::from(len), cell);
+        self.used = if blank { self.used.min(len) } else { len };
         self.wrapped = false;
     }
 

@@ -84,6 +84,22 @@ impl Screen {
         }
     }
 
+    /// How many line feeds on the bottom row leave no row of the screen or its scrollback
+    /// as it was before them: `Some(scrollback + rows - 1)` while a line feed on the bottom
+    /// row scrolls a row off the whole screen (the main screen, no scroll region), so that
+    /// text of printable ASCII, CR, LF and SGR with that many line feeds on the bottom row
+    /// after it can only have changed the attributes; `None` otherwise.
+    #[must_use]
+    pub fn line_feeds_replacing_every_row(&self) -> Option<usize> {
+        let grid = &self.grid;
+        let bottom = grid.size.rows.checked_sub(1)?;
+        let scrolls_whole_screen = !self.mode(MODE_ALTERNATE_SCREEN)
+            && grid.scroll_top == 0
+            && grid.scroll_bottom == bottom;
+        scrolls_whole_screen
+            .then(|| grid.scrollback_len + usize::from(bottom))
+    }
+
     /// Resizes the terminal. The primary screen's lines are re-wrapped at the new width
     /// (its scrollback included), as tmux does; the alternate screen is cut or padded,
     /// for its program to redraw.
@@ -706,6 +722,27 @@ impl Screen {
 
 impl Screen {
     pub(crate) fn text(&mut self, c: char) {
+        if c.is_ascii_graphic() || c == ' ' {
+            // Printable ASCII is one column wide; in the common case (the cursor on the
+            // row, not at a wrap, its cell not half of a wide character) it only sets that
+            // cell and moves on, which is what the general path below does then.
+            let attrs = self.attrs;
+            let grid = self.grid_mut();
+            let pos = grid.pos;
+            if pos.col < grid.size.cols {
+                if let Some(cell) = grid
+                    .rows
+                    .get_mut(usize::from(pos.row))
+                    .and_then(|row| row.get_mut(pos.col))
+                {
+                    if !cell.is_wide() && !cell.is_wide_continuation() {
+                        cell.set_ascii(c as u8, attrs);
+                        grid.pos.col += 1;
+                        return;
+                    }
+                }
+            }
+        }
         let pos = self.grid().pos();
         let size = self.grid().size();
         let attrs = self.attrs;
