@@ -154,12 +154,19 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
              "difference_ci95": [-0.1344, 1.0], "distinguishable": false},
         ])
     );
-    // Per phase, how it ended (these scripted agents report nothing of themselves).
-    assert_eq!(
-        trials[2]["agent_outcome"],
-        json!([{"phase": 1, "outcome": "graded", "verdict": "fail"},
-               {"phase": 2, "outcome": "graded", "verdict": "pass"}])
-    );
+    // Per phase, how it ended: these scripted agents exit 0 and report nothing else of
+    // themselves (no claim, usage or session).
+    let said_nothing = json!({"exit_code": 0, "claimed_success": null, "claim": null,
+        "tokens_in": null, "tokens_out": null, "cost_usd": null, "session": null});
+    let mut phases = json!([{"phase": 1, "outcome": "graded", "verdict": "fail"},
+                            {"phase": 2, "outcome": "graded", "verdict": "pass"}]);
+    for phase in phases.as_array_mut().unwrap() {
+        phase
+            .as_object_mut()
+            .unwrap()
+            .extend(said_nothing.as_object().unwrap().clone());
+    }
+    assert_eq!(trials[2]["agent_outcome"], phases);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains("| `script:gap_then_pass.jsonl` | 2 | 2 | 2 | 100% | 34–100% | 0 | 2 |"),
