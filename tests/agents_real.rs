@@ -458,13 +458,31 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
         "the agent asks whether to trust this folder",
         Duration::from_secs(90),
     );
-    // The human answers it in the agent's terminal: the dialog's choice starts on "No".
+    // The human answers it in the agent's terminal: the dialog's choice starts on "No". As
+    // a person would, they look before each key and press it again if the dialog did not
+    // take it (Claude Code can drop a key that comes as it draws).
     tmux.keys(&["a"]);
     tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-    tmux.keys(&["Down"]);
-    tmux.wait_for("❯ Yes, I trust this folder", Duration::from_secs(10));
-    tmux.keys(&["Enter"]);
-    tmux.wait_until("the dialog answered", Duration::from_secs(30), |s| {
+    let press_until = |key: &str, what: &str, done: &dyn Fn(&str) -> bool| {
+        let mut presses = 0;
+        while !done(&tmux.capture()) {
+            assert!(
+                presses < 10,
+                "{what}: {presses} presses of {key}:\n{}",
+                tmux.capture()
+            );
+            tmux.keys(&[key]);
+            presses += 1;
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            while std::time::Instant::now() < deadline && !done(&tmux.capture()) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    };
+    press_until("Down", "the choice on Yes", &|s| {
+        s.contains("❯ Yes, I trust this folder")
+    });
+    press_until("Enter", "the dialog answered", &|s| {
         !s.contains("Yes, I trust this folder")
     });
     tmux.bytes_hex(&["1d"]);
@@ -484,8 +502,7 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
         if screen.contains("the agent asks for permission to run a command") {
             tmux.keys(&["a"]);
             tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-            tmux.keys(&["Enter"]);
-            tmux.wait_until("the prompt answered", Duration::from_secs(30), |s| {
+            press_until("Enter", "the permission prompt answered", &|s| {
                 !s.contains("Do you want to proceed?")
             });
             tmux.bytes_hex(&["1d"]);
