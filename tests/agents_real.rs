@@ -346,26 +346,12 @@ fn headless_two_phases(cli: &Cli) {
 
 #[test]
 fn claude_code_ports_and_resumes_its_session() {
-    headless_two_phases(&Cli {
-        preset: "claude",
-        program: "claude",
-        edit_in_text: false,
-        structured: true,
-        cost: true,
-        state: &[".claude", ".claude.json"],
-    });
+    headless_two_phases(&CLAUDE);
 }
 
 #[test]
 fn codex_ports_and_resumes_its_thread() {
-    headless_two_phases(&Cli {
-        preset: "codex",
-        program: "codex",
-        edit_in_text: false,
-        structured: true,
-        cost: false,
-        state: &[".codex"],
-    });
+    headless_two_phases(&CODEX);
 }
 
 #[test]
@@ -409,19 +395,130 @@ fn aider_ports_and_restores_its_chat_history() {
     });
 }
 
+/// Claude Code as the preset knows it.
+const CLAUDE: Cli = Cli {
+    preset: "claude",
+    program: "claude",
+    edit_in_text: false,
+    structured: true,
+    cost: true,
+    state: &[".claude", ".claude.json"],
+};
+
+/// Codex as the preset knows it.
+const CODEX: Cli = Cli {
+    preset: "codex",
+    program: "codex",
+    edit_in_text: false,
+    structured: true,
+    cost: false,
+    state: &[".codex"],
+};
+
+/// `xstack run` in the TUI under tmux (160×45), from the launch folder, with `cli`'s preset
+/// interactive. The scripted model writes no .xstack/done: each phase ends when the agent
+/// has been idle 8 s.
+fn start_in_the_tui(p: &Prepared, cli: &Cli) -> common::tmux::Tmux {
+    std::fs::write(
+        p.work.path().join("config.toml"),
+        format!(
+            "[agents.{}]\nmode = \"interactive\"\nidle_s = 8\n",
+            cli.preset
+        ),
+    )
+    .unwrap();
+    let env: Vec<String> = p
+        .env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={}", shell_words::quote(&v)))
+        .collect();
+    let unset: Vec<String> = UNSET.iter().map(|v| format!("-u {v}")).collect();
+    let command = format!(
+        "cd {} && env {} {} {} run {} --agent {} --runs-dir {}; echo EXIT=$?; sleep 600",
+        p.launch.display(),
+        unset.join(" "),
+        env.join(" "),
+        env!("CARGO_BIN_EXE_xstack"),
+        p.task.display(),
+        cli.preset,
+        p.runs.display(),
+    );
+    common::tmux::Tmux::start(&command, 160, 45)
+}
+
+/// Presses `key` until the screen shows `done`, as a person would: they look before each
+/// key and press it again when the agent did not take it (Claude Code can drop a key that
+/// comes as it draws).
+fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&str) -> bool) {
+    use std::time::{Duration, Instant};
+    let mut presses = 0;
+    while !done(&tmux.capture()) {
+        assert!(
+            presses < 10,
+            "{what}: {presses} presses of {key}:\n{}",
+            tmux.capture()
+        );
+        tmux.keys(&[key]);
+        presses += 1;
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline && !done(&tmux.capture()) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The end of an interactive run that passed in phase 2: `q` quits with exit 0; phase 1
+/// failed; both prompts reached the model, the second in phase 1's conversation, typed into
+/// the one agent process xstack started; and nothing of the agent's is left running.
+fn quit_and_check_the_interactive_run(tmux: &common::tmux::Tmux, p: &Prepared) {
+    use std::time::Duration;
+    let agents_home = format!("{}/", p.home.display());
+    let running = processes_mentioning(&agents_home);
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(30));
+    let dir = only_run_dir(&p.runs);
+    let r = result(&dir);
+    assert_eq!(r["phases"][0]["verdict"], "fail", "{r}");
+    let sent = requests(&p.log);
+    assert!(sent.iter().any(|q| q["phase"] == 1), "{sent:?}");
+    let prompt1 = std::fs::read_to_string(dir.join("prompts/phase-1.txt")).unwrap();
+    let first_line = prompt1.lines().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(
+        sent.iter()
+            .filter(|q| q["phase"] == 2)
+            .any(|q| conversation_has(q, first_line)),
+        "phase 2's prompt was not typed into phase 1's conversation: {sent:?}"
+    );
+    let journal = journal_text(&dir);
+    assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
+    let left = processes_mentioning(&agents_home);
+    assert!(
+        left.is_empty(),
+        "still running after xstack exited: {left:?} (before it quit: {running:?})"
+    );
+}
+
+/// The command lines of this machine's processes that mention `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
 #[test]
 fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_prompts() {
-    use common::tmux::Tmux;
     use std::time::Duration;
-    let cli = Cli {
-        preset: "claude",
-        program: "claude",
-        edit_in_text: false,
-        structured: true,
-        cost: true,
-        state: &[".claude", ".claude.json"],
-    };
-    let Some(p) = Prepared::new(&cli) else {
+    let Some(p) = Prepared::new(&CLAUDE) else {
         return;
     };
     // A $HOME where Claude Code has been used before: onboarding done, the API key in its
@@ -432,57 +529,18 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
             "customApiKeyResponses": {"approved": ["sk-ant-scripted"], "rejected": []}}"#,
     )
     .unwrap();
-    // The scripted model writes no .xstack/done: each phase ends when the agent is idle.
-    std::fs::write(
-        p.work.path().join("config.toml"),
-        "[agents.claude]\nmode = \"interactive\"\nidle_s = 8\n",
-    )
-    .unwrap();
-    let env: Vec<String> = p
-        .env()
-        .into_iter()
-        .map(|(k, v)| format!("{k}={}", shell_words::quote(&v)))
-        .collect();
-    let unset: Vec<String> = UNSET.iter().map(|v| format!("-u {v}")).collect();
-    let command = format!(
-        "cd {} && env {} {} {} run {} --agent claude --runs-dir {}; echo EXIT=$?; sleep 600",
-        p.launch.display(),
-        unset.join(" "),
-        env.join(" "),
-        env!("CARGO_BIN_EXE_xstack"),
-        p.task.display(),
-        p.runs.display(),
-    );
-    let tmux = Tmux::start(&command, 160, 45);
+    let tmux = start_in_the_tui(&p, &CLAUDE);
     tmux.wait_for(
         "the agent asks whether to trust this folder",
         Duration::from_secs(90),
     );
-    // The human answers it in the agent's terminal: the dialog's choice starts on "No". As
-    // a person would, they look before each key and press it again if the dialog did not
-    // take it (Claude Code can drop a key that comes as it draws).
+    // The human answers it in the agent's terminal: the dialog's choice starts on "No".
     tmux.keys(&["a"]);
     tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-    let press_until = |key: &str, what: &str, done: &dyn Fn(&str) -> bool| {
-        let mut presses = 0;
-        while !done(&tmux.capture()) {
-            assert!(
-                presses < 10,
-                "{what}: {presses} presses of {key}:\n{}",
-                tmux.capture()
-            );
-            tmux.keys(&[key]);
-            presses += 1;
-            let deadline = std::time::Instant::now() + Duration::from_secs(3);
-            while std::time::Instant::now() < deadline && !done(&tmux.capture()) {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    };
-    press_until("Down", "the choice on Yes", &|s| {
+    press_until(&tmux, "Down", "the choice on Yes", &|s| {
         s.contains("❯ Yes, I trust this folder")
     });
-    press_until("Enter", "the dialog answered", &|s| {
+    press_until(&tmux, "Enter", "the dialog answered", &|s| {
         !s.contains("Yes, I trust this folder")
     });
     tmux.bytes_hex(&["1d"]);
@@ -502,7 +560,7 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
         if screen.contains("the agent asks for permission to run a command") {
             tmux.keys(&["a"]);
             tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-            press_until("Enter", "the permission prompt answered", &|s| {
+            press_until(&tmux, "Enter", "the permission prompt answered", &|s| {
                 !s.contains("Do you want to proceed?")
             });
             tmux.bytes_hex(&["1d"]);
@@ -510,22 +568,62 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    tmux.keys(&["q"]);
-    tmux.wait_for("EXIT=0", Duration::from_secs(30));
-    let dir = only_run_dir(&p.runs);
-    let r = result(&dir);
-    assert_eq!(r["phases"][0]["verdict"], "fail", "{r}");
-    // Both prompts reached the model, the second in the conversation of the first.
-    let sent = requests(&p.log);
-    assert!(sent.iter().any(|q| q["phase"] == 1), "{sent:?}");
-    let prompt1 = std::fs::read_to_string(dir.join("prompts/phase-1.txt")).unwrap();
-    let first_line = prompt1.lines().find(|l| !l.trim().is_empty()).unwrap();
+    quit_and_check_the_interactive_run(&tmux, &p);
+}
+
+#[test]
+fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen() {
+    use std::time::Duration;
+    let Some(p) = Prepared::new(&CODEX) else {
+        return;
+    };
+    // A $HOME where Codex has been used before: one earlier session, in another folder.
+    let earlier = p.work.path().join("earlier");
+    std::fs::create_dir(&earlier).unwrap();
+    let out = std::process::Command::new(p.bin.join("codex"))
+        .args(["exec", "--skip-git-repo-check", "Say hello."])
+        .current_dir(&earlier)
+        .envs(p.env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
     assert!(
-        sent.iter()
-            .filter(|q| q["phase"] == 2)
-            .any(|q| conversation_has(q, first_line)),
-        "phase 2's prompt was not typed into phase 1's conversation: {sent:?}"
+        p.home.join(".codex/sessions").is_dir(),
+        "{:?}",
+        files_under(&p.home)
     );
-    let journal = journal_text(&dir);
-    assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
+    let tmux = start_in_the_tui(&p, &CODEX);
+    // The workspace lies inside this checkout's Git repository, so Codex asks whether to
+    // trust it (the repository's root). The human attaches and takes its first choice.
+    tmux.wait_for(
+        "the agent asks whether to trust this folder",
+        Duration::from_secs(90),
+    );
+    tmux.keys(&["a"]);
+    tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+    assert!(tmux.capture().contains("› 1. Trust and continue"));
+    press_until(&tmux, "Enter", "the dialog answered", &|s| {
+        !s.contains("Trust this folder?")
+    });
+    tmux.bytes_hex(&["1d"]);
+    tmux.wait_until(
+        "the question gone from the status",
+        Duration::from_secs(30),
+        |s| !s.contains("the agent asks whether to trust this folder"),
+    );
+    // Then Codex asks nothing more (its permissions are on the command line): each prompt
+    // is pasted, shown and submitted, and the run reaches its verdict with no other key.
+    let screen = tmux.wait_until("PASSED in phase 2", Duration::from_secs(300), |s| {
+        s.contains("PASSED in phase 2") || s.contains("waiting: the agent asks")
+    });
+    assert!(screen.contains("PASSED in phase 2"), "{screen}");
+    // Codex runs an app-server daemon of its own, which leaves the agent's process group;
+    // xstack must end it too when it exits.
+    let daemon = processes_mentioning(&format!("{}/.codex/", p.home.display()));
+    assert!(
+        daemon.iter().any(|c| c.contains(" app-server ")),
+        "{daemon:?}"
+    );
+    quit_and_check_the_interactive_run(&tmux, &p);
 }

@@ -19,19 +19,20 @@ pub const PASTE_MAX: Duration = Duration::from_secs(10);
 /// How the waiting line starts when the agent asks something (the TUI rings the bell).
 pub const ASKS_PREFIX: &str = "the agent asks ";
 
-/// A screen an agent shows before it takes prompts.
+/// A screen on which an agent asks the human something: a first-run screen shown before it
+/// takes prompts, or a permission prompt while it works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FirstRunScreen {
+pub struct AskingScreen {
     /// What the agent asks, for `waiting: the agent asks …`.
     pub asks: &'static str,
     /// Text of the screen (lowercase); any one identifies it.
     needles: &'static [&'static str],
 }
 
-/// The first-run screens of the presets' CLIs, as the versions docs/AGENTS.md lists word them
+/// The asking screens of the presets' CLIs, as the versions docs/AGENTS.md lists word them
 /// (each needle short enough to stay on one row of an 80-column screen).
-const FIRST_RUN_SCREENS: &[FirstRunScreen] = &[
-    FirstRunScreen {
+const ASKING_SCREENS: &[AskingScreen] = &[
+    AskingScreen {
         asks: "whether to trust this folder",
         needles: &[
             // Claude Code.
@@ -43,25 +44,25 @@ const FIRST_RUN_SCREENS: &[FirstRunScreen] = &[
             "trust this folder? codex",
         ],
     },
-    FirstRunScreen {
+    AskingScreen {
         asks: "whether to use the API key in its environment",
         needles: &[
             "detected a custom api key in your environment",
             "do you want to use this api key",
         ],
     },
-    FirstRunScreen {
+    AskingScreen {
         asks: "to choose a theme",
         needles: &["choose the text style that looks best with your terminal"],
     },
-    FirstRunScreen {
+    AskingScreen {
         asks: "for permission to run a command",
         needles: &[
             // Claude Code's permission prompt for a tool call it does not auto-accept.
             "do you want to proceed?",
         ],
     },
-    FirstRunScreen {
+    AskingScreen {
         asks: "how to log in",
         needles: &[
             "select login method",
@@ -71,10 +72,10 @@ const FIRST_RUN_SCREENS: &[FirstRunScreen] = &[
     },
 ];
 
-/// The first-run screen `contents` (an agent's screen as text) shows, if any.
-pub fn first_run_screen(contents: &str) -> Option<&'static FirstRunScreen> {
+/// The asking screen `contents` (an agent's screen as text) shows, if any.
+pub fn asking_screen(contents: &str) -> Option<&'static AskingScreen> {
     let lower = contents.to_lowercase();
-    FIRST_RUN_SCREENS
+    ASKING_SCREENS
         .iter()
         .find(|screen| screen.needles.iter().any(|n| lower.contains(n)))
 }
@@ -86,7 +87,7 @@ pub enum Step {
     Wait,
     /// Write these bytes to the agent's terminal.
     Write(Vec<u8>),
-    /// The agent shows a first-run screen: the human must answer it.
+    /// The agent shows an asking screen: the human must answer it.
     Asks(&'static str),
 }
 
@@ -141,8 +142,8 @@ impl Submission {
         quiet: Option<Duration>,
     ) -> Step {
         let contents = screen.contents();
-        if let Some(first_run) = first_run_screen(&contents) {
-            return Step::Asks(first_run.asks);
+        if let Some(asking) = asking_screen(&contents) {
+            return Step::Asks(asking.asks);
         }
         match &self.stage {
             Stage::Ready => {
@@ -281,7 +282,7 @@ mod tests {
             true,
         );
         assert_eq!(
-            first_run_screen(&trust.screen().contents()).map(|s| s.asks),
+            asking_screen(&trust.screen().contents()).map(|s| s.asks),
             Some("whether to trust this folder")
         );
     }
@@ -312,7 +313,7 @@ mod tests {
             true,
         );
         assert_eq!(
-            first_run_screen(&theme.screen().contents()).map(|s| s.asks),
+            asking_screen(&theme.screen().contents()).map(|s| s.asks),
             Some("to choose a theme")
         );
         let gemini = screen(
@@ -320,7 +321,7 @@ mod tests {
             true,
         );
         assert_eq!(
-            first_run_screen(&gemini.screen().contents()).map(|s| s.asks),
+            asking_screen(&gemini.screen().contents()).map(|s| s.asks),
             Some("how to log in")
         );
         // Once the human answered, the prompt goes in.
@@ -329,6 +330,6 @@ mod tests {
             submission.poll(ready.screen(), S(31_000), Some(S(1000))),
             Step::Write(_)
         ));
-        assert_eq!(first_run_screen(&ready.screen().contents()), None);
+        assert_eq!(asking_screen(&ready.screen().contents()), None);
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
-use crate::agent::submit::{ASKS_PREFIX, Step, Submission, first_run_screen};
+use crate::agent::submit::{ASKS_PREFIX, Step, Submission, asking_screen};
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, PhaseContext};
 use crate::pty::PtySpec;
@@ -253,7 +253,7 @@ impl Driver {
     fn watch_agent_asks(&mut self) {
         let asks = {
             let state = lock(self.rec.state());
-            first_run_screen(&state.agent_screen.contents()).map(|screen| screen.asks)
+            asking_screen(&state.agent_screen.contents()).map(|screen| screen.asks)
         };
         match asks {
             Some(what) => self.report_agent_asks(what),
@@ -274,7 +274,7 @@ impl Driver {
         }
     }
 
-    /// Takes back `waiting: the agent asks …` once the first-run screen is answered (or the
+    /// Takes back `waiting: the agent asks …` once the asking screen is answered (or the
     /// turn ended).
     fn clear_agent_asks(&mut self) {
         let asked = lock(self.rec.state())
