@@ -90,26 +90,29 @@ def main():
     ap.add_argument("--only", default="raw,tmux,headless,live")
     args = ap.parse_args()
     only = args.only.split(",")
-    sock = f"xstack-perf-paired-{os.getpid()}"
+    # A tmux server of its own for every measurement: `kill-server` returns before the old
+    # server has gone, and a new session on its socket can then fail.
+    base = f"xstack-perf-paired-{os.getpid()}"
     measures = []
     if "raw" in only:
-        measures.append(("raw", lambda i: raw(args.producer)))
+        measures.append(("raw", lambda i, sock: raw(args.producer)))
     if "tmux" in only:
-        measures.append(("tmux", lambda i: tmux_plain(args.producer, sock)))
+        measures.append(("tmux", lambda i, sock: tmux_plain(args.producer, sock)))
     builds = [("", args.bin)] + ([("versus-", args.versus)] if args.versus else [])
     for prefix, xstack in builds:
         if "headless" in only:
-            measures.append((prefix + "headless", lambda i, x=xstack, p=prefix:
+            measures.append((prefix + "headless", lambda i, sock, x=xstack, p=prefix:
                              headless(x, args.task, f"{args.work}/runs-{p}headless-{i}")))
         if "live" in only:
-            measures.append((prefix + "live", lambda i, x=xstack, p=prefix:
+            measures.append((prefix + "live", lambda i, sock, x=xstack, p=prefix:
                              live(x, args.task, f"{args.work}/runs-{p}live-{i}", sock)))
     times = {name: [] for name, _ in measures}
     for i in range(args.repeats):
-        for name, measure in measures:
+        for k, (name, measure) in enumerate(measures):
+            sock = f"{base}-{i}-{k}"
             t = time.perf_counter()
             try:
-                measure(i)
+                measure(i, sock)
             finally:
                 elapsed = time.perf_counter() - t
                 kill_server(sock)
