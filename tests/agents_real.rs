@@ -31,6 +31,26 @@ struct Cli {
     state: &'static [&'static str],
 }
 
+/// Claude Code as the preset knows it.
+const CLAUDE: Cli = Cli {
+    preset: "claude",
+    program: "claude",
+    edit_in_text: false,
+    structured: true,
+    cost: true,
+    state: &[".claude", ".claude.json"],
+};
+
+/// Codex as the preset knows it.
+const CODEX: Cli = Cli {
+    preset: "codex",
+    program: "codex",
+    edit_in_text: false,
+    structured: true,
+    cost: false,
+    state: &[".codex"],
+};
+
 /// The settings tests/model_server/isolated writes under `$HOME` for every CLI.
 const HARNESS_FILES: [&str; 2] = [".codex/config.toml", ".gemini/settings.json"];
 
@@ -395,26 +415,6 @@ fn aider_ports_and_restores_its_chat_history() {
     });
 }
 
-/// Claude Code as the preset knows it.
-const CLAUDE: Cli = Cli {
-    preset: "claude",
-    program: "claude",
-    edit_in_text: false,
-    structured: true,
-    cost: true,
-    state: &[".claude", ".claude.json"],
-};
-
-/// Codex as the preset knows it.
-const CODEX: Cli = Cli {
-    preset: "codex",
-    program: "codex",
-    edit_in_text: false,
-    structured: true,
-    cost: false,
-    state: &[".codex"],
-};
-
 /// `xstack run` in the TUI under tmux (160×45), from the launch folder, with `cli`'s preset
 /// interactive. The scripted model writes no .xstack/done: each phase ends when the agent
 /// has been idle 8 s.
@@ -473,7 +473,7 @@ fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&
 fn quit_and_check_the_interactive_run(tmux: &common::tmux::Tmux, p: &Prepared) {
     use std::time::Duration;
     let agents_home = format!("{}/", p.home.display());
-    let running = processes_mentioning(&agents_home);
+    let running = agent_processes(&agents_home);
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(30));
     let dir = only_run_dir(&p.runs);
@@ -491,27 +491,19 @@ fn quit_and_check_the_interactive_run(tmux: &common::tmux::Tmux, p: &Prepared) {
     );
     let journal = journal_text(&dir);
     assert_eq!(journal.matches("\"type\":\"agent_started\"").count(), 1);
-    let left = processes_mentioning(&agents_home);
+    let left = agent_processes(&agents_home);
     assert!(
         left.is_empty(),
         "still running after xstack exited: {left:?} (before it quit: {running:?})"
     );
 }
 
-/// The command lines of this machine's processes that mention `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
+/// The command lines of the processes that mention `needle` (a path under the agent's
+/// `$HOME`: the tmux window's own command line names `$HOME` without a slash after it).
+fn agent_processes(needle: &str) -> Vec<String> {
+    processes_mentioning(needle)
+        .into_iter()
+        .map(|(_, cmdline)| cmdline)
         .collect()
 }
 
@@ -620,7 +612,7 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
     assert!(screen.contains("PASSED in phase 2"), "{screen}");
     // Codex runs an app-server daemon of its own, which leaves the agent's process group;
     // xstack must end it too when it exits.
-    let daemon = processes_mentioning(&format!("{}/.codex/", p.home.display()));
+    let daemon = agent_processes(&format!("{}/.codex/", p.home.display()));
     assert!(
         daemon.iter().any(|c| c.contains(" app-server ")),
         "{daemon:?}"

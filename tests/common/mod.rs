@@ -163,24 +163,33 @@ pub fn overlay(from: &Path, to: &Path) {
 
 pub mod tmux;
 
+/// The other processes of this machine whose command line or working folder mentions
+/// `needle`, as (pid, command line with its arguments joined by spaces).
+pub fn processes_mentioning(needle: &str) -> Vec<(String, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = std::process::id().to_string();
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
+                return None;
+            }
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+            (cmdline.contains(needle) || cwd.to_string_lossy().contains(needle))
+                .then_some((name, cmdline))
+        })
+        .collect()
+}
+
 /// Kills every process whose command line or working folder mentions `needle` (what a
 /// machine restart would do to a run's children after xstack itself was killed).
 pub fn kill_processes_mentioning(needle: &str) {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let me = std::process::id().to_string();
-    for entry in entries.filter_map(Result::ok) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(needle)
-            || cwd.to_string_lossy().contains(needle)
-        {
-            let _ = Command::new("kill").args(["-9", &name]).status();
-        }
+    for (pid, _) in processes_mentioning(needle) {
+        let _ = Command::new("kill").args(["-9", &pid]).status();
     }
 }
