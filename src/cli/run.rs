@@ -79,6 +79,8 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
         started_at,
     } = prepared;
     config.linger = true;
+    // The frames read the terminals' live ends only: a flood need not pass through them.
+    crate::session::recorder::lock(&state).hold_back_scrolled_out_lines();
     let code = runtime.block_on(async move {
         let mut guard = crate::ui::terminal::TerminalGuard::enter()
             .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;

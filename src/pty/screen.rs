@@ -5,10 +5,13 @@
 //! scrollback included: vt100 keeps its view offset inside the screen, so the wrapper sets
 //! it only for the length of one read and puts it back before returning.
 //!
-//! A screen nobody watches as it changes (a headless run's) may hold back plain log text
+//! A live session's screen may hold back plain log text
 //! ([`Screen::hold_back_scrolled_out_lines`]) and, when it is read or enough has gathered,
 //! skip the lines that would only scroll out of the scrollback again: exactly the screen
 //! that feeding all of it would leave, for a fraction of the emulator's work on a flood.
+//! A read of the live end alone ([`Screen::read_scrolled`] at 0, what a frame of the TUI
+//! does) leaves the held text held: it is fed, skipping the same way, to a copy of the
+//! visible rows without a scrollback ([`Tail`]), which shows the same rows.
 
 use std::cell::{Ref, RefCell};
 
@@ -27,6 +30,20 @@ pub struct Screen {
     sequence: Sequence,
     /// Plain log text not yet fed to the emulator, when holding back is on.
     held: Option<RefCell<HeldBack>>,
+    /// The visible rows with the held text fed, while text is held and the live end has
+    /// been read since the emulator was last fed.
+    tail: RefCell<Option<Tail>>,
+}
+
+/// A copy of the emulator's visible rows, without a scrollback, taken when the held text
+/// began, and fed that text as far as `fed`, skipping as [`feed_held`] does. vt100 writes
+/// rows to the scrollback but never reads them back (only a resize does, and a resize
+/// feeds the held text first), so plain log text changes the visible rows of the copy as
+/// it would change the emulator's, and the copy shows what feeding the emulator would.
+struct Tail {
+    parser: vt100::Parser,
+    /// How many bytes of the held text the copy has been fed.
+    fed: usize,
 }
 
 /// Text held back from the emulator: printable ASCII, CR, LF and SGR sequences only, whole
@@ -68,6 +85,7 @@ impl Clone for Screen {
             scratch: String::new(),
             sequence: Sequence::Ground,
             held: self.held.as_ref().map(|_| RefCell::default()),
+            tail: RefCell::new(None),
         }
     }
 }
@@ -85,14 +103,15 @@ impl Screen {
             scratch: String::new(),
             sequence: Sequence::Ground,
             held: None,
+            tail: RefCell::new(None),
         }
     }
 
     /// From now on, plain log text (printable ASCII, CR, LF, SGR) is held back, up to
     /// [`HOLD_BACK_LIMIT`], and fed when the screen is read, when other output comes, or
     /// when the limit is reached; lines that the held text would itself scroll out of the
-    /// scrollback are then skipped, their colours kept. For screens read rarely (a
-    /// headless run's): a screen read at every frame would only feed the text later.
+    /// scrollback are then skipped, their colours kept. A read of the live end alone feeds
+    /// it to a copy of the visible rows instead ([`Screen::read_scrolled`]).
     pub fn hold_back_scrolled_out_lines(&mut self) {
         self.held.get_or_insert_with(RefCell::default);
     }
@@ -117,6 +136,7 @@ impl Screen {
             if let Some(partial) = holdable {
                 if held.text.len() + text.len() > HOLD_BACK_LIMIT {
                     feed_held(self.parser.get_mut(), held);
+                    *self.tail.get_mut() = None;
                 }
                 if held.text.capacity() == 0 {
                     held.text.reserve_exact(HOLD_BACK_LIMIT);
@@ -128,6 +148,7 @@ impl Screen {
             }
             if !held.text.is_empty() {
                 feed_held(self.parser.get_mut(), held);
+                *self.tail.get_mut() = None;
                 // What is left is the start of a sequence that this piece does not go on
                 // as held text would: it goes the ordinary way, before the piece.
                 unfinished = std::mem::take(&mut held.text);
@@ -178,9 +199,15 @@ impl Screen {
 
     /// Reads the screen as seen `back` lines scrolled back from its live end (0 = live;
     /// more than the scrollback holds shows its oldest lines); the screen is as it was
-    /// afterwards.
+    /// afterwards. At 0, while text is held back, `read` may be given a copy of the
+    /// visible rows with no scrollback ([`Tail`]): the same size, rows, cursor and modes.
     pub fn read_scrolled<R>(&self, back: usize, read: impl FnOnce(&vt100::Screen) -> R) -> R {
         if back == 0 {
+            if self.catch_up_tail()
+                && let Some(tail) = self.tail.borrow().as_ref()
+            {
+                return read(tail.parser.screen());
+            }
             return read(&self.screen());
         }
         self.feed_held_back();
@@ -223,8 +250,42 @@ impl Screen {
             let mut held = held.borrow_mut();
             if held.text.len() > held.partial {
                 feed_held(&mut self.parser.borrow_mut(), &mut held);
+                self.tail.replace(None);
             }
         }
+    }
+
+    /// Brings the [`Tail`] up to the end of the held text, taking the copy first if there
+    /// is none; false when no text is held (the emulator is then current).
+    fn catch_up_tail(&self) -> bool {
+        let Some(held) = &self.held else {
+            return false;
+        };
+        let held = held.borrow();
+        let end = held.text.len() - held.partial;
+        if end == 0 {
+            return false;
+        }
+        let mut tail = self.tail.borrow_mut();
+        let tail = match &mut *tail {
+            Some(tail) => tail,
+            None => {
+                let parser = self.parser.borrow();
+                let screen = parser.screen();
+                let (rows, cols) = screen.size();
+                let mut copy = vt100::Parser::new(rows, cols, 0);
+                *copy.screen_mut() = screen.without_scrollback();
+                tail.insert(Tail {
+                    parser: copy,
+                    fed: 0,
+                })
+            }
+        };
+        let text = &held.text.as_bytes()[tail.fed..end];
+        let line_feeds = memchr::memchr_iter(b'\n', text).count();
+        feed_skipping(&mut tail.parser, text, line_feeds);
+        tail.fed = end;
+        true
     }
 
     /// The visible text, rows joined by newlines, trailing blanks trimmed.
@@ -312,7 +373,16 @@ fn sgr_resets(sgr: &[u8]) -> bool {
 /// on) and the cursor at the start of a fresh bottom row: as many CR LF as take the cursor
 /// there and scroll once.
 fn feed_held(parser: &mut vt100::Parser, held: &mut HeldBack) {
-    let text = &held.text.as_bytes()[..held.text.len() - held.partial];
+    let fed = held.text.len() - held.partial;
+    feed_skipping(parser, &held.text.as_bytes()[..fed], held.line_feeds);
+    held.text.drain(..fed);
+    held.line_feeds = 0;
+}
+
+/// Feeds `text` (plain log text holding `line_feeds` line feeds, whole sequences) to the
+/// emulator, skipping what it would scroll out of the screen and the scrollback again, as
+/// [`feed_held`] describes.
+fn feed_skipping(parser: &mut vt100::Parser, text: &[u8], line_feeds: usize) {
     let mut from = 0;
     let screen = parser.screen();
     let (row, _) = screen.cursor_position();
@@ -324,7 +394,7 @@ fn feed_held(parser: &mut vt100::Parser, held: &mut HeldBack) {
             .enumerate()
             .skip(kept)
             .find(|&(_, lf)| lf > 0 && text[lf - 1] == b'\r')
-            .filter(|&(after, _)| held.line_feeds - after > to_bottom);
+            .filter(|&(after, _)| line_feeds - after > to_bottom);
         if let Some((_, lf)) = cut {
             let skipped = &text[..=lf];
             let mut sgrs: Vec<&[u8]> = Vec::new();
@@ -347,9 +417,6 @@ fn feed_held(parser: &mut vt100::Parser, held: &mut HeldBack) {
         }
     }
     parser.process(&text[from..]);
-    let fed = text.len();
-    held.text.drain(..fed);
-    held.line_feeds = 0;
 }
 
 /// The zstd level of stored screens: rows of a log compress about tenfold at level 1, and
@@ -392,6 +459,7 @@ impl StoredScreen {
             scratch: String::new(),
             sequence: Sequence::Ground,
             held: None,
+            tail: RefCell::new(None),
         })
     }
 
@@ -752,6 +820,101 @@ mod tests {
             proptest::prop_assert!(*holding.screen() == *plain.screen());
             proptest::prop_assert!(holding.screen().cursor_position() == plain.screen().cursor_position());
         }
+    }
+
+    /// What a frame reads of a screen's live end: its size, cursor, whether it hides the
+    /// cursor, and every visible cell.
+    fn live_end(screen: &Screen) -> ((u16, u16), (u16, u16), bool, Vec<vt100::Cell>) {
+        screen.read_scrolled(0, |screen| {
+            let (rows, cols) = screen.size();
+            let cells = (0..rows)
+                .flat_map(|row| (0..cols).map(move |col| (row, col)))
+                .filter_map(|(row, col)| screen.cell(row, col).cloned())
+                .collect();
+            (
+                screen.size(),
+                screen.cursor_position(),
+                screen.hide_cursor(),
+                cells,
+            )
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+
+        #[test]
+        fn the_live_end_of_a_screen_holding_back_shows_what_feeding_it_all_shows(
+            steps in proptest::collection::vec(
+                (
+                    0usize..1_500,
+                    0u8..6,
+                    proptest::option::weighted(0.2, 0..STATE_PIECES.len()),
+                    proptest::prop_oneof![1usize..60, 60usize..5_000],
+                    1usize..8,
+                    proptest::bool::weighted(0.1),
+                ),
+                1..12,
+            ),
+        ) {
+            let mut holding = Screen::new(17, 6);
+            holding.hold_back_scrolled_out_lines();
+            let mut plain = Screen::new(17, 6);
+            let mut from = 0;
+            for (lines, style, piece, piece_len, read_every, read_whole) in steps {
+                let block = log_block(lines, style, from);
+                from += lines;
+                // The live end read every few pieces, as frames come while output streams.
+                let mut at = 0;
+                let mut pieces = 0;
+                while at < block.len() {
+                    let end = (at + piece_len).min(block.len());
+                    holding.process(&block[at..end]);
+                    plain.process(&block[at..end]);
+                    at = end;
+                    pieces += 1;
+                    if pieces % read_every == 0 {
+                        proptest::prop_assert_eq!(live_end(&holding), live_end(&plain));
+                    }
+                }
+                if let Some(piece) = piece {
+                    holding.process(STATE_PIECES[piece]);
+                    plain.process(STATE_PIECES[piece]);
+                }
+                proptest::prop_assert_eq!(live_end(&holding), live_end(&plain));
+                if read_whole {
+                    proptest::prop_assert!(*holding.screen() == *plain.screen());
+                }
+            }
+            proptest::prop_assert!(*holding.screen() == *plain.screen());
+        }
+    }
+
+    #[test]
+    fn a_frame_reading_the_live_end_leaves_a_flood_held_and_shows_its_latest_lines() {
+        let mut holding = Screen::new(40, 5);
+        holding.hold_back_scrolled_out_lines();
+        let flood: String = (0..3 * SCROLLBACK_LINES)
+            .map(|i| format!("\x1b[32mstep {i}\x1b[0m\r\n"))
+            .collect();
+        holding.process(&flood);
+        let shown = holding.read_scrolled(0, |screen| screen.contents());
+        assert!(
+            shown.contains(&format!("step {}", 3 * SCROLLBACK_LINES - 1)),
+            "{shown}"
+        );
+        // Nothing was fed to the emulator: its scrollback is still empty.
+        assert_eq!(
+            holding.parser.borrow().screen().contents(),
+            "",
+            "the read fed the held text"
+        );
+        // A read of the scrollback feeds it.
+        let back = holding.read_scrolled(SCROLLBACK_LINES, |screen| screen.contents());
+        assert!(
+            back.starts_with(&format!("step {}", 2 * SCROLLBACK_LINES - 4)),
+            "{back}"
+        );
     }
 
     #[test]

@@ -318,10 +318,10 @@ impl SessionState {
         &mut self.phases[index]
     }
 
-    /// For a session nobody watches (headless): its terminals, those of later runs too,
+    /// For a live session, headless or in the TUI: its terminals, those of later runs too,
     /// hold back plain log text until they are read and skip the lines it would scroll out
     /// of the scrollback again ([`Screen::hold_back_scrolled_out_lines`]); what they show
-    /// when read is the same.
+    /// when read is the same, and a frame's read of the live end leaves the text held.
     pub fn hold_back_scrolled_out_lines(&mut self) {
         self.holding_back = true;
         self.agent_screen.hold_back_scrolled_out_lines();

@@ -84,6 +84,35 @@ impl Screen {
         }
     }
 
+    /// A copy of the screen without its scrollback (none kept, none in view): the same
+    /// rows, cursors, scroll region, modes and attributes, so that it shows what the
+    /// screen's own rows show after any output that does not read or scroll back.
+    #[must_use]
+    pub fn without_scrollback(&self) -> Self {
+        let grid = &self.grid;
+        Self {
+            grid: crate::grid::Grid {
+                size: grid.size,
+                pos: grid.pos,
+                saved_pos: grid.saved_pos,
+                rows: grid.rows.clone(),
+                scroll_top: grid.scroll_top,
+                scroll_bottom: grid.scroll_bottom,
+                origin_mode: grid.origin_mode,
+                saved_origin_mode: grid.saved_origin_mode,
+                scrollback: std::collections::VecDeque::new(),
+                scrollback_len: 0,
+                scrollback_offset: 0,
+            },
+            alternate_grid: self.alternate_grid.clone(),
+            attrs: self.attrs,
+            saved_attrs: self.saved_attrs,
+            modes: self.modes,
+            mouse_protocol_mode: self.mouse_protocol_mode,
+            mouse_protocol_encoding: self.mouse_protocol_encoding,
+        }
+    }
+
     /// How many line feeds on the bottom row leave no row of the screen or its scrollback
     /// as it was before them: `Some(scrollback + rows - 1)` while a line feed on the bottom
     /// row scrolls a row off the whole screen (the main screen, no scroll region), so that
