@@ -244,7 +244,10 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                     break leave;
                 }
             }
-            open = changed_opt(changed.as_mut()) => {
+            // Once a frame is due, what changes before it is drawn is drawn with it: the
+            // state is not watched again until then, so a flood of events wakes this thread
+            // once a frame, not once an event.
+            open = changed_opt(changed.as_mut()), if due.is_none() => {
                 if open.is_none() {
                     changed = None;
                 }
