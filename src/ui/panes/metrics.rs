@@ -599,11 +599,13 @@ fn chart(
             .map(|(x, y)| (*x, y.clamp(low, high)))
             .collect()
     };
-    let reference = clamp(&view.reference);
-    let previous = clamp(&view.previous);
+    let dots = plot.width.saturating_mul(2);
+    let reference = in_dot_columns(&clamp(&view.reference), (x_min, x_max), dots);
+    let previous = in_dot_columns(&clamp(&view.previous), (x_min, x_max), dots);
     let current = clamp(&view.current);
-    let published = view.criterion.published;
     let reduced = reduced_marks(view, &current);
+    let current = in_dot_columns(&current, (x_min, x_max), dots);
+    let published = view.criterion.published;
     let canvas = Canvas::default()
         .marker(Marker::Braille)
         .x_bounds([x_min, x_max])
@@ -678,6 +680,46 @@ fn chart(
         buf.set_string(plot.x + start, area.bottom() - 1, &label, label_style);
         free_from = start + len + 1;
     }
+}
+
+/// The points of a series that a braille chart `dots` dots wide, spanning `x_min..=x_max`,
+/// can tell apart: of each run of consecutive points that fall in one column of dots, the
+/// first, the lowest, the highest and the last, in their order. Lines between them paint
+/// exactly the dots that lines between all the points paint: within a column every line
+/// is upright, so a run covers the dots from its lowest to its highest point either way,
+/// and the lines between columns join the same ends. A series of 8,192 points in a chart
+/// 200 dots wide is drawn with at most 800 lines instead of 8,191.
+fn in_dot_columns(points: &[(f64, f64)], (x_min, x_max): (f64, f64), dots: u16) -> Vec<(f64, f64)> {
+    let dots = usize::from(dots);
+    if points.len() <= 4 * dots || x_max <= x_min {
+        return points.to_vec();
+    }
+    // The column ratatui's canvas puts a point in.
+    let scale = (dots as f64 - 1.0) / (x_max - x_min);
+    let column = |x: f64| ((x - x_min) * scale).round();
+    let mut kept = Vec::with_capacity(4 * dots);
+    let mut run_start = 0;
+    while run_start < points.len() {
+        let col = column(points[run_start].0);
+        let run_end = points[run_start..]
+            .iter()
+            .position(|p| column(p.0) != col)
+            .map_or(points.len(), |n| run_start + n);
+        let run = &points[run_start..run_end];
+        let lowest = (0..run.len()).fold(0, |m, i| if run[i].1 < run[m].1 { i } else { m });
+        let highest = (0..run.len()).fold(0, |m, i| if run[i].1 > run[m].1 { i } else { m });
+        let mut picks = [0, lowest, highest, run.len() - 1];
+        picks.sort_unstable();
+        let mut last_pick = None;
+        for pick in picks {
+            if last_pick != Some(pick) {
+                kept.push(run[pick]);
+                last_pick = Some(pick);
+            }
+        }
+        run_start = run_end;
+    }
+    kept
 }
 
 /// How the chart draws the reduced value.
@@ -761,5 +803,76 @@ mod tests {
         let (steps, step) = nice_ticks(1.0, 3.0, 9, 1.0);
         assert_eq!(step, 1.0);
         assert_eq!(steps, [1.0, 2.0, 3.0]);
+    }
+
+    /// The braille dots a polyline through `points` paints on a `width`×`height` canvas.
+    fn painted(
+        points: &[(f64, f64)],
+        x: (f64, f64),
+        y: (f64, f64),
+        width: u16,
+        height: u16,
+    ) -> ratatui::buffer::Buffer {
+        let area = Rect::new(0, 0, width, height);
+        let mut buffer = ratatui::buffer::Buffer::empty(area);
+        let canvas = Canvas::default()
+            .marker(Marker::Braille)
+            .x_bounds([x.0, x.1])
+            .y_bounds([y.0, y.1])
+            .paint(|ctx| {
+                for pair in points.windows(2) {
+                    let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+                    ctx.draw(&Segment::new(x1, y1, x2, y2, Color::Red));
+                }
+            });
+        ratatui::widgets::Widget::render(canvas, area, &mut buffer);
+        buffer
+    }
+
+    #[test]
+    fn a_series_of_rising_steps_keeps_at_most_four_points_a_column_of_dots() {
+        let points: Vec<(f64, f64)> = (0..8_192)
+            .map(|i| (f64::from(i), f64::from(i % 7)))
+            .collect();
+        let thinned = in_dot_columns(&points, (0.0, 8_191.0), 100);
+        assert!(thinned.len() <= 400, "{} points kept", thinned.len());
+        assert_eq!(thinned.first(), points.first());
+        assert_eq!(thinned.last(), points.last());
+        // A series the chart can already show point by point is kept whole.
+        assert_eq!(
+            in_dot_columns(&points[..300], (0.0, 299.0), 100),
+            points[..300]
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn a_long_series_thinned_to_the_chart_columns_paints_the_same_dots(
+            values in proptest::collection::vec(-1.0f64..1.0, 2..6_000),
+            steps in proptest::collection::vec(0.0f64..3.0, 6_000),
+            width in 3u16..120,
+            height in 2u16..20,
+        ) {
+            // Steps that mostly rise, and sometimes stay or go back, as logs' steps do.
+            let mut step = 0.0;
+            let points: Vec<(f64, f64)> = values
+                .iter()
+                .zip(&steps)
+                .map(|(&value, &by)| {
+                    step += by - 0.2;
+                    (step, value)
+                })
+                .collect();
+            let (x_min, x_max) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
+            proptest::prop_assume!(x_max > x_min);
+            let thinned = in_dot_columns(&points, (x_min, x_max), width * 2);
+            proptest::prop_assert!(thinned.len() <= points.len());
+            proptest::prop_assert_eq!(
+                painted(&thinned, (x_min, x_max), (-1.0, 1.0), width, height),
+                painted(&points, (x_min, x_max), (-1.0, 1.0), width, height)
+            );
+        }
     }
 }
