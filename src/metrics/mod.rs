@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::task::{MetricSpec, Reduce, Task};
 
 mod series;
+mod shape;
 pub use series::Series;
+use shape::ShapeMatcher;
 
 /// One metric observation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -197,11 +199,14 @@ pub fn plain_lines(text: &str) -> Vec<String> {
 }
 
 /// A metric's regex with its `value` and `step` group numbers resolved once, and capture
-/// slots reused from line to line.
+/// slots reused from line to line; matched by hand when it has the common shape
+/// ([`ShapeMatcher`]), with the same result.
 #[derive(Debug, Clone)]
 struct RegexMatcher {
     re: Regex,
     slots: regex::CaptureLocations,
+    shape: Option<Box<ShapeMatcher>>,
+    spans: Vec<Option<(usize, usize)>>,
     value: Option<usize>,
     step: Option<usize>,
 }
@@ -211,6 +216,8 @@ impl RegexMatcher {
         let group = |name: &str| re.capture_names().position(|n| n == Some(name));
         RegexMatcher {
             slots: re.capture_locations(),
+            shape: ShapeMatcher::of(re.as_str()).map(Box::new),
+            spans: vec![None; re.captures_len()],
             value: group("value"),
             step: group("step"),
             re,
@@ -222,6 +229,19 @@ impl RegexMatcher {
         let Some(value_group) = self.value else {
             return;
         };
+        if let Some(shape) = &self.shape {
+            let mut at = 0;
+            while let Some((_, end)) = shape.find_at(line, at, &mut self.spans) {
+                at = end;
+                let text = |group: usize| self.spans[group].map(|(s, e)| &line[s..e]);
+                let Some(value) = text(value_group).and_then(parse_number) else {
+                    continue;
+                };
+                let step = self.step.and_then(text).and_then(parse_number);
+                out.push((index, Point { step, value }));
+            }
+            return;
+        }
         let mut at = 0;
         let mut last_end = None;
         while at <= line.len() {
