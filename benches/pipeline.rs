@@ -147,6 +147,30 @@ fn ingest_full_scrollback(c: &mut Criterion) {
             black_box(held.screen().cursor_position())
         })
     });
+    // Held back as the TUI's are, its live end read as a frame reads it, every 16 pieces
+    // (about 600 lines, what arrives between two frames at the flood's pace).
+    let mut live = Screen::new(120, 36);
+    live.hold_back_scrolled_out_lines();
+    live.process(&flood_lines(0, 20_000));
+    group.bench_function("flood_lines_held_back_live_end_read", |b| {
+        b.iter(|| {
+            let mut at = 0;
+            let mut pieces = 0;
+            while at < log.len() {
+                let mut end = (at + 4096).min(log.len());
+                while !log.is_char_boundary(end) {
+                    end += 1;
+                }
+                live.process(&log[at..end]);
+                at = end;
+                pieces += 1;
+                if pieces % 16 == 0 {
+                    black_box(live.read_scrolled(0, |screen| screen.cursor_position()));
+                }
+            }
+            black_box(live.read_scrolled(0, |screen| screen.cursor_position()))
+        })
+    });
     group.finish();
 }
 
@@ -190,6 +214,34 @@ fn extraction(c: &mut Criterion) {
             black_box(stream.feed(&log).len())
         })
     });
+    // The flood's coloured lines and its task's regex, which is matched by hand
+    // (`metrics/shape.rs`); then the same groups through a regex of another shape (an
+    // optional `x` at its end), which the regex engine matches.
+    let flood = flood_lines(0, 50_000);
+    for (name, regex) in [
+        (
+            "flood_lines",
+            r"step (?P<step>\d+) .*acc=(?P<value>[0-9.]+)",
+        ),
+        (
+            "flood_lines_regex_engine",
+            r"step (?P<step>\d+) .*acc=(?P<value>[0-9.]+)(?:x|)",
+        ),
+    ] {
+        let spec = xstack::task::MetricSpec {
+            name: "acc".into(),
+            regex: Some(regex.into()),
+            json_key: None,
+            step_key: None,
+        };
+        let extractor = Extractor::from_specs(&[spec]).expect("the regex compiles");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut stream = MetricStream::new(extractor.clone());
+                black_box(stream.feed(&flood).len())
+            })
+        });
+    }
     group.finish();
 }
 
