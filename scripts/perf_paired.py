@@ -5,7 +5,9 @@ Each repeat runs, in turn: the raw PTY (`script`), tmux showing the plain output
 detached 200x50 window, `xstack grade --headless`, and xstack's TUI running the same task in
 a detached 200x50 tmux window (timed until the verdict shows in the pane), so the machine's
 load hits all of them alike. With --versus, a second build's headless and TUI runs join each
-repeat. Prints one line per measure: name, median, min, max (seconds), then every run.
+repeat. Prints one line per measure: name, median, min, max (seconds), then every run; then
+the same for the CPU time (user and system) of tmux's server over the plain output
+(`cpu-tmux`) and of xstack's TUI process until its verdict shows (`cpu-live`).
 
 Usage: perf_paired.py --bin XSTACK --task DIR --producer CMD --work DIR --repeats N
                       [--versus XSTACK] [--only raw,headless]
@@ -35,11 +37,41 @@ def raw(producer):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of a live process, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tmux_value(sock, fmt):
+    return subprocess.run(["tmux", "-L", sock, "display-message", "-p", fmt],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def tmux_plain(producer, sock):
-    inner = f"{producer}; tmux -L {sock} wait-for -S done"
+    """Returns the CPU time of tmux's server showing the output."""
+    # The window stays open after the producer, so the server is there to be read.
+    inner = f"{producer}; tmux -L {sock} wait-for -S done; sleep 60"
     subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "200", "-y", "50", inner],
                    check=True)
+    server = tmux_value(sock, "#{pid}")
     subprocess.run(["tmux", "-L", sock, "wait-for", "done"], check=True)
+    return cpu_seconds(server)
+
+
+def xstack_pid(pid):
+    """The xstack process at or below `pid` (the pane's process may be a shell)."""
+    for _ in range(3):
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().startswith("xstack"):
+                return pid
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = f.read().split()
+        if not children:
+            return None
+        pid = children[0]
+    return None
 
 
 def kill_server(sock):
@@ -54,7 +86,8 @@ def headless(xstack, task, runs):
 
 
 def live(xstack, task, runs, sock):
-    """The TUI in a detached 200x50 tmux window, until its verdict shows in the pane."""
+    """The TUI in a detached 200x50 tmux window, until its verdict shows in the pane;
+    returns the CPU time of xstack's process until then."""
     os.makedirs(runs, exist_ok=True)
     before = set(os.listdir(runs))
     cmd = " ".join(shlex.quote(a) for a in
@@ -62,6 +95,7 @@ def live(xstack, task, runs, sock):
                     "--runs-dir", runs])
     subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "200", "-y", "50", cmd],
                    check=True)
+    pid = xstack_pid(tmux_value(sock, "#{pane_pid}"))
 
     def result_written():
         return any(os.path.exists(os.path.join(runs, d, "result.json"))
@@ -77,6 +111,7 @@ def live(xstack, task, runs, sock):
     ok = wait_for(result_written, 600) and wait_for(verdict_shown, 60)
     if not ok:
         print("the TUI's verdict never showed", file=sys.stderr)
+    return cpu_seconds(pid) if pid else None
 
 
 def main():
@@ -107,17 +142,20 @@ def main():
             measures.append((prefix + "live", lambda i, sock, x=xstack, p=prefix:
                              live(x, args.task, f"{args.work}/runs-{p}live-{i}", sock)))
     times = {name: [] for name, _ in measures}
+    cpu = {}
     for i in range(args.repeats):
         for k, (name, measure) in enumerate(measures):
             sock = f"{base}-{i}-{k}"
             t = time.perf_counter()
             try:
-                measure(i, sock)
+                used = measure(i, sock)
             finally:
                 elapsed = time.perf_counter() - t
                 kill_server(sock)
             times[name].append(elapsed)
-    for name, ts in times.items():
+            if used is not None:
+                cpu.setdefault("cpu-" + name, []).append(used)
+    for name, ts in list(times.items()) + list(cpu.items()):
         runs = " ".join(f"{t:.3f}" for t in ts)
         print(f"{name} {statistics.median(ts):.3f} {min(ts):.3f} {max(ts):.3f} {runs}")
 
