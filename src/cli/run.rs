@@ -24,8 +24,6 @@ pub fn run_headless(prepared: Prepared, quiet: bool) -> Result<i32, AppError> {
         ..
     } = prepared;
     let run_dir = config.run_dir.clone();
-    // Nobody watches the terminals: the flood of a long log need not pass through them.
-    crate::session::recorder::lock(recorder.state()).hold_back_scrolled_out_lines();
     if !quiet {
         let mut progress = ProgressLines::new();
         recorder.set_observer(Box::new(move |t, event, _state| {
@@ -79,8 +77,6 @@ pub fn run_tui(prepared: Prepared, theme: crate::ui::theme::Theme) -> Result<i32
         started_at,
     } = prepared;
     config.linger = true;
-    // The frames read the terminals' live ends only: a flood need not pass through them.
-    crate::session::recorder::lock(&state).hold_back_scrolled_out_lines();
     let code = runtime.block_on(async move {
         let mut guard = crate::ui::terminal::TerminalGuard::enter()
             .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;

@@ -205,9 +205,6 @@ pub struct SessionState {
     /// Per metric with a reference series and a criterion: the reference's points sorted by
     /// step, and the criterion's tolerance (for following divergence as points arrive).
     reference: BTreeMap<String, (Vec<(f64, f64)>, f64)>,
-    /// Whether the terminals hold back plain log text until read
-    /// ([`SessionState::hold_back_scrolled_out_lines`]).
-    holding_back: bool,
 }
 
 /// A state stored for a replay snapshot ([`SessionState::store`]).
@@ -225,6 +222,8 @@ impl StoredState {
         let mut state = self.rest.clone();
         state.agent_screen = self.agent_screen.restore()?;
         state.run_screen = self.run_screen.restore()?;
+        state.agent_screen.hold_back_scrolled_out_lines();
+        state.run_screen.hold_back_scrolled_out_lines();
         Some(state)
     }
 
@@ -265,6 +264,18 @@ impl Default for SessionState {
     }
 }
 
+/// A session's terminal of the given size. Every session's terminals (live, headless or
+/// in the TUI, and replayed) hold back plain log text until they are read and skip the
+/// lines it would scroll out of the scrollback again
+/// ([`Screen::hold_back_scrolled_out_lines`]): what they show when read is the same, a
+/// frame's read of the live end leaves the text held, and a replay's seek or index pass
+/// applies a flood without feeding every line to the emulator.
+fn terminal(cols: u16, rows: u16) -> Screen {
+    let mut screen = Screen::new(cols, rows);
+    screen.hold_back_scrolled_out_lines();
+    screen
+}
+
 impl SessionState {
     /// The state before any event.
     pub fn new() -> Self {
@@ -279,8 +290,8 @@ impl SessionState {
             run_running: false,
             run_shown: None,
             queued: None,
-            agent_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
-            run_screen: Screen::new(DEFAULT_COLS, DEFAULT_ROWS),
+            agent_screen: terminal(DEFAULT_COLS, DEFAULT_ROWS),
+            run_screen: terminal(DEFAULT_COLS, DEFAULT_ROWS),
             phases: Vec::new(),
             baseline: BTreeMap::new(),
             files: BTreeMap::new(),
@@ -292,7 +303,6 @@ impl SessionState {
             finished: None,
             version: 0,
             reference: BTreeMap::new(),
-            holding_back: false,
         }
     }
 
@@ -316,25 +326,6 @@ impl SessionState {
             self.phases.resize_with(index + 1, PhaseRecord::default);
         }
         &mut self.phases[index]
-    }
-
-    /// For a live session, headless or in the TUI: its terminals, those of later runs too,
-    /// hold back plain log text until they are read and skip the lines it would scroll out
-    /// of the scrollback again ([`Screen::hold_back_scrolled_out_lines`]); what they show
-    /// when read is the same, and a frame's read of the live end leaves the text held.
-    pub fn hold_back_scrolled_out_lines(&mut self) {
-        self.holding_back = true;
-        self.agent_screen.hold_back_scrolled_out_lines();
-        self.run_screen.hold_back_scrolled_out_lines();
-    }
-
-    /// A new terminal of the given size, holding back as the state's others do.
-    fn new_screen(&self, cols: u16, rows: u16) -> Screen {
-        let mut screen = Screen::new(cols, rows);
-        if self.holding_back {
-            screen.hold_back_scrolled_out_lines();
-        }
-        screen
     }
 
     /// The state kept for a replay snapshot: everything as it is but the two terminals,
@@ -365,7 +356,6 @@ impl SessionState {
                 finished: self.finished.clone(),
                 version: self.version,
                 reference: self.reference.clone(),
-                holding_back: self.holding_back,
             },
             agent_screen: self.agent_screen.store(),
             run_screen: self.run_screen.store(),
@@ -483,7 +473,7 @@ impl SessionState {
             Event::AgentStarted { cols, rows, .. } => {
                 self.agent_running = true;
                 self.paused = false;
-                self.agent_screen = self.new_screen(*cols, *rows);
+                self.agent_screen = terminal(*cols, *rows);
             }
             Event::AgentOutput { text } => self.agent_screen.process(text),
             Event::Transcript { phase, item } => {
@@ -516,7 +506,7 @@ impl SessionState {
                     at: t,
                     text: format!("starting `{command}`"),
                 });
-                self.run_screen = self.new_screen(*cols, *rows);
+                self.run_screen = terminal(*cols, *rows);
                 self.run_shown = Some(if *seed_check {
                     format!("phase {phase} seed check")
                 } else {
@@ -547,7 +537,7 @@ impl SessionState {
                     // The Run log shows the wait until the run's terminal replaces it.
                     let text = event.describe().unwrap_or_default();
                     let (rows, cols) = self.run_screen.screen().size();
-                    self.run_screen = self.new_screen(cols, rows);
+                    self.run_screen = terminal(cols, rows);
                     self.run_screen.process(&format!("{text}\r\n"));
                     self.queued = Some(text);
                 }
