@@ -5,7 +5,7 @@
 //! scrollback included: vt100 keeps its view offset inside the screen, so the wrapper sets
 //! it only for the length of one read and puts it back before returning.
 //!
-//! A live session's screen may hold back plain log text
+//! A session's screen (live or replayed) may hold back plain log text
 //! ([`Screen::hold_back_scrolled_out_lines`]) and, when it is read or enough has gathered,
 //! skip the lines that would only scroll out of the scrollback again: exactly the screen
 //! that feeding all of it would leave, for a fraction of the emulator's work on a flood.
