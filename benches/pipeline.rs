@@ -105,6 +105,23 @@ fn flood_lines(from: usize, n: usize) -> String {
         .collect()
 }
 
+/// `log` in the PTY reader's pieces: 4 KiB, cut at character boundaries.
+fn in_pieces(log: &str) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= log.len() {
+            return None;
+        }
+        let mut end = (at + 4096).min(log.len());
+        while !log.is_char_boundary(end) {
+            end += 1;
+        }
+        let piece = &log[at..end];
+        at = end;
+        Some(piece)
+    })
+}
+
 /// Terminal ingest in the steady state of a long run: the flood's lines into the Run log's
 /// screen (120×36) whose 10,000-line scrollback is already full, so every line scrolls one
 /// out, in the PTY reader's chunks.
@@ -116,14 +133,8 @@ fn ingest_full_scrollback(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(log.len() as u64));
     group.bench_function("flood_lines", |b| {
         b.iter(|| {
-            let mut at = 0;
-            while at < log.len() {
-                let mut end = (at + 4096).min(log.len());
-                while !log.is_char_boundary(end) {
-                    end += 1;
-                }
-                screen.process(&log[at..end]);
-                at = end;
+            for piece in in_pieces(&log) {
+                screen.process(piece);
             }
             black_box(screen.screen().cursor_position())
         })
@@ -135,14 +146,8 @@ fn ingest_full_scrollback(c: &mut Criterion) {
     held.process(&flood_lines(0, 20_000));
     group.bench_function("flood_lines_held_back", |b| {
         b.iter(|| {
-            let mut at = 0;
-            while at < log.len() {
-                let mut end = (at + 4096).min(log.len());
-                while !log.is_char_boundary(end) {
-                    end += 1;
-                }
-                held.process(&log[at..end]);
-                at = end;
+            for piece in in_pieces(&log) {
+                held.process(piece);
             }
             black_box(held.screen().cursor_position())
         })
@@ -154,17 +159,9 @@ fn ingest_full_scrollback(c: &mut Criterion) {
     live.process(&flood_lines(0, 20_000));
     group.bench_function("flood_lines_held_back_live_end_read", |b| {
         b.iter(|| {
-            let mut at = 0;
-            let mut pieces = 0;
-            while at < log.len() {
-                let mut end = (at + 4096).min(log.len());
-                while !log.is_char_boundary(end) {
-                    end += 1;
-                }
-                live.process(&log[at..end]);
-                at = end;
-                pieces += 1;
-                if pieces % 16 == 0 {
+            for (pieces, piece) in in_pieces(&log).enumerate() {
+                live.process(piece);
+                if (pieces + 1) % 16 == 0 {
                     black_box(live.read_scrolled(0, |screen| screen.cursor_position()));
                 }
             }

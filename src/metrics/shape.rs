@@ -36,6 +36,8 @@ struct AfterAny {
     stops_at_line_feed: bool,
     /// Finds the literal the parts begin with, from the right.
     first: memmem::FinderRev<'static>,
+    /// That literal's length in bytes.
+    first_len: usize,
 }
 
 /// A character class, ASCII looked up in a table.
@@ -154,39 +156,33 @@ impl ShapeMatcher {
                 _ => false,
             })
         };
-        let starts_with_literal =
-            |parts: &[Part]| matches!(parts.first(), Some(Part::Literal(text)) if !text.is_empty());
-        if !starts_with_literal(&head) || !decided(&head) {
+        let first_literal = |parts: &[Part]| match parts.first() {
+            Some(Part::Literal(text)) if !text.is_empty() => Some(text.as_bytes().to_vec()),
+            _ => None,
+        };
+        let first = first_literal(&head)?;
+        if !decided(&head) {
             return None;
         }
         let after_any = match after {
             None => None,
             Some((stops_at_line_feed, parts)) => {
                 // A group right before the `.*` could give up characters to it.
-                if matches!(head.last(), Some(Part::Run { .. }))
-                    || !starts_with_literal(&parts)
-                    || !decided(&parts)
-                {
+                let literal = first_literal(&parts)?;
+                if matches!(head.last(), Some(Part::Run { .. })) || !decided(&parts) {
                     return None;
                 }
-                let Some(Part::Literal(first)) = parts.first() else {
-                    return None;
-                };
-                let first = memmem::FinderRev::new(first.as_bytes()).into_owned();
                 Some(AfterAny {
                     parts,
                     stops_at_line_feed,
-                    first,
+                    first_len: literal.len(),
+                    first: memmem::FinderRev::new(&literal).into_owned(),
                 })
             }
         };
-        let Some(Part::Literal(first)) = head.first() else {
-            return None;
-        };
-        let first = memmem::Finder::new(first.as_bytes()).into_owned();
         Some(ShapeMatcher {
             head,
-            first,
+            first: memmem::Finder::new(&first).into_owned(),
             after_any,
         })
     }
@@ -216,18 +212,15 @@ impl ShapeMatcher {
             } else {
                 line.len()
             };
-            let Some(Part::Literal(literal)) = after.parts.first() else {
-                return None;
-            };
-            let mut window_end = (limit + literal.len()).min(line.len());
+            let mut window_end = (limit + after.first_len).min(line.len());
             while let Some(found) = after.first.rfind(&line.as_bytes()[end..window_end]) {
                 let p = end + found;
                 if let Some(match_end) = match_parts(&after.parts, line, p, spans) {
                     return Some((start, match_end));
                 }
                 // The next occurrence to the left may overlap this one.
-                window_end = p + literal.len() - 1;
-                if window_end < end + literal.len() {
+                window_end = p + after.first_len - 1;
+                if window_end < end + after.first_len {
                     break;
                 }
             }
