@@ -6,6 +6,8 @@
 //! plus the latest point, and `last`/`max`/`min`/`mean` are kept as running values, so the
 //! grade is the same as over the whole series.
 
+use std::sync::Arc;
+
 use crate::task::Reduce;
 
 use super::Point;
@@ -13,12 +15,20 @@ use super::Point;
 /// Most points a series keeps for drawing (besides the latest).
 pub const SAMPLE_CAP: usize = 8192;
 
+/// How many sampled points a sealed chunk holds. Clones of a series (a replay's snapshots)
+/// share its sealed chunks, so a snapshot costs only the chunks sealed since the one before
+/// it and its open tail, not the whole sample.
+const CHUNK: usize = 256;
+
 /// A bounded series of one metric in one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// Every `stride`-th point, then the latest point when it is not one of those.
-    sample: Vec<Point>,
-    /// Whether the last entry of `sample` is the latest point kept only for being latest.
+    /// The sample's older points, `CHUNK` to a chunk, shared by every clone.
+    sealed: Vec<Arc<[Point]>>,
+    /// The sample's newest points (at most `CHUNK`, then the latest point when it is not
+    /// one of every `stride`-th).
+    tail: Vec<Point>,
+    /// Whether the last entry of `tail` is the latest point kept only for being latest.
     latest_extra: bool,
     stride: u64,
     count: u64,
@@ -30,7 +40,8 @@ pub struct Series {
 impl Default for Series {
     fn default() -> Self {
         Series {
-            sample: Vec::new(),
+            sealed: Vec::new(),
+            tail: Vec::new(),
             latest_extra: false,
             stride: 1,
             count: 0,
@@ -55,24 +66,50 @@ impl Series {
             value: point.value,
         };
         if self.latest_extra {
-            self.sample.pop();
+            self.tail.pop();
         }
-        if index.is_multiple_of(self.stride) && self.sample.len() == SAMPLE_CAP {
-            // Keep the points at multiples of twice the stride: every other kept point.
-            let mut position = 0;
-            self.sample.retain(|_| {
-                position += 1;
-                position % 2 == 1
-            });
-            self.stride *= 2;
+        if index.is_multiple_of(self.stride) && self.sample_len() == SAMPLE_CAP {
+            self.thin();
         }
         self.latest_extra = !index.is_multiple_of(self.stride);
-        self.sample.push(point);
+        self.tail.push(point);
+        if self.tail.len() > CHUNK {
+            let rest = self.tail.split_off(CHUNK);
+            self.sealed
+                .push(Arc::from(std::mem::replace(&mut self.tail, rest)));
+        }
+    }
+
+    /// Keeps the points at multiples of twice the stride (every other kept point), sealed
+    /// anew, and doubles the stride.
+    fn thin(&mut self) {
+        let mut kept: Vec<Point> = self.points().step_by(2).copied().collect();
+        self.tail = kept.split_off(kept.len() - kept.len() % CHUNK);
+        self.sealed = kept.chunks(CHUNK).map(Arc::from).collect();
+        self.stride *= 2;
+    }
+
+    /// How many points the sample holds.
+    fn sample_len(&self) -> usize {
+        self.sealed.len() * CHUNK + self.tail.len()
     }
 
     /// The sampled points, oldest first, ending with the latest point.
-    pub fn points(&self) -> &[Point] {
-        &self.sample
+    pub fn points(&self) -> impl DoubleEndedIterator<Item = &Point> + Clone {
+        self.sealed
+            .iter()
+            .flat_map(|chunk| chunk.iter())
+            .chain(&self.tail)
+    }
+
+    /// The bytes this series holds that `earlier` (an earlier clone of the same series)
+    /// does not share with it: every point when there is no earlier one.
+    pub fn bytes_beyond(&self, earlier: Option<&Series>) -> usize {
+        let shared = |chunk: &Arc<[Point]>| {
+            earlier.is_some_and(|e| e.sealed.iter().any(|c| Arc::ptr_eq(c, chunk)))
+        };
+        let sealed = self.sealed.iter().filter(|chunk| !shared(chunk)).count();
+        std::mem::size_of::<Point>() * (sealed * CHUNK + self.tail.len())
     }
 
     /// How many points were pushed.
@@ -91,7 +128,7 @@ impl Series {
             return None;
         }
         Some(match how {
-            Reduce::Last => self.sample.last()?.value,
+            Reduce::Last => self.points().next_back()?.value,
             Reduce::Max => self.max,
             Reduce::Min => self.min,
             Reduce::Mean => self.sum / self.count as f64,
@@ -122,7 +159,7 @@ mod tests {
     #[test]
     fn small_series_keeps_every_point_with_its_position() {
         let s: Series = [0.5, 0.7, 0.6].into_iter().map(at).collect();
-        let steps: Vec<_> = s.points().iter().map(|p| p.step).collect();
+        let steps: Vec<_> = s.points().map(|p| p.step).collect();
         assert_eq!(steps, vec![Some(1.0), Some(2.0), Some(3.0)]);
         assert_eq!(s.reduce(Reduce::Last), Some(0.6));
         assert_eq!(s.reduce(Reduce::Max), Some(0.7));
@@ -138,15 +175,38 @@ mod tests {
                 value: (i % 1000) as f64,
             });
         }
-        assert!(s.points().len() <= SAMPLE_CAP + 1);
-        assert!(s.points().len() > SAMPLE_CAP / 2);
+        assert!(s.points().count() <= SAMPLE_CAP + 1);
+        assert!(s.points().count() > SAMPLE_CAP / 2);
         assert_eq!(s.points().last().map(|p| p.step), Some(Some(9_999_999.0)));
-        assert_eq!(s.points()[0].step, Some(0.0));
+        assert_eq!(s.points().next().map(|p| p.step), Some(Some(0.0)));
         assert_eq!(s.reduce(Reduce::Max), Some(999.0));
         assert_eq!(s.reduce(Reduce::Min), Some(0.0));
         assert_eq!(s.reduce(Reduce::Mean), Some(499.5));
-        let steps: Vec<f64> = s.points().iter().filter_map(|p| p.step).collect();
+        let steps: Vec<f64> = s.points().filter_map(|p| p.step).collect();
         assert!(steps.windows(2).all(|w| w[0] < w[1]), "sample is in order");
+    }
+
+    #[test]
+    fn clones_share_sealed_points_and_count_only_what_is_new() {
+        let mut s: Series = (0..3_000).map(|i| at(f64::from(i))).collect();
+        let earlier = s.clone();
+        let whole = 3_000 * std::mem::size_of::<Point>();
+        assert_eq!(earlier.bytes_beyond(None), whole);
+        assert_eq!(
+            s.bytes_beyond(Some(&earlier)),
+            (3_000 % CHUNK) * size_of::<Point>()
+        );
+        for i in 3_000..3_010 {
+            s.push(at(f64::from(i)));
+        }
+        assert!(s.bytes_beyond(Some(&earlier)) <= (CHUNK + 1) * size_of::<Point>());
+        assert_eq!(earlier.len(), 3_000, "the clone did not change");
+        assert_eq!(earlier.points().count(), 3_000);
+        // Past a thinning nothing is shared any more.
+        for i in 3_010..20_000 {
+            s.push(at(f64::from(i)));
+        }
+        assert_eq!(s.bytes_beyond(Some(&earlier)), s.bytes_beyond(None));
     }
 
     proptest! {
@@ -157,7 +217,7 @@ mod tests {
             for how in [Reduce::Last, Reduce::Max, Reduce::Min, Reduce::Mean] {
                 prop_assert_eq!(series.reduce(how), reduce(&points, how));
             }
-            prop_assert!(series.points().len() <= SAMPLE_CAP + 1);
+            prop_assert!(series.points().count() <= SAMPLE_CAP + 1);
             prop_assert_eq!(series.points().last().map(|p| p.value), values.last().copied());
             // Every sampled point is the point at its position in the whole series.
             for p in series.points() {

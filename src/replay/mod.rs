@@ -51,10 +51,11 @@ impl Snapshots {
 
     /// Keeps `state`, stored, as the state before entry `next`; while the stored states
     /// exceed the budget, drops every other one (the empty first state stays) and doubles
-    /// the spacing.
+    /// the spacing. Each state counts what it does not share with the one kept before it.
     fn push(&mut self, next: usize, state: &SessionState) {
         let stored = state.store();
-        self.sizes.push(stored.held_bytes());
+        let earlier = self.kept.last().map(|(_, s)| s);
+        self.sizes.push(stored.held_bytes_beyond(earlier));
         self.kept.push((next, stored));
         while self.sizes.iter().sum::<usize>() > self.budget && self.kept.len() > 2 {
             let mut position = 0;
@@ -62,11 +63,12 @@ impl Snapshots {
                 position += 1;
                 position % 2 == 1
             });
-            let mut position = 0;
-            self.sizes.retain(|_| {
-                position += 1;
-                position % 2 == 1
-            });
+            self.sizes = (0..self.kept.len())
+                .map(|i| {
+                    let earlier = i.checked_sub(1).and_then(|e| self.kept.get(e));
+                    self.kept[i].1.held_bytes_beyond(earlier.map(|(_, s)| s))
+                })
+                .collect();
             self.spacing *= 2;
         }
     }

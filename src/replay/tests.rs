@@ -135,6 +135,19 @@ fn assert_seeks_equal_playing(player: &mut Player, j: &Journal, targets: &[f64])
     }
 }
 
+/// The bytes a player's snapshots hold together, each counting what it does not share with
+/// the one before it, as the budget counts them.
+fn held_bytes(snapshots: &[(usize, StoredState)]) -> usize {
+    snapshots
+        .iter()
+        .enumerate()
+        .map(|(i, (_, s))| {
+            let earlier = i.checked_sub(1).map(|e| &snapshots[e].1);
+            s.held_bytes_beyond(earlier)
+        })
+        .sum()
+}
+
 #[test]
 fn snapshots_stay_within_their_memory_budget_and_seeks_stay_exact() {
     let j = journal(45_000);
@@ -144,11 +157,7 @@ fn snapshots_stay_within_their_memory_budget_and_seeks_stay_exact() {
     };
     let unbounded = Player::with_snapshots(j.clone(), usize::MAX, spacing);
     // Room for a third of what the unbounded player keeps.
-    let all: usize = unbounded
-        .snapshots
-        .iter()
-        .map(|(_, s)| s.held_bytes())
-        .sum();
+    let all = held_bytes(&unbounded.snapshots);
     let budget = all / 3;
     let mut player = Player::with_snapshots(j.clone(), budget, spacing);
     assert!(player.snapshot_count() < unbounded.snapshot_count());
@@ -157,7 +166,7 @@ fn snapshots_stay_within_their_memory_budget_and_seeks_stay_exact() {
         "snapshots: {}",
         player.snapshot_count()
     );
-    let held: usize = player.snapshots.iter().map(|(_, s)| s.held_bytes()).sum();
+    let held = held_bytes(&player.snapshots);
     assert!(held <= budget, "{held} bytes held");
     let end = player.end();
     assert_seeks_equal_playing(&mut player, &j, &[449.5, 10.0, 250.0, 0.05, end, 120.33]);

@@ -227,9 +227,12 @@ impl StoredState {
         Some(state)
     }
 
-    /// About how many bytes the stored state holds: its stored screens, the text of the
-    /// recorded files, and each phase's metric samples and transcript.
-    pub fn held_bytes(&self) -> usize {
+    /// About how many bytes the stored state holds beyond what it shares with `earlier`
+    /// (the snapshot stored before it, if any): its stored screens (less an emulator's
+    /// encoding the earlier one shares), the text of the recorded files, each phase's
+    /// transcript, and the metric samples that the earlier state's series do not share (a
+    /// series' sealed chunks are shared by its clones).
+    pub fn held_bytes_beyond(&self, earlier: Option<&StoredState>) -> usize {
         let files: usize = [&self.rest.baseline, &self.rest.files]
             .into_iter()
             .flat_map(BTreeMap::values)
@@ -240,11 +243,15 @@ impl StoredState {
             .rest
             .phases
             .iter()
-            .map(|phase| {
+            .enumerate()
+            .map(|(number, phase)| {
+                let earlier_phase = earlier.and_then(|e| e.rest.phases.get(number));
                 let samples: usize = phase
                     .metrics
-                    .values()
-                    .map(|series| std::mem::size_of_val(series.points()))
+                    .iter()
+                    .map(|(name, series)| {
+                        series.bytes_beyond(earlier_phase.and_then(|p| p.metrics.get(name)))
+                    })
                     .sum();
                 let transcript: usize = phase
                     .transcript
@@ -254,7 +261,13 @@ impl StoredState {
                 samples + transcript
             })
             .sum();
-        self.agent_screen.held_bytes() + self.run_screen.held_bytes() + files + phases
+        let agent_screen = self
+            .agent_screen
+            .held_bytes_beyond(earlier.map(|e| &e.agent_screen));
+        let run_screen = self
+            .run_screen
+            .held_bytes_beyond(earlier.map(|e| &e.run_screen));
+        agent_screen + run_screen + files + phases
     }
 }
 

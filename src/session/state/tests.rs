@@ -106,8 +106,14 @@ fn reducer_builds_phases_metrics_and_verdicts() {
         }
     }
     assert_eq!(s.phases.len(), 2);
-    assert_eq!(s.phases[0].metrics["acc"].points()[0].value, 0.5);
-    assert_eq!(s.phases[1].metrics["acc"].points()[0].value, 0.95);
+    assert_eq!(
+        s.phases[0].metrics["acc"].points().next().map(|p| p.value),
+        Some(0.5)
+    );
+    assert_eq!(
+        s.phases[1].metrics["acc"].points().next().map(|p| p.value),
+        Some(0.95)
+    );
     assert_eq!(
         s.phases[0].verdict.as_ref().unwrap().label(),
         "FAIL fidelity_gap"
@@ -215,8 +221,7 @@ fn metric_batches_fill_the_series_named_by_the_task() {
         },
     );
     let phase = s.phase(2).unwrap();
-    let values =
-        |m: &str| -> Vec<f64> { phase.metrics[m].points().iter().map(|p| p.value).collect() };
+    let values = |m: &str| -> Vec<f64> { phase.metrics[m].points().map(|p| p.value).collect() };
     assert_eq!(values("loss"), vec![0.9, 0.4]);
     assert_eq!(values("acc"), vec![0.5]);
     assert_eq!(phase.metrics.len(), 2);
@@ -379,7 +384,7 @@ fn a_stored_state_counts_what_it_holds_and_restores_it() {
         text: "x".repeat(5_000),
     });
     let stored = s.store();
-    let held = stored.held_bytes();
+    let held = stored.held_bytes_beyond(None);
     let samples = 1_000 * std::mem::size_of::<Point>();
     // The samples and the transcript's text are counted; the screens (a full scrollback,
     // 10,040 × 120 cells of 32 bytes as vt100 holds them) take little.
@@ -391,5 +396,32 @@ fn a_stored_state_counts_what_it_holds_and_restores_it() {
     assert_eq!(
         restored.phase(1).unwrap().transcript,
         s.phase(1).unwrap().transcript
+    );
+}
+
+#[test]
+fn a_later_stored_state_counts_only_the_metric_samples_it_does_not_share() {
+    let mut s = SessionState::new();
+    let point = |i: u32| Point {
+        step: Some(f64::from(i)),
+        value: f64::from(i),
+    };
+    let series: Series = (0..5_000).map(point).collect();
+    s.phase_mut(1).metrics.insert("acc".into(), series);
+    let first = s.store();
+    let whole = 5_000 * std::mem::size_of::<Point>();
+    assert!(first.held_bytes_beyond(None) >= whole);
+    let series = s.phase_mut(1).metrics.get_mut("acc").unwrap();
+    for i in 5_000..5_100 {
+        series.push(point(i));
+    }
+    let second = s.store();
+    // 100 new points seal at most one new chunk beside the open tail: far below the whole.
+    let beyond = second.held_bytes_beyond(Some(&first));
+    assert!(beyond < whole / 5, "{beyond} of {whole} bytes");
+    assert!(second.held_bytes_beyond(None) > whole);
+    assert_eq!(
+        second.restore().unwrap().phase(1).unwrap().metrics["acc"].len(),
+        5_100
     );
 }

@@ -83,7 +83,7 @@ impl CriterionView {
             previous: previous_series
                 .map(|s| to_xy(s.points()))
                 .unwrap_or_default(),
-            reference: to_xy(reference_points),
+            reference: to_xy(reference_points.iter()),
             value: graded
                 .and_then(|c| c.value)
                 .or_else(|| series.and_then(|s| s.reduce(criterion.reduce))),
@@ -185,9 +185,8 @@ pub fn rule_of(criterion: &CriterionSpec) -> String {
     }
 }
 
-fn to_xy(points: &[Point]) -> Vec<(f64, f64)> {
+fn to_xy<'a>(points: impl Iterator<Item = &'a Point>) -> Vec<(f64, f64)> {
     points
-        .iter()
         .enumerate()
         .map(|(i, p)| (p.step.unwrap_or(i as f64 + 1.0), p.value))
         .collect()
