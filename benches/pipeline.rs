@@ -8,7 +8,7 @@
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -178,7 +178,28 @@ fn screen_snapshot(c: &mut Criterion) {
     screen.process(&progress_lines(10_040));
     let stored = screen.store();
     let mut group = c.benchmark_group("screen_snapshot_full_scrollback");
-    group.bench_function("store", |b| b.iter(|| black_box(screen.store())));
+    // A copy each time: storing an emulator that did not change reuses its encoding.
+    group.bench_function("store", |b| {
+        b.iter_batched(
+            || screen.clone(),
+            |copy| black_box(copy.store()),
+            BatchSize::LargeInput,
+        )
+    });
+    // What a replay's index pass stores of a flood: the held text, cut to what the screen
+    // can show, beside an emulator that was never fed.
+    group.bench_function("store_holding_back", |b| {
+        b.iter_batched(
+            || {
+                let mut holding = Screen::new(120, 40);
+                holding.hold_back_scrolled_out_lines();
+                holding.process(&flood_lines(0, 30_000));
+                holding
+            },
+            |holding| black_box(holding.store()),
+            BatchSize::LargeInput,
+        )
+    });
     group.bench_function("restore", |b| {
         b.iter(|| black_box(stored.restore().map(|s| s.screen().cursor_position())))
     });
