@@ -1,4 +1,5 @@
-//! Child processes in pseudo-terminals: spawn in their own session and process group, a
+//! Child processes in pseudo-terminals: spawn in their own session and process group (from
+//! an ordinary thread, so the child is scheduled as it would be without xstack), a batch
 //! reader thread per PTY feeding a bounded channel (back-pressure reaches the child through
 //! the PTY), write, resize, pause/resume/terminate the whole group, and the exit status;
 //! [`supervise`] watches one child (output, timeout, drain, end) for every owner.
@@ -107,10 +108,12 @@ impl PtyProcess {
         if cmd.get_env("TERM").is_none() {
             cmd.env("TERM", "xterm-256color");
         }
+        let ordinary = crate::process::OrdinaryScheduling::new();
         let mut child = pair
             .slave
             .spawn_command(cmd)
             .map_err(|e| spawn_err(e.to_string()))?;
+        drop(ordinary);
         // The slave must be closed here, or EOF never reaches the reader.
         drop(pair.slave);
         let pgid = child.process_id().map(|p| p as i32);
@@ -127,6 +130,7 @@ impl PtyProcess {
         std::thread::Builder::new()
             .name(format!("pty-read-{program}"))
             .spawn(move || {
+                crate::process::run_as_batch();
                 let mut buf = vec![0u8; CHUNK];
                 loop {
                     match reader.read(&mut buf) {

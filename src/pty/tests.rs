@@ -107,3 +107,37 @@ async fn pause_stops_output_until_resume() {
     let out = collect(&mut streams).await;
     assert!(out.contains("after-resume"), "{out}");
 }
+
+/// The calling thread's scheduling policy.
+fn policy() -> libc::c_int {
+    // SAFETY: reads the calling thread's policy (0 names it).
+    unsafe { libc::sched_getscheduler(0) }
+}
+
+#[test]
+fn a_child_started_from_a_batch_thread_is_scheduled_as_an_ordinary_process() {
+    std::thread::spawn(|| {
+        crate::process::run_as_batch();
+        assert_eq!(policy(), libc::SCHED_BATCH);
+        let spec = PtySpec {
+            argv: vec![
+                "python3".into(),
+                "-c".into(),
+                "import os; print('policy', os.sched_getscheduler(0))".into(),
+            ],
+            ..spec("")
+        };
+        let (proc_, mut streams) = PtyProcess::spawn(&spec).unwrap();
+        let mut out = Vec::new();
+        while let Some(chunk) = streams.output.blocking_recv() {
+            out.extend(chunk);
+        }
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains("policy 0"), "{out}");
+        // The thread that started it is a batch thread again.
+        assert_eq!(policy(), libc::SCHED_BATCH);
+        drop(proc_);
+    })
+    .join()
+    .unwrap();
+}
