@@ -432,6 +432,8 @@ struct Skip {
     /// The skipped text's attributes (its SGR sequences from the last reset on), then as
     /// many CR LF as bring the cursor to a fresh bottom row.
     instead: Vec<u8>,
+    /// The line feeds of `instead` and of the text after `end` together.
+    line_feeds: usize,
 }
 
 /// What of `text` (plain log text holding `line_feeds` line feeds) `screen` would only
@@ -442,7 +444,7 @@ fn plan_skip(screen: &vt100::Screen, text: &[u8], line_feeds: usize) -> Option<S
     let kept = screen.line_feeds_replacing_every_row()?;
     // The line feeds from the last back, each with how many follow it; the first with
     // `kept` after it, CR before it and enough before it ends the skipped text.
-    let (_, lf) = memchr::memrchr_iter(b'\n', text)
+    let (after, lf) = memchr::memrchr_iter(b'\n', text)
         .enumerate()
         .skip(kept)
         .find(|&(_, lf)| lf > 0 && text[lf - 1] == b'\r')
@@ -465,6 +467,7 @@ fn plan_skip(screen: &vt100::Screen, text: &[u8], line_feeds: usize) -> Option<S
     Some(Skip {
         end: lf + 1,
         instead,
+        line_feeds: after + to_bottom + 1,
     })
 }
 
@@ -481,11 +484,7 @@ fn cut_held(screen: &vt100::Screen, held: &mut HeldBack) -> bool {
         return false;
     };
     held.text.replace_range(..skip.end, &instead);
-    held.line_feeds = memchr::memchr_iter(
-        b'\n',
-        &held.text.as_bytes()[..whole - skip.end + instead.len()],
-    )
-    .count();
+    held.line_feeds = skip.line_feeds;
     true
 }
 
@@ -499,7 +498,7 @@ const STORED_UNCOMPRESSED_BELOW: usize = 16 * 1024;
 
 /// Bytes kept compressed once they are long enough to gain from it.
 #[derive(Debug, Clone)]
-pub struct Packed {
+struct Packed {
     /// The bytes, compressed when `compressed`.
     bytes: Box<[u8]>,
     /// Their length before compression.

@@ -63,15 +63,20 @@ impl Snapshots {
                 position += 1;
                 position % 2 == 1
             });
-            self.sizes = (0..self.kept.len())
-                .map(|i| {
-                    let earlier = i.checked_sub(1).and_then(|e| self.kept.get(e));
-                    self.kept[i].1.held_bytes_beyond(earlier.map(|(_, s)| s))
-                })
-                .collect();
+            self.sizes = sizes(&self.kept);
             self.spacing *= 2;
         }
     }
+}
+
+/// The size of each snapshot in `kept`: what it holds beyond what it shares with the one
+/// before it, so that together they count what they hold.
+fn sizes(kept: &[(usize, StoredState)]) -> Vec<usize> {
+    let earlier = std::iter::once(None).chain(kept.iter().map(|(_, s)| Some(s)));
+    kept.iter()
+        .zip(earlier)
+        .map(|((_, stored), earlier)| stored.held_bytes_beyond(earlier))
+        .collect()
 }
 
 /// How far apart snapshots are taken: after this much terminal text or these many events

@@ -135,17 +135,9 @@ fn assert_seeks_equal_playing(player: &mut Player, j: &Journal, targets: &[f64])
     }
 }
 
-/// The bytes a player's snapshots hold together, each counting what it does not share with
-/// the one before it, as the budget counts them.
+/// The bytes a player's snapshots hold together, as the budget counts them.
 fn held_bytes(snapshots: &[(usize, StoredState)]) -> usize {
-    snapshots
-        .iter()
-        .enumerate()
-        .map(|(i, (_, s))| {
-            let earlier = i.checked_sub(1).map(|e| &snapshots[e].1);
-            s.held_bytes_beyond(earlier)
-        })
-        .sum()
+    sizes(snapshots).iter().sum()
 }
 
 #[test]
