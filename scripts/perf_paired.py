@@ -61,16 +61,20 @@ def tmux_plain(producer, sock):
 
 
 def xstack_pid(pid):
-    """The xstack process at or below `pid` (the pane's process may be a shell)."""
-    for _ in range(3):
-        with open(f"/proc/{pid}/comm") as f:
-            if f.read().startswith("xstack"):
-                return pid
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            children = f.read().split()
-        if not children:
-            return None
-        pid = children[0]
+    """The xstack process at or below `pid` (the pane's process may be a shell), or None
+    when there is none (it may have exited already)."""
+    try:
+        for _ in range(3):
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().startswith("xstack"):
+                    return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                children = f.read().split()
+            if not children:
+                return None
+            pid = children[0]
+    except FileNotFoundError:
+        return None
     return None
 
 
@@ -87,31 +91,46 @@ def headless(xstack, task, runs):
 
 def live(xstack, task, runs, sock):
     """The TUI in a detached 200x50 tmux window, until its verdict shows in the pane;
-    returns the CPU time of xstack's process until then."""
+    returns the CPU time of xstack's process until then. If xstack stops before its verdict
+    shows, prints the pane (which stays open after it) and exits."""
     os.makedirs(runs, exist_ok=True)
     before = set(os.listdir(runs))
     cmd = " ".join(shlex.quote(a) for a in
                    [xstack, "grade", task, "--repo", os.path.join(task, "repo"),
                     "--runs-dir", runs])
-    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "200", "-y", "50", cmd],
-                   check=True)
-    pid = xstack_pid(tmux_value(sock, "#{pane_pid}"))
+    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "200", "-y", "50",
+                    f"{cmd}; sleep 600"], check=True)
+    # The pane's shell may not have started xstack yet.
+    pane_pid = tmux_value(sock, "#{pane_pid}")
+    found = []
+    wait_for(lambda: found.append(xstack_pid(pane_pid)) or found[-1] is not None, 10)
+    pid = found[-1]
+
+    def pane():
+        return subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"],
+                              capture_output=True, text=True, check=False).stdout
+
+    def gone():
+        return pid is None or not os.path.exists(f"/proc/{pid}")
 
     def result_written():
         return any(os.path.exists(os.path.join(runs, d, "result.json"))
                    for d in set(os.listdir(runs)) - before)
 
     def verdict_shown():
-        pane = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"],
-                              capture_output=True, text=True, check=False).stdout
-        return "PASSED in phase" in pane or "FAILED in phase" in pane
+        text = pane()
+        return any(v in text for v in ("PASSED in phase", "FAILED", "ended: "))
 
     # result.json is written as the verdict is recorded; polling a file costs the machine
     # less than capturing the pane, which is then polled for the frame that shows it.
-    ok = wait_for(result_written, 600) and wait_for(verdict_shown, 60)
-    if not ok:
-        print("the TUI's verdict never showed", file=sys.stderr)
-    return cpu_seconds(pid) if pid else None
+    ok = (wait_for(lambda: result_written() or gone(), 600)
+          and wait_for(lambda: verdict_shown() or gone(), 60))
+    if not ok or gone():
+        print(f"the TUI stopped or its verdict never showed; its pane:\n{pane().rstrip()}",
+              file=sys.stderr)
+        kill_server(sock)
+        sys.exit(1)
+    return cpu_seconds(pid)
 
 
 def main():
