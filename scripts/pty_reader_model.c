@@ -7,7 +7,9 @@
  *   spin US            the same, busy for US microseconds after every read
  *   consumer NS        a reader thread handing each chunk to a consumer thread that works
  *                      NS nanoseconds per byte (xstack's shape: 11 ns is what its pipeline
- *                      spends on the flood)
+ *                      spends on the flood); with NAP_US set in the environment the
+ *                      consumer sleeps that long whenever it has drained its queue (which
+ *                      then holds up to 1024 chunks instead of 16)
  * All threads are SCHED_BATCH, as xstack's are; the child is not.
  * Build: gcc -O2 -pthread -o /tmp/pty_reader_model scripts/pty_reader_model.c -lutil
  * Run:   /tmp/pty_reader_model consumer 11 python3 gen.py
@@ -41,11 +43,13 @@ static void batch(void) {
   sched_setscheduler(0, SCHED_BATCH, &param);
 }
 
-#define QUEUE 16
+#define QUEUE 1024
 static char *queued[QUEUE];
 static long queued_len[QUEUE];
 static int head, tail, finished;
 static double ns_per_byte;
+static long nap_us;
+static long queue_limit = 16;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t not_empty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t not_full = PTHREAD_COND_INITIALIZER;
@@ -67,6 +71,15 @@ static void *consume(void *unused) {
     pthread_mutex_unlock(&lock);
     busy(len * ns_per_byte * 1e-9);
     free(chunk);
+    if (nap_us) {
+      pthread_mutex_lock(&lock);
+      int drained = head == tail;
+      pthread_mutex_unlock(&lock);
+      if (drained) {
+        struct timespec nap = {nap_us / 1000000, (nap_us % 1000000) * 1000};
+        nanosleep(&nap, NULL);
+      }
+    }
   }
 }
 
@@ -75,7 +88,7 @@ static void hand_over(const char *buf, long len) {
   if (!chunk) exit(1);
   memcpy(chunk, buf, len);
   pthread_mutex_lock(&lock);
-  while (tail - head >= QUEUE) pthread_cond_wait(&not_full, &lock);
+  while (tail - head >= queue_limit) pthread_cond_wait(&not_full, &lock);
   queued[tail % QUEUE] = chunk;
   queued_len[tail % QUEUE] = len;
   tail++;
@@ -110,6 +123,10 @@ int main(int argc, char **argv) {
   batch();
   prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
   pthread_t consumer;
+  if (getenv("NAP_US")) {
+    nap_us = atol(getenv("NAP_US"));
+    queue_limit = QUEUE;
+  }
   if (strcmp(mode, "consumer") == 0) {
     ns_per_byte = arg;
     pthread_create(&consumer, NULL, consume, NULL);

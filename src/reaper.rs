@@ -12,8 +12,16 @@ pub fn become_subreaper() {
     }
 }
 
-/// (pid, parent pid, state letter) of every process.
-fn processes() -> Vec<(i32, i32, char)> {
+/// The state letter of process `pid` (`R`, `S`, `Z`, …), from `/proc/PID/stat`.
+fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: read after the last ')'.
+    stat[stat.rfind(')')? + 2..].chars().next()
+}
+
+/// (pid, parent pid) of every process, from a scan of all of `/proc`: the fallback where
+/// the kernel lists no children (`/proc/PID/task/TID/children` needs `CONFIG_PROC_CHILDREN`).
+fn every_process() -> Vec<(i32, i32)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -22,39 +30,91 @@ fn processes() -> Vec<(i32, i32, char)> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // The command name is in parentheses and may hold spaces: parse after the last ')'.
             let rest = &stat[stat.rfind(')')? + 2..];
-            let mut fields = rest.split_whitespace();
-            let state = fields.next()?.chars().next()?;
-            let ppid = fields.next()?.parse().ok()?;
-            Some((pid, ppid, state))
+            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
         })
         .collect()
+}
+
+/// Whether the kernel lists each thread's children (`/proc/PID/task/TID/children`, which
+/// needs `CONFIG_PROC_CHILDREN`).
+fn children_listed() -> bool {
+    static LISTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LISTED.get_or_init(|| {
+        let me = std::process::id();
+        std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists()
+    })
+}
+
+/// The children of process `pid`, from the kernel's list of each of its threads'
+/// children: a few small files, where a scan of `/proc` reads one per process on the
+/// machine (thousands on a shared one) every tick. Empty for a process that is gone;
+/// `None` where the kernel keeps no such list.
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    if !children_listed() {
+        return None;
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Some(Vec::new());
+    };
+    let mut found = Vec::new();
+    for task in tasks.filter_map(Result::ok) {
+        // A thread that has just ended has no list: its children went to another.
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            found.extend(
+                list.split_whitespace()
+                    .filter_map(|c| c.parse::<i32>().ok()),
+            );
+        }
+    }
+    Some(found)
 }
 
 /// Every descendant of this process (children, their children, …).
 pub fn descendants() -> Vec<i32> {
     let me = std::process::id() as i32;
-    let all = processes();
-    let mut found = Vec::new();
+    let mut found: Vec<i32> = Vec::new();
     let mut frontier = vec![me];
+    let mut all: Option<Vec<(i32, i32)>> = None;
     while let Some(parent) = frontier.pop() {
-        for (pid, ppid, _) in &all {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
-                frontier.push(*pid);
+        let children = match children_of(parent) {
+            Some(children) => children,
+            None => all
+                .get_or_insert_with(every_process)
+                .iter()
+                .filter(|(_, ppid)| *ppid == parent)
+                .map(|(pid, _)| *pid)
+                .collect(),
+        };
+        for pid in children {
+            if !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
             }
         }
     }
     found
 }
 
-/// Reaps exited children that are not `keep` (the PTY children whose own waiter threads
-/// collect their status).
-pub fn reap_orphans(keep: &[i32]) {
+/// This process's children, listed by the kernel where it can, else by a scan of `/proc`.
+fn children() -> Vec<i32> {
     let me = std::process::id() as i32;
-    for (pid, ppid, state) in processes() {
-        if ppid == me && state == 'Z' && !keep.contains(&pid) {
+    children_of(me).unwrap_or_else(|| {
+        every_process()
+            .into_iter()
+            .filter(|(_, ppid)| *ppid == me)
+            .map(|(pid, _)| pid)
+            .collect()
+    })
+}
+
+/// Reaps exited children that are not `keep` (the PTY children whose own waiter threads
+/// collect their status). Runs every session tick, so it reads only this process's
+/// children, not every process on the machine.
+pub fn reap_orphans(keep: &[i32]) {
+    for pid in children() {
+        if !keep.contains(&pid) && state(pid) == Some('Z') {
             // SAFETY: waitpid on a specific zombie child of ours.
             unsafe {
                 libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
@@ -98,8 +158,67 @@ pub fn end_descendants(grace: Duration) {
 }
 
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').and_then(|i| s[i + 2..].chars().next()))
-        .is_some_and(|state| state != 'Z')
+    state(pid).is_some_and(|state| state != 'Z')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !cond() {
+            assert!(Instant::now() < deadline, "timed out waiting: {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    #[allow(
+        clippy::zombie_processes,
+        reason = "the orphan's zombie is what is reaped"
+    )]
+    fn an_exited_child_is_reaped_unless_kept() {
+        let orphan = Command::new("true").spawn().unwrap();
+        let mut kept = Command::new("true").spawn().unwrap();
+        let (orphan, kept_pid) = (orphan.id() as i32, kept.id() as i32);
+        wait_for("both children exit", || {
+            state(orphan) == Some('Z') && state(kept_pid) == Some('Z')
+        });
+        let now = children();
+        assert!(now.contains(&orphan) && now.contains(&kept_pid), "{now:?}");
+        // Other tests in this process may have children of their own: keep all but one.
+        let keep: Vec<i32> = now.into_iter().filter(|pid| *pid != orphan).collect();
+        reap_orphans(&keep);
+        assert_eq!(state(orphan), None, "the exited child is still there");
+        assert_eq!(state(kept_pid), Some('Z'), "the kept child was reaped");
+        assert!(kept.wait().unwrap().success());
+    }
+
+    #[test]
+    fn descendants_reach_a_grandchild() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        let found = descendants();
+        assert!(found.contains(&(child.id() as i32)), "{found:?}");
+        assert!(found.contains(&grandchild), "{found:?}");
+        assert!(
+            !children().contains(&grandchild),
+            "a grandchild is not a child"
+        );
+        unsafe {
+            libc::kill(grandchild, libc::SIGKILL);
+        }
+        child.wait().unwrap();
+    }
 }
