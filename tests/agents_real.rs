@@ -111,8 +111,28 @@ fn conversation_has(request: &Value, text: &str) -> bool {
         .any(|item| item[0] == "user" && item[1].as_str().unwrap().contains(text))
 }
 
+/// A new work folder: in Cargo's folder for test files, inside this checkout's Git
+/// repository; or, when the checkout lies under a temporary folder (`/tmp`, where Codex will
+/// not set up its sandbox helpers and its commands then fail), in `xstack-tests` in the
+/// user's cache folder, made a Git repository of its own as the checkout is (Codex asks
+/// whether to trust a folder in one).
+fn work_folder() -> tempfile::TempDir {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !target.starts_with(std::env::temp_dir()) && !target.starts_with("/tmp") {
+        return tempfile::tempdir_in(target).unwrap();
+    }
+    let base = cache_home("XDG_CACHE_HOME", ".cache").join("xstack-tests");
+    std::fs::create_dir_all(&base).unwrap();
+    let work = tempfile::tempdir_in(base).unwrap();
+    assert!(runs_ok(
+        "git",
+        &["init", "-q", work.path().to_str().unwrap()]
+    ));
+    work
+}
+
 /// A CLI ready to run against the model server: a work folder (not under /tmp: Codex
-/// refuses to set up its sandbox helpers below a temporary folder) with a new `$HOME`, an
+/// refuses to set up its sandbox helpers below a temporary folder; see [`work_folder`]) with a new `$HOME`, an
 /// empty launch folder, a runs folder, and a `bin` whose program of the CLI's name starts
 /// the real one in a network namespace of its own with the model server, passing its
 /// arguments on unchanged.
@@ -138,7 +158,7 @@ impl Prepared {
         }) {
             return None;
         }
-        let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let work = work_folder();
         let (home, launch, runs, bin) = (
             work.path().join("home"),
             work.path().join("launch"),
@@ -586,8 +606,9 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         files_under(&p.home)
     );
     let tmux = start_in_the_tui(&p, &CODEX);
-    // The workspace lies inside this checkout's Git repository, so Codex asks whether to
-    // trust it (the repository's root). The human attaches and takes its first choice.
+    // The workspace lies inside a Git repository (this checkout's, or the one
+    // `work_folder` makes), so Codex asks whether to trust it (the repository's root).
+    // The human attaches and takes its first choice.
     tmux.wait_for(
         "the agent asks whether to trust this folder",
         Duration::from_secs(90),
