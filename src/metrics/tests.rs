@@ -182,6 +182,20 @@ proptest::proptest! {
     ) {
         proptest::prop_assert_eq!(lines_fed(&text), lines_char_by_char(&text));
     }
+
+    #[test]
+    fn text_fed_in_two_pieces_gives_the_lines_of_the_per_character_path(
+        text in "[a-c0-9=. \\t\\r\\n\\x1b\\[\\]m;P\\\\\\x07\\x7f\\u{85}\\u{9c}°é✓]{0,80}",
+        cut in 0usize..81,
+    ) {
+        let cut = (0..=cut.min(text.len())).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+        let mut splitter = LineSplitter::new();
+        let mut out = Vec::new();
+        splitter.feed(&text[..cut], &mut |l| out.push(l.to_string()));
+        splitter.feed(&text[cut..], &mut |l| out.push(l.to_string()));
+        splitter.finish(&mut |l| out.push(l.to_string()));
+        proptest::prop_assert_eq!(out, lines_char_by_char(&text));
+    }
 }
 
 #[test]
