@@ -12,11 +12,16 @@ pub fn become_subreaper() {
     }
 }
 
-/// The state letter of process `pid` (`R`, `S`, `Z`, …), from `/proc/PID/stat`.
-fn state(pid: i32) -> Option<char> {
+/// The fields of `/proc/PID/stat` after the command name (state, parent pid, …); the name is
+/// in parentheses and may hold spaces, so they start after the last `)`.
+fn stat_fields(pid: i32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: read after the last ')'.
-    stat[stat.rfind(')')? + 2..].chars().next()
+    Some(stat[stat.rfind(')')? + 2..].to_string())
+}
+
+/// The state letter of process `pid` (`R`, `S`, `Z`, …).
+fn state(pid: i32) -> Option<char> {
+    stat_fields(pid)?.chars().next()
 }
 
 /// (pid, parent pid) of every process, from a scan of all of `/proc`: the fallback where
@@ -29,9 +34,7 @@ fn every_process() -> Vec<(i32, i32)> {
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let rest = &stat[stat.rfind(')')? + 2..];
-            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            let ppid = stat_fields(pid)?.split_whitespace().nth(1)?.parse().ok()?;
             Some((pid, ppid))
         })
         .collect()
@@ -49,14 +52,20 @@ fn children_listed() -> bool {
 
 /// The children of process `pid`, from the kernel's list of each of its threads'
 /// children: a few small files, where a scan of `/proc` reads one per process on the
-/// machine (thousands on a shared one) every tick. Empty for a process that is gone;
-/// `None` where the kernel keeps no such list.
-fn children_of(pid: i32) -> Option<Vec<i32>> {
+/// machine (thousands on a shared one) every tick. Empty for a process that is gone. Where
+/// the kernel keeps no such list, from a scan of `/proc`, made once into `scan` and kept
+/// there for the next call.
+fn children_of(pid: i32, scan: &mut Option<Vec<(i32, i32)>>) -> Vec<i32> {
     if !children_listed() {
-        return None;
+        return scan
+            .get_or_insert_with(every_process)
+            .iter()
+            .filter(|(_, ppid)| *ppid == pid)
+            .map(|(child, _)| *child)
+            .collect();
     }
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Some(Vec::new());
+        return Vec::new();
     };
     let mut found = Vec::new();
     for task in tasks.filter_map(Result::ok) {
@@ -68,26 +77,16 @@ fn children_of(pid: i32) -> Option<Vec<i32>> {
             );
         }
     }
-    Some(found)
+    found
 }
 
 /// Every descendant of this process (children, their children, …).
 pub fn descendants() -> Vec<i32> {
-    let me = std::process::id() as i32;
     let mut found: Vec<i32> = Vec::new();
-    let mut frontier = vec![me];
-    let mut all: Option<Vec<(i32, i32)>> = None;
+    let mut frontier = vec![std::process::id() as i32];
+    let mut scan = None;
     while let Some(parent) = frontier.pop() {
-        let children = match children_of(parent) {
-            Some(children) => children,
-            None => all
-                .get_or_insert_with(every_process)
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(pid, _)| *pid)
-                .collect(),
-        };
-        for pid in children {
+        for pid in children_of(parent, &mut scan) {
             if !found.contains(&pid) {
                 found.push(pid);
                 frontier.push(pid);
@@ -97,16 +96,9 @@ pub fn descendants() -> Vec<i32> {
     found
 }
 
-/// This process's children, listed by the kernel where it can, else by a scan of `/proc`.
+/// This process's children.
 fn children() -> Vec<i32> {
-    let me = std::process::id() as i32;
-    children_of(me).unwrap_or_else(|| {
-        every_process()
-            .into_iter()
-            .filter(|(_, ppid)| *ppid == me)
-            .map(|(pid, _)| pid)
-            .collect()
-    })
+    children_of(std::process::id() as i32, &mut None)
 }
 
 /// Reaps exited children that are not `keep` (the PTY children whose own waiter threads
@@ -216,6 +208,7 @@ mod tests {
             !children().contains(&grandchild),
             "a grandchild is not a child"
         );
+        // SAFETY: kill has no memory-safety preconditions.
         unsafe {
             libc::kill(grandchild, libc::SIGKILL);
         }

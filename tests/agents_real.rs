@@ -132,10 +132,10 @@ fn work_folder() -> tempfile::TempDir {
 }
 
 /// A CLI ready to run against the model server: a work folder (not under /tmp: Codex
-/// refuses to set up its sandbox helpers below a temporary folder; see [`work_folder`]) with a new `$HOME`, an
-/// empty launch folder, a runs folder, and a `bin` whose program of the CLI's name starts
-/// the real one in a network namespace of its own with the model server, passing its
-/// arguments on unchanged.
+/// refuses to set up its sandbox helpers below a temporary folder; see [`work_folder`])
+/// with a new `$HOME`, an empty launch folder, a runs folder, and a `bin` whose program of
+/// the CLI's name starts the real one in a network namespace of its own with the model
+/// server, passing its arguments on unchanged.
 struct Prepared {
     work: tempfile::TempDir,
     home: PathBuf,
