@@ -1,6 +1,6 @@
 /* How the way a program reads a PTY changes how fast the child writing into it runs
  * (docs/PERFORMANCE.md, "What the reader costs the writer"). Runs a command in a 200x50 PTY,
- * reads everything it writes in one of four ways, and prints the wall time until EOF, the
+ * reads everything it writes in one of five ways, and prints the wall time until EOF, the
  * number of reads and their mean size:
  *   block              a read loop, blocked in read() whenever nothing is waiting
  *   pause US           the same, sleeping US microseconds after every read (timer slack 1 us)
@@ -10,12 +10,19 @@
  *                      spends on the flood); with NAP_US set in the environment the
  *                      consumer sleeps that long whenever it has drained its queue (which
  *                      then holds up to 1024 chunks instead of 16)
+ *   drain US           reads until nothing is waiting (non-blocking), then sleeps US
+ *                      microseconds, or blocks in poll() when that drain found nothing
+ *   inline NS          one thread that reads and then itself works NS nanoseconds per byte
+ *                      of what it read before reading again (tmux's shape)
  * All threads are SCHED_BATCH, as xstack's are; the child is not.
  * Build: gcc -O2 -pthread -o /tmp/pty_reader_model scripts/pty_reader_model.c -lutil
  * Run:   /tmp/pty_reader_model consumer 11 python3 gen.py
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pty.h>
 #include <sched.h>
 #include <stdio.h>
@@ -98,7 +105,7 @@ static void hand_over(const char *buf, long len) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s block|pause US|spin US|consumer NS COMMAND...\n", argv[0]);
+    fprintf(stderr, "usage: %s block|pause US|spin US|consumer NS|inline NS COMMAND...\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -132,9 +139,37 @@ int main(int argc, char **argv) {
     pthread_create(&consumer, NULL, consume, NULL);
   }
   static char buf[65536];
-  long reads = 0, bytes = 0;
+  long reads = 0, bytes = 0, wakes = 0;
   double start = now();
-  for (;;) {
+  if (strcmp(mode, "drain") == 0) {
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    int open = 1;
+    while (open) {
+      long got = 0;
+      for (;;) {
+        ssize_t n = read(master, buf, sizeof buf);
+        if (n > 0) {
+          reads++;
+          bytes += n;
+          got += n;
+          continue;
+        }
+        if (n < 0 && errno == EAGAIN) break;
+        open = 0;
+        break;
+      }
+      wakes++;
+      if (!open) break;
+      if (got) {
+        struct timespec pause = {0, (long)(arg * 1000)};
+        nanosleep(&pause, NULL);
+      } else {
+        struct pollfd fd = {master, POLLIN, 0};
+        poll(&fd, 1, -1);
+      }
+    }
+  }
+  for (; strcmp(mode, "drain") != 0;) {
     ssize_t n = read(master, buf, sizeof buf);
     if (n <= 0) break;
     reads++;
@@ -144,6 +179,8 @@ int main(int argc, char **argv) {
       nanosleep(&pause, NULL);
     } else if (strcmp(mode, "spin") == 0) {
       busy(arg * 1e-6);
+    } else if (strcmp(mode, "inline") == 0) {
+      busy(n * arg * 1e-9);
     } else if (strcmp(mode, "consumer") == 0) {
       hand_over(buf, n);
     }
@@ -158,7 +195,7 @@ int main(int argc, char **argv) {
   double wall = now() - start;
   int status;
   waitpid(child, &status, 0);
-  printf("%s %s wall %.3f s, %ld reads of %ld bytes on average\n", mode, has_arg ? argv[2] : "-",
-         wall, reads, reads ? bytes / reads : 0);
+  printf("%s %s wall %.3f s, %ld reads of %ld bytes on average, %ld wake-ups\n", mode,
+         has_arg ? argv[2] : "-", wall, reads, reads ? bytes / reads : 0, wakes ? wakes : reads);
   return 0;
 }
