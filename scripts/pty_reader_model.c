@@ -1,7 +1,7 @@
 /* How the way a program reads a PTY changes how fast the child writing into it runs
- * (docs/PERFORMANCE.md, "What the reader costs the writer"). Runs a command in a 200x50 PTY,
- * reads everything it writes in one of five ways, and prints the wall time until EOF, the
- * number of reads and their mean size:
+ * (docs/PERFORMANCE.md, "On a quiet machine: behind tmux on the flood" and the sections
+ * after it). Runs a command in a 200x50 PTY, reads everything it writes in one of six ways,
+ * and prints the wall time until EOF, the number of reads and their mean size:
  *   block              a read loop, blocked in read() whenever nothing is waiting
  *   pause US           the same, sleeping US microseconds after every read (timer slack 1 us)
  *   spin US            the same, busy for US microseconds after every read
@@ -105,7 +105,8 @@ static void hand_over(const char *buf, long len) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s block|pause US|spin US|consumer NS|inline NS COMMAND...\n", argv[0]);
+    fprintf(stderr, "usage: %s block|pause US|spin US|consumer NS|drain US|inline NS COMMAND...\n",
+            argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -141,7 +142,8 @@ int main(int argc, char **argv) {
   static char buf[65536];
   long reads = 0, bytes = 0, wakes = 0;
   double start = now();
-  if (strcmp(mode, "drain") == 0) {
+  int draining = strcmp(mode, "drain") == 0;
+  if (draining) {
     fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
     int open = 1;
     while (open) {
@@ -169,7 +171,7 @@ int main(int argc, char **argv) {
       }
     }
   }
-  for (; strcmp(mode, "drain") != 0;) {
+  while (!draining) {
     ssize_t n = read(master, buf, sizeof buf);
     if (n <= 0) break;
     reads++;
