@@ -149,6 +149,13 @@ struct Prepared {
 impl Prepared {
     /// None when the CLI or network namespaces are missing (a failure under `CI=true`).
     fn new(cli: &Cli) -> Option<Prepared> {
+        Prepared::serving(cli, false)
+    }
+
+    /// As [`Prepared::new`], the server writing the port with the CLI's own `Read` and
+    /// `Write` tools (file edits, which Claude Code's `acceptEdits` takes without asking)
+    /// when `file_tools`, else with its shell tool.
+    fn serving(cli: &Cli, file_tools: bool) -> Option<Prepared> {
         let Some(real) = installed(cli.program) else {
             require_tool(cli.program, || false);
             return None;
@@ -180,6 +187,7 @@ impl Prepared {
         };
         let script_json = serde_json::json!({
             "edit_in_text": cli.edit_in_text,
+            "file_tools": file_tools,
             "phases": [
                 phase(
                     PHASE1_MARKER,
@@ -438,7 +446,9 @@ fn aider_ports_and_restores_its_chat_history() {
 /// `xstack run` in the TUI under tmux (160×45), from the launch folder, with `cli`'s preset
 /// interactive. The scripted model writes no .xstack/done: each phase ends when the agent
 /// has been idle 8 s.
-fn start_in_the_tui(p: &Prepared, cli: &Cli) -> common::tmux::Tmux {
+/// xstack's TUI in tmux running `cli` interactively on the test task, in `mode` (`--auto` or
+/// `--step`).
+fn start_in_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
     std::fs::write(
         p.work.path().join("config.toml"),
         format!(
@@ -454,7 +464,7 @@ fn start_in_the_tui(p: &Prepared, cli: &Cli) -> common::tmux::Tmux {
         .collect();
     let unset: Vec<String> = UNSET.iter().map(|v| format!("-u {v}")).collect();
     let command = format!(
-        "cd {} && env {} {} {} run {} --agent {} --runs-dir {}; echo EXIT=$?; sleep 600",
+        "cd {} && env {} {} {} run {} --agent {} {mode} --runs-dir {}; echo EXIT=$?; sleep 600",
         p.launch.display(),
         unset.join(" "),
         env.join(" "),
@@ -527,8 +537,11 @@ fn agent_processes(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// Step mode, a human at the keyboard: Claude Code's question whether to trust the folder is
+/// the human's (xstack reports it and answers nothing), as is each permission prompt; the
+/// human also advances every step with `n`.
 #[test]
-fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_prompts() {
+fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_takes_its_prompts() {
     use std::time::Duration;
     let Some(p) = Prepared::new(&CLAUDE) else {
         return;
@@ -541,25 +554,9 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
             "customApiKeyResponses": {"approved": ["sk-ant-scripted"], "rejected": []}}"#,
     )
     .unwrap();
-    let tmux = start_in_the_tui(&p, &CLAUDE);
-    tmux.wait_for(
-        "the agent asks whether to trust this folder",
-        Duration::from_secs(90),
-    );
-    // The human answers it in the agent's terminal: the dialog's choice starts on "No".
-    tmux.keys(&["a"]);
-    tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-    press_until(&tmux, "Down", "the choice on Yes", &|s| {
-        s.contains("❯ Yes, I trust this folder")
-    });
-    press_until(&tmux, "Enter", "the dialog answered", &|s| {
-        !s.contains("Yes, I trust this folder")
-    });
-    tmux.bytes_hex(&["1d"]);
-    // Claude Code asks before it runs the scripted shell command: each time xstack says so,
-    // the human attaches and says yes (its first choice).
-    let deadline = std::time::Instant::now() + Duration::from_secs(300);
-    let mut answered = 0;
+    let tmux = start_in_the_tui(&p, &CLAUDE, "--step");
+    let deadline = std::time::Instant::now() + Duration::from_secs(360);
+    let (mut trusted, mut answered, mut steps) = (false, 0, 0);
     loop {
         let screen = tmux.capture();
         if screen.contains("PASSED in phase 2") {
@@ -567,9 +564,24 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no PASSED in phase 2 after {answered} permission prompts:\n{screen}"
+            "no PASSED in phase 2 after {steps} steps, {answered} permission prompts (trusted: {trusted}):\n{screen}"
         );
-        if screen.contains("the agent asks for permission to run a command") {
+        if screen.contains("the agent asks whether to trust this folder") {
+            // The human answers it in the agent's terminal: the choice starts on "No".
+            assert!(!trusted, "asked twice:\n{screen}");
+            tmux.keys(&["a"]);
+            tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+            press_until(&tmux, "Down", "the choice on Yes", &|s| {
+                s.contains("❯ Yes, I trust this folder")
+            });
+            press_until(&tmux, "Enter", "the dialog answered", &|s| {
+                !s.contains("Yes, I trust this folder")
+            });
+            tmux.bytes_hex(&["1d"]);
+            trusted = true;
+        } else if screen.contains("the agent asks for permission to run a command") {
+            // Claude Code asks before it runs the scripted shell command: the human attaches
+            // and says yes (its first choice).
             tmux.keys(&["a"]);
             tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
             press_until(&tmux, "Enter", "the permission prompt answered", &|s| {
@@ -577,9 +589,56 @@ fn interactive_claude_code_in_the_tui_asks_about_the_folder_then_takes_its_promp
             });
             tmux.bytes_hex(&["1d"]);
             answered += 1;
+        } else if screen.contains("waiting: n to") {
+            tmux.keys(&["n"]);
+            tmux.wait_until("the step taken", Duration::from_secs(10), |s| {
+                !s.contains("waiting: n to")
+            });
+            steps += 1;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    assert!(trusted, "the folder-trust question never reached the human");
+    assert!(
+        !journal_text(&only_run_dir(&p.runs)).contains("answered yes"),
+        "xstack answered for the human in step mode"
+    );
+    quit_and_check_the_interactive_run(&tmux, &p);
+}
+
+/// Auto mode, nobody at the keyboard: Claude Code asks whether to trust the workspace it has
+/// never seen, xstack answers yes (the folder is its own copy of the source, made for this
+/// run) and says so in the journal, and the run reaches its verdict with no key pressed (the
+/// model edits files only, which `acceptEdits` allows without asking).
+#[test]
+fn interactive_claude_code_in_auto_mode_trusts_its_workspace_with_no_key_pressed() {
+    use std::time::Duration;
+    let Some(p) = Prepared::serving(&CLAUDE, true) else {
+        return;
+    };
+    std::fs::write(
+        p.home.join(".claude.json"),
+        r#"{"hasCompletedOnboarding": true, "theme": "dark",
+            "customApiKeyResponses": {"approved": ["sk-ant-scripted"], "rejected": []}}"#,
+    )
+    .unwrap();
+    let tmux = start_in_the_tui(&p, &CLAUDE, "--auto");
+    let screen = tmux.wait_until("PASSED in phase 2", Duration::from_secs(300), |s| {
+        s.contains("PASSED in phase 2") || s.contains("waiting: the agent asks")
+    });
+    assert!(screen.contains("PASSED in phase 2"), "{screen}");
+    let dir = only_run_dir(&p.runs);
+    let journal = journal_text(&dir);
+    let workspace = dir.join("workspace");
+    let answered = format!(
+        "auto mode: the agent asked whether to trust {}, this run's own copy of the source: answered yes",
+        workspace.display()
+    );
+    assert_eq!(journal.matches(&answered).count(), 1, "{journal}");
+    assert!(
+        !journal.contains("the agent asks whether to trust"),
+        "the question reached the status line: {journal}"
+    );
     quit_and_check_the_interactive_run(&tmux, &p);
 }
 
@@ -605,7 +664,7 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         "{:?}",
         files_under(&p.home)
     );
-    let tmux = start_in_the_tui(&p, &CODEX);
+    let tmux = start_in_the_tui(&p, &CODEX, "--auto");
     // The workspace lies inside a Git repository (this checkout's, or the one
     // `work_folder` makes), so Codex asks whether to trust it (the repository's root).
     // The human attaches and takes its first choice.

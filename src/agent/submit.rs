@@ -1,7 +1,8 @@
 //! Submitting a prompt to an interactive agent by watching its screen (docs/AGENTS.md,
 //! "Typing into interactive agents"). A known first-run screen (folder trust, a custom API
 //! key, a theme or login picker) is never answered by the prompt: it is reported, so the
-//! human answers it in the agent's terminal. Once the agent is ready the text is pasted, and
+//! human answers it in the agent's terminal; only in auto mode is the agent's question
+//! whether to trust xstack's own workspace answered, by [`trust_keys`]. Once the agent is ready the text is pasted, and
 //! Enter is sent only after the agent's screen has taken the paste (it changed and settled),
 //! so a CLI that folds a paste into `[Pasted text #1 +17 lines]` gets its Enter after that.
 
@@ -19,10 +20,27 @@ pub const PASTE_MAX: Duration = Duration::from_secs(10);
 /// How the waiting line starts when the agent asks something (the TUI rings the bell).
 pub const ASKS_PREFIX: &str = "the agent asks ";
 
+/// What an asking screen asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// Whether to trust the folder it was started in.
+    FolderTrust,
+    /// Whether to use the API key it found in its environment.
+    ApiKey,
+    /// Which colour theme to use.
+    Theme,
+    /// Whether it may run a command.
+    Permission,
+    /// How to log in.
+    Login,
+}
+
 /// A screen on which an agent asks the human something: a first-run screen shown before it
 /// takes prompts, or a permission prompt while it works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AskingScreen {
+    /// What it asks.
+    pub question: Question,
     /// What the agent asks, for `waiting: the agent asks …`.
     pub asks: &'static str,
     /// Text of the screen (lowercase); any one identifies it.
@@ -33,6 +51,7 @@ pub struct AskingScreen {
 /// (each needle short enough to stay on one row of an 80-column screen).
 const ASKING_SCREENS: &[AskingScreen] = &[
     AskingScreen {
+        question: Question::FolderTrust,
         asks: "whether to trust this folder",
         needles: &[
             // Claude Code.
@@ -45,6 +64,7 @@ const ASKING_SCREENS: &[AskingScreen] = &[
         ],
     },
     AskingScreen {
+        question: Question::ApiKey,
         asks: "whether to use the API key in its environment",
         needles: &[
             "detected a custom api key in your environment",
@@ -52,10 +72,12 @@ const ASKING_SCREENS: &[AskingScreen] = &[
         ],
     },
     AskingScreen {
+        question: Question::Theme,
         asks: "to choose a theme",
         needles: &["choose the text style that looks best with your terminal"],
     },
     AskingScreen {
+        question: Question::Permission,
         asks: "for permission to run a command",
         needles: &[
             // Claude Code's permission prompt for a tool call it does not auto-accept.
@@ -63,6 +85,7 @@ const ASKING_SCREENS: &[AskingScreen] = &[
         ],
     },
     AskingScreen {
+        question: Question::Login,
         asks: "how to log in",
         needles: &[
             "select login method",
@@ -87,8 +110,9 @@ pub enum Step {
     Wait,
     /// Write these bytes to the agent's terminal.
     Write(Vec<u8>),
-    /// The agent shows an asking screen: the human must answer it.
-    Asks(&'static str),
+    /// The agent shows an asking screen: the human must answer it (or, for the workspace's
+    /// trust in auto mode, [`trust_keys`]).
+    Asks(&'static AskingScreen),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +167,7 @@ impl Submission {
     ) -> Step {
         let contents = screen.contents();
         if let Some(asking) = asking_screen(&contents) {
-            return Step::Asks(asking.asks);
+            return Step::Asks(asking);
         }
         match &self.stage {
             Stage::Ready => {
@@ -168,6 +192,51 @@ impl Submission {
             }
             Stage::Submitted => Step::Wait,
         }
+    }
+}
+
+/// Most arrow presses spent looking for the "yes" choice of a folder-trust screen.
+pub const TRUST_MOVES: u32 = 4;
+/// How long a folder-trust screen answered in auto mode is given to go before it is the
+/// human's again.
+pub const TRUST_SETTLE: Duration = Duration::from_secs(5);
+
+/// The keys that answer "yes" on a folder-trust screen (`contents`, the agent's screen as
+/// text) about `folder`, and only about it: Enter when the selected choice (the row marked
+/// `❯`, `›` or `>`) trusts the folder, Down to move towards it otherwise. None when the
+/// screen does not name `folder` itself (a parent, such as the Git repository around it, is
+/// not trusted on the human's behalf) or shows no selected choice.
+pub fn trust_keys(contents: &str, folder: &std::path::Path) -> Option<&'static [u8]> {
+    // The path may be wrapped over two rows: each row is read alone and joined to the next.
+    let wanted = folder.to_string_lossy();
+    let rows: Vec<&str> = contents.lines().map(str::trim).collect();
+    let ends_path = |rest: &str| {
+        !rest.starts_with(|c: char| {
+            c == '/' || c == '.' || c == '-' || c == '_' || c.is_alphanumeric()
+        })
+    };
+    let names = |text: &str| {
+        text.match_indices(wanted.as_ref())
+            .any(|(at, _)| ends_path(&text[at + wanted.len()..]))
+    };
+    let named = rows.iter().enumerate().any(|(i, row)| {
+        names(row)
+            || rows
+                .get(i + 1)
+                .is_some_and(|next| names(&format!("{row}{next}")))
+    });
+    if wanted.is_empty() || !named {
+        return None;
+    }
+    let selected = contents
+        .lines()
+        .map(str::trim_start)
+        .find(|line| line.starts_with('❯') || line.starts_with('›') || line.starts_with("> "))?;
+    let lower = selected.to_lowercase();
+    if lower.contains("yes") || lower.contains("trust and continue") {
+        Some(b"\r")
+    } else {
+        Some(b"\x1b[B")
     }
 }
 
@@ -276,6 +345,41 @@ mod tests {
     }
 
     #[test]
+    fn trust_is_answered_only_about_the_folder_itself_and_only_with_yes() {
+        let workspace = std::path::Path::new("/work/run/workspace");
+        let claude = |choices: &str| {
+            format!(
+                " Accessing workspace:\n\n /work/run/workspace\n\n Quick safety check: Is this a project you created or one you trust?\n\n{choices}\n\n Enter to confirm · Esc to cancel"
+            )
+        };
+        // The choice on "Yes": Enter.
+        let yes = claude(" ❯ 1. Yes, I trust this folder\n   2. No, exit");
+        assert_eq!(trust_keys(&yes, workspace), Some(&b"\r"[..]));
+        // The choice on "No": Down, towards "Yes".
+        let no = claude("   1. Yes, I trust this folder\n ❯ 2. No, exit");
+        assert_eq!(trust_keys(&no, workspace), Some(&b"\x1b[B"[..]));
+        // Codex's wording of yes.
+        let codex = "  Folder access\n  /work/run/workspace\n  Trust this folder?\n› 1. Trust and continue\n  2. Back";
+        assert_eq!(trust_keys(codex, workspace), Some(&b"\r"[..]));
+        // A path wrapped over two rows is still the folder.
+        let wrapped =
+            " Accessing workspace:\n /work/run/work\n space\n ❯ 1. Yes, I trust this folder";
+        assert_eq!(trust_keys(wrapped, workspace), Some(&b"\r"[..]));
+        // Another folder: the parent repository, or a sibling whose name starts the same.
+        let parent = " Accessing workspace:\n\n /work/run\n\n ❯ 1. Yes, I trust this folder";
+        assert_eq!(trust_keys(parent, workspace), None);
+        let sibling =
+            " Accessing workspace:\n\n /work/run/workspace-old\n\n ❯ 1. Yes, I trust this folder";
+        assert_eq!(trust_keys(sibling, workspace), None);
+        let inside =
+            " Accessing workspace:\n\n /work/run/workspace/sub\n\n ❯ 1. Yes, I trust this folder";
+        assert_eq!(trust_keys(inside, workspace), None);
+        // No selected choice drawn yet.
+        let bare = " Accessing workspace:\n\n /work/run/workspace\n";
+        assert_eq!(trust_keys(bare, workspace), None);
+    }
+
+    #[test]
     fn codex_folder_trust_is_recognised() {
         let trust = screen(
             "  Folder access\n  /w/run/workspace\n  Trust this folder? Codex can read, edit, and run files here, subject to your permission settings.\n› 1. Trust and continue\n  2. Back to Agent Command Center\n  enter continue · esc back",
@@ -297,17 +401,23 @@ mod tests {
         for elapsed in [1000, 5000, 30_000] {
             assert_eq!(
                 submission.poll(trust.screen(), S(elapsed), Some(S(elapsed))),
-                Step::Asks("whether to trust this folder")
+                Step::Asks(asking_screen(&trust.screen().contents()).unwrap())
             );
+            let Step::Asks(asking) = submission.poll(trust.screen(), S(elapsed), None) else {
+                panic!("not asked");
+            };
+            assert_eq!(asking.question, Question::FolderTrust);
         }
         let key = screen(
             "Detected a custom API key in your environment\n\nANTHROPIC_API_KEY: sk-ant-...abcd\n\nDo you want to use this API key?\n\n 1. Yes\n❯ 2. No (recommended)",
             true,
         );
-        assert_eq!(
-            Submission::new("x").poll(key.screen(), S(2000), Some(S(2000))),
-            Step::Asks("whether to use the API key in its environment")
-        );
+        let Step::Asks(asking) = Submission::new("x").poll(key.screen(), S(2000), Some(S(2000)))
+        else {
+            panic!("not asked");
+        };
+        assert_eq!(asking.question, Question::ApiKey);
+        assert_eq!(asking.asks, "whether to use the API key in its environment");
         let theme = screen(
             "Let's get started.\n\nChoose the text style that looks best with your terminal\n❯ 1. Dark mode",
             true,

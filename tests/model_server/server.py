@@ -11,14 +11,17 @@ The script (JSON) lists the phases:
     {"phases": [{"marker": "text only phase 1's prompt has",
                  "source": "/abs/file", "target": "train.py",
                  "final": "what the agent says when it is done"}, ...],
-     "edit_in_text": false}
+     "edit_in_text": false, "file_tools": false}
 
 For each request the server finds the conversation's latest phase (the last phase whose
 marker is in a user message) and answers, in that phase, first with one call of the shell
 tool the client offered (a `cat > TARGET` of SOURCE's content), then, once a tool result follows the phase's
 prompt, with the final message. With `edit_in_text` (aider, which has no tools) the first
 answer is the target file's whole new content in a fenced block under its name. Requests
-that are not part of a phase (titles, summaries, checks) get a short text answer.
+that are not part of a phase (titles, summaries, checks) get a short text answer. With
+`file_tools` and a client that offers `Read` and `Write` tools (Claude Code), the target is
+read, then written whole with the file tool (an edit, which `--permission-mode acceptEdits`
+allows without asking), instead of the shell call.
 
 Every request is appended to the log (JSON Lines: the path, the phase, the input tokens
 reported, what was answered, the texts of the conversation), so a test can assert that
@@ -61,6 +64,7 @@ def flatten(value):
 
 def anthropic_conversation(body):
     conv = Conversation()
+    conv.add("system", flatten(body.get("system")))
     for message in body.get("messages", []):
         content = message.get("content")
         if isinstance(content, str):
@@ -133,6 +137,7 @@ class Script:
             data = json.load(f)
         self.phases = data["phases"]
         self.edit_in_text = data.get("edit_in_text", False)
+        self.file_tools = data.get("file_tools", False)
 
     def step(self, conv):
         """(phase number, "tool" or "final") for a conversation, or None outside phases."""
@@ -144,7 +149,14 @@ class Script:
         if current is None:
             return None
         number, index = current
-        answered = any(kind == "tool_result" for kind, _ in conv.items[index + 1:])
+        results = sum(1 for kind, _ in conv.items[index + 1:] if kind == "tool_result")
+        answered = results >= 1
+        if self.file_tools:
+            if results == 0:
+                return number, "read"
+            if results == 1:
+                return number, "write"
+            return number, "final"
         if self.edit_in_text:
             answered = any(
                 kind == "assistant" and "```" in text for kind, text in conv.items[index + 1:]
@@ -164,6 +176,18 @@ class Script:
     def whole_edit(self, number):
         target = self.phases[number - 1]["target"]
         return f"{target}\n```python\n{self.content(number)}```\n"
+
+
+def working_directory(system):
+    """The folder a client says it works in, from its system prompt or the context it adds to
+    the conversation."""
+    for line in system.splitlines():
+        for label in ("Primary working directory:", "Working directory:", "working directory:"):
+            if label in line:
+                rest = line.split(label, 1)[1].strip()
+                if rest.startswith("/"):
+                    return rest.split()[0]
+    return None
 
 
 def shell_arguments(schema, command):
@@ -293,6 +317,15 @@ class Handler(BaseHTTPRequestHandler):
             return step, script.phases[number - 1]["final"], None
         if script.edit_in_text:
             return step, script.whole_edit(number), None
+        if kind in ("read", "write"):
+            names = {name for name, _ in tools}
+            folder = working_directory("\n".join(text for _, text in conv.items))
+            if {"Read", "Write"} <= names and folder:
+                path = os.path.join(folder, script.phases[number - 1]["target"])
+                if kind == "read":
+                    return step, "", ("Read", {"file_path": path})
+                return step, "", ("Write", {"file_path": path, "content": script.content(number)})
+            return None, "OK.", None
         for name, schema in tools:
             if name.lower() in SHELL_TOOLS:
                 return step, "", (name, shell_arguments(schema, script.command(number)))

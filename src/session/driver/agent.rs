@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
-use crate::agent::submit::{ASKS_PREFIX, Step, Submission, asking_screen};
+use crate::agent::submit::{
+    ASKS_PREFIX, AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_SETTLE,
+    asking_screen, trust_keys,
+};
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, PhaseContext};
 use crate::pty::PtySpec;
@@ -17,7 +20,7 @@ use crate::workspace::watch::WorkspaceWatcher;
 use super::super::policy::{AgentClock, At};
 use super::super::recorder::lock;
 use super::{Driver, Input, Stop};
-use crate::event::Event;
+use crate::event::{Event, Mode};
 
 /// Quiet time the workspace watcher waits for before reporting a burst of writes.
 const WATCH_DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(50);
@@ -236,7 +239,11 @@ impl Driver {
                 }
                 self.clear_agent_asks();
             }
-            Step::Asks(what) => self.report_agent_asks(what),
+            Step::Asks(asking) => {
+                if !self.answer_workspace_trust(asking) {
+                    self.report_agent_asks(asking.asks);
+                }
+            }
         }
         if self
             .pending_prompt
@@ -245,6 +252,57 @@ impl Driver {
         {
             self.pending_prompt = None;
         }
+    }
+
+    /// In auto mode, nobody is there to answer the agent's question whether to trust the
+    /// folder it was started in; when that folder is this run's workspace (xstack's own copy
+    /// of the source, made for this run, and nothing else), xstack answers yes
+    /// ([`trust_keys`]) and says so on the status line and in the journal. True when it
+    /// typed something; every other question, and the trust of any other folder, stays the
+    /// human's.
+    fn answer_workspace_trust(&mut self, asking: &AskingScreen) -> bool {
+        if asking.question != Question::FolderTrust || self.policy.mode() != Mode::Auto {
+            return false;
+        }
+        if let Some(at) = self.trust_answered_at {
+            // Answered: the screen is given time to go, then it is the human's.
+            return at.elapsed() < TRUST_SETTLE;
+        }
+        if self.trust_keys_typed > TRUST_MOVES {
+            return false;
+        }
+        let contents = lock(self.rec.state()).agent_screen.contents();
+        if let Some((before, at)) = &self.trust_screen_moved_from
+            && *before == contents
+        {
+            // The last key has not been drawn yet: one key a redraw, so none is lost or
+            // doubled; a screen that never takes it is the human's.
+            return at.elapsed() < TRUST_SETTLE;
+        }
+        let Some(keys) = trust_keys(&contents, &self.workspace) else {
+            return false;
+        };
+        let Some(agent) = self.agent.as_mut() else {
+            return false;
+        };
+        if let Err(e) = agent.process().write(keys) {
+            tracing::warn!("cannot answer the agent's folder-trust question: {e}");
+            return false;
+        }
+        self.trust_keys_typed += 1;
+        self.trust_screen_moved_from = Some((contents, Instant::now()));
+        if keys == b"\r" {
+            // One answer a session: a screen that asks again goes to the human.
+            self.trust_answered_at = Some(Instant::now());
+            self.clear_agent_asks();
+            self.rec.emit(Event::Note {
+                text: format!(
+                    "auto mode: the agent asked whether to trust {}, this run's own copy of the source: answered yes",
+                    self.workspace.display()
+                ),
+            });
+        }
+        true
     }
 
     /// While an interactive agent works on its prompt, a screen of it that asks the human

@@ -160,6 +160,13 @@ pub struct Driver {
     /// A prompt or message on its way into an interactive agent ([`Submission`]: pasted once
     /// the agent is ready, Enter once its screen took the paste), moved on at every tick.
     pending_prompt: Option<Submission>,
+    /// Keys typed into the agent's folder-trust screen in auto mode (at most
+    /// [`crate::agent::submit::TRUST_MOVES`] moves and one Enter).
+    trust_keys_typed: u32,
+    /// When the agent's folder-trust question was answered in auto mode.
+    trust_answered_at: Option<Instant>,
+    /// The agent's screen when the last key went into its folder-trust screen, and when.
+    trust_screen_moved_from: Option<(String, Instant)>,
     run_id: String,
     started_at: String,
 }
@@ -198,6 +205,9 @@ impl Driver {
             chosen_details: None,
             verdict: None,
             resume_prompt: None,
+            trust_keys_typed: 0,
+            trust_answered_at: None,
+            trust_screen_moved_from: None,
             files_changed: 0,
             agent_clock: AgentClock::starting(Instant::now()),
             transcript: None,
