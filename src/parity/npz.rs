@@ -69,11 +69,52 @@ pub fn read_npz(path: &Path) -> Result<Vec<Tensor>, ParityError> {
     Ok(tensors)
 }
 
-/// The dtype's NumPy name and the values.
+/// The dtype's NumPy name and the values, in logical (C, row-major) order whatever order
+/// the file stores them in: a transposed array (`np.asarray(w.T)`) is written in Fortran
+/// order and compared element by element as NumPy indexes it.
 fn values<R: Read>(npy: NpyFile<R>) -> Result<(String, Values), String> {
-    if npy.order() == npyz::Order::Fortran {
-        return Err("Fortran-ordered arrays are not compared (write them in C order)".to_string());
+    let fortran = npy.order() == npyz::Order::Fortran;
+    let shape = npy.shape().to_vec();
+    let (name, values) = stored_values(npy)?;
+    if !fortran {
+        return Ok((name, values));
     }
+    let order = c_order_from_fortran(&shape);
+    let values = match values {
+        Values::Float(v) => Values::Float(order.iter().map(|&i| v[i]).collect()),
+        Values::Int(v) => Values::Int(order.iter().map(|&i| v[i]).collect()),
+    };
+    Ok((name, values))
+}
+
+/// For each element in C order, its position in Fortran-ordered storage of `shape`.
+fn c_order_from_fortran(shape: &[u64]) -> Vec<usize> {
+    let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    let total: usize = dims.iter().product();
+    let mut strides = Vec::with_capacity(dims.len());
+    let mut stride = 1;
+    for &d in &dims {
+        strides.push(stride);
+        stride *= d;
+    }
+    let mut index = vec![0usize; dims.len()];
+    let mut order = Vec::with_capacity(total);
+    for _ in 0..total {
+        order.push(index.iter().zip(&strides).map(|(i, s)| i * s).sum());
+        // The next C-order index: the last axis moves fastest.
+        for axis in (0..dims.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < dims[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    order
+}
+
+/// The dtype's NumPy name and the values in the order the file stores them.
+fn stored_values<R: Read>(npy: NpyFile<R>) -> Result<(String, Values), String> {
     let DType::Plain(ty) = npy.dtype() else {
         return Err("structured arrays are not compared".to_string());
     };

@@ -284,3 +284,70 @@ fn an_archive_that_is_not_one_names_its_file() {
         .to_string();
     assert!(missing.contains("none.npz"), "{missing}");
 }
+
+/// What `np.savez` writes for a transposed array (`np.asarray(w.T)`): Fortran order, read
+/// back in NumPy's logical order, so it compares element by element with the source's
+/// C-ordered array of the same values.
+#[test]
+fn a_fortran_ordered_array_is_read_in_logical_order_and_compared() {
+    use npyz::WriterBuilder;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |file: &str, order: npyz::Order, stored: &[f32], shape: &[u64]| {
+        let path = dir.path().join(file);
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        zip.start_file(
+            npyz::npz::file_name_from_array_name("fc1.weight"),
+            zip::write::FileOptions::default(),
+        )
+        .unwrap();
+        let mut w = npyz::WriteOptions::<f32>::new()
+            .default_dtype()
+            .order(order)
+            .shape(shape)
+            .writer(&mut zip)
+            .begin_nd()
+            .unwrap();
+        w.extend(stored.iter().copied()).unwrap();
+        w.finish().unwrap();
+        zip.finish().unwrap();
+        read_npz(&path).unwrap()
+    };
+    // The 2 x 3 matrix [[1, 2, 3], [4, 5, 6]]: the source stores its rows, the port its
+    // columns (the transpose of a C-ordered 3 x 2 kernel).
+    let source = write(
+        "source.npz",
+        npyz::Order::C,
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        &[2, 3],
+    );
+    let port = write(
+        "port.npz",
+        npyz::Order::Fortran,
+        &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0],
+        &[2, 3],
+    );
+    assert_eq!(
+        port[0].values,
+        Values::Float(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    );
+    assert_eq!(port[0].shape, [2, 3]);
+    let report = compare(&source, &port, 1e-6, 0.0);
+    assert!(report.passed, "{report:?}");
+    // A three-axis array: element (i, j, k) of shape (2, 3, 4) stored at i + 2j + 6k.
+    let shape = [2u64, 3, 4];
+    let mut stored = vec![0f32; 24];
+    for i in 0..2 {
+        for j in 0..3 {
+            for k in 0..4 {
+                stored[i + 2 * j + 6 * k] = (100 * i + 10 * j + k) as f32;
+            }
+        }
+    }
+    let read = write("cube.npz", npyz::Order::Fortran, &stored, &shape);
+    let logical: Vec<f64> = (0..2)
+        .flat_map(|i| {
+            (0..3).flat_map(move |j| (0..4).map(move |k| f64::from(100 * i + 10 * j + k)))
+        })
+        .collect();
+    assert_eq!(read[0].values, Values::Float(logical));
+}
