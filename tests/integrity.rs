@@ -209,6 +209,43 @@ fn torch_from_outside_the_workspace_is_not_there_and_the_attempt_is_caught() {
     );
 }
 
+/// A port that keeps PyTorch by loading another environment's `torch/__init__.py` from its
+/// path (`importlib.util.spec_from_file_location`): confined, it cannot see that file, and
+/// the attempt is a bypass naming torch, not the port's crash: the scan sees the loader
+/// called with torch's name, and the audit sees the file opened when every name is built at
+/// run time.
+#[test]
+fn torch_loaded_by_its_path_is_a_bypass_not_a_crash() {
+    if !bwrap_here() {
+        return;
+    }
+    assert_caught(
+        "torch_by_path",
+        "bypass",
+        "forbidden_import",
+        "train.py:22: loads forbidden module `torch` from a file (spec_from_file_location)",
+    );
+    let phase = assert_caught(
+        "torch_by_guessed_path",
+        "bypass",
+        "runtime_import",
+        "imported forbidden module `torch` at run time",
+    );
+    let opened = phase["finding_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "runtime_import")
+        .map(|r| r["text"].as_str().unwrap())
+        .collect::<Vec<_>>();
+    assert!(
+        opened
+            .iter()
+            .any(|t| t.contains("opened") && t.contains("/torch/__init__.py")),
+        "{opened:?}"
+    );
+}
+
 #[test]
 fn a_published_number_without_training_fails_the_seed_check() {
     if !bwrap_here() {

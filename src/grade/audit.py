@@ -10,6 +10,9 @@ It records, as JSON lines in the log folder the configuration names:
 - every import (or attempted import) of a forbidden top-level module, with the first file of
   the migrated code on the stack (through `import`, `__import__`, `importlib`, `exec`);
 - a shared library of a forbidden module loaded with ctypes;
+- a file of a forbidden package opened by path (`.../torch/__init__.py` loaded with
+  `importlib.util.spec_from_file_location`), also when the open fails because the confined
+  run cannot see it;
 - a Python started with -S (which would skip this audit);
 - a protected module whose functions were replaced at run time (checked at exit).
 """
@@ -72,9 +75,21 @@ def _install(cfg):
         if top in forbid:
             record("runtime_import", top, name)
 
+    code_files = (".py", ".pyc", ".so")
+
+    def on_open(path):
+        if not isinstance(path, str) or not path.endswith(code_files):
+            return
+        parts = path.split(os.sep)
+        for module in forbid:
+            if module in parts[:-1] and not path.startswith(root + os.sep):
+                record("runtime_import", module, "opened %s" % path)
+
     def hook(event, args):
         if event == "import":
             on_import(args[0])
+        elif event == "open" and args:
+            on_open(args[0])
         elif event == "ctypes.dlopen" and args and args[0]:
             base = os.path.basename(str(args[0]))
             for module in forbid:

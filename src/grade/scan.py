@@ -17,6 +17,12 @@ import warnings
 
 MAX_BYTES = 2 * 1024 * 1024
 IMPORT_CALLS = {"__import__", "import_module"}
+# Calls that load a module from a file by its path, bypassing the import statement.
+FILE_LOADERS = {
+    "spec_from_file_location", "SourceFileLoader", "SourcelessFileLoader",
+    "ExtensionFileLoader", "load_source", "load_compiled", "load_dynamic",
+    "spec_from_loader", "module_from_spec",
+}
 IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
 LINE_IMPORT = re.compile(r"(?:^|[;:])\s*(?:import|from)\s+([^\s.,;()]+)")
 
@@ -88,6 +94,45 @@ class Scan:
                 if name:
                     yield node.lineno, name, call_name(node.func) + "()"
 
+    def package_file(self, text):
+        """The forbidden package whose own files the string names (`.../torch/__init__.py`,
+        `site-packages/torch`), else None."""
+        parts = re.split(r"[/\\]", unicodedata.normalize("NFKC", text))
+        for index, part in enumerate(parts):
+            if part not in self.forbid:
+                continue
+            rest = parts[index + 1:]
+            before = parts[index - 1] if index else ""
+            if before in ("site-packages", "dist-packages") or any(
+                p.endswith(IMPORTABLE) or p == "*" or p == "**" for p in rest
+            ):
+                return part
+        return None
+
+    def file_loads(self, rel, tree):
+        """A forbidden module loaded from a file by path: a file loader called with its name,
+        or a string naming one of its package's files (found with glob, then loaded);
+        docstrings and other strings standing alone as statements are prose, not paths."""
+        prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if id(node) in prose:
+                continue
+            if isinstance(node, ast.Call) and call_name(node.func) in FILE_LOADERS:
+                for arg in list(node.args) + [k.value for k in node.keywords]:
+                    name = constant_string(arg)
+                    if name and top(name) in self.forbid:
+                        self.add("forbidden_import", rel, node.lineno,
+                                 "%s:%d: loads forbidden module `%s` from a file (%s)"
+                                 % (rel, node.lineno, top(name), call_name(node.func)))
+                        break
+            elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+                text = constant_string(node)
+                module = text and self.package_file(text)
+                if module:
+                    self.add("forbidden_import", rel, node.lineno,
+                             "%s:%d: names the files of forbidden module `%s` (%r), as code that loads it by path does"
+                             % (rel, node.lineno, module, text[:80]))
+
     def protected_patches(self, rel, tree):
         """Assignments that replace a protected module's attributes, or the module itself."""
         bound = {}
@@ -154,6 +199,7 @@ class Scan:
                          "%s:%d: imports forbidden module `%s`%s" % (rel, line, name, via))
             if name in self.require:
                 self.required_seen = True
+        self.file_loads(rel, tree)
         if self.protected:
             self.protected_patches(rel, tree)
 
