@@ -481,15 +481,13 @@ impl Event {
                 ..
             } => {
                 let scheduler = runner.split("://").next().unwrap_or(runner);
-                Some(match (state.as_str(), reason) {
-                    ("RUNNING", _) => format!(
-                        "{scheduler} job {job_id} started after {waited_s:.1} s in the queue"
-                    ),
-                    (state, Some(reason)) => {
-                        format!("queued on {scheduler}: job {job_id}, {state} ({reason})")
-                    }
-                    (state, None) => format!("queued on {scheduler}: job {job_id}, {state}"),
-                })
+                Some(queue_text(
+                    scheduler,
+                    job_id,
+                    state,
+                    reason.as_deref(),
+                    *waited_s,
+                ))
             }
             Event::RunExited {
                 code,
@@ -562,5 +560,24 @@ pub fn describe_point(metric: &str, point: &Point) -> String {
     match point.step {
         Some(step) => format!("metric {metric}={} (step {step})", point.value),
         None => format!("metric {metric}={}", point.value),
+    }
+}
+
+/// What a job's state in its scheduler's queue is called on screen and in progress lines:
+/// `queued on slurm: job 12, PENDING (Resources)`, or once it runs `slurm job 12 started
+/// after 8.1 s in the queue`.
+pub fn queue_text(
+    scheduler: &str,
+    job_id: &str,
+    state: &str,
+    reason: Option<&str>,
+    waited_s: f64,
+) -> String {
+    match (state, reason) {
+        ("RUNNING", _) => {
+            format!("{scheduler} job {job_id} started after {waited_s:.1} s in the queue")
+        }
+        (state, Some(reason)) => format!("queued on {scheduler}: job {job_id}, {state} ({reason})"),
+        (state, None) => format!("queued on {scheduler}: job {job_id}, {state}"),
     }
 }

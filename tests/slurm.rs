@@ -566,6 +566,79 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
         .is_empty()));
 }
 
+/// A task with an environment: its build is a job of its own, and while the node is held
+/// that job is shown as queued (its id and state in the progress lines and the journal)
+/// until it runs, then the verify run's job likewise.
+#[test]
+fn an_environment_job_held_in_the_queue_shows_as_queued() {
+    let Some(slurm) = Slurm::start() else {
+        return;
+    };
+    let blocker = slurm
+        .command("salloc")
+        .args(["--no-shell", "--job-name=blocker", "--exclusive"])
+        .args(["-c", &NODE_CPUS.to_string()])
+        .output()
+        .unwrap();
+    assert!(blocker.status.success(), "{}", text(&blocker));
+    let blocker_id = slurm
+        .queue()
+        .iter()
+        .find(|l| l.ends_with(" blocker"))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .unwrap();
+    let repo = oracle_repo();
+    let runs = tempfile::tempdir().unwrap();
+    let child = xstack()
+        .args(["grade", TASK, "--repo"])
+        .arg(repo.path())
+        .args(["--runner", &slurm_runner(), "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env("SLURM_CONF", slurm.conf())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(child.id());
+    let dir = loop_until_run_dir(runs.path());
+    let queued = wait_until(Duration::from_secs(60), || {
+        journal_text(&dir).contains("PENDING (Resources)")
+    });
+    assert!(queued, "{}", journal_text(&dir));
+    let note = journal_events(&dir)
+        .into_iter()
+        .filter_map(|e| e["text"].as_str().map(str::to_string))
+        .find(|t| t.contains("PENDING (Resources)"))
+        .unwrap();
+    let job_id = note
+        .strip_prefix("queued on slurm: job ")
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("{note}"))
+        .to_string();
+    let listed = format!(
+        "{job_id} PENDING xstack-{}-{}-environment",
+        run_name(&dir),
+        child.id()
+    );
+    assert!(slurm.queue().contains(&listed), "{:?}", slurm.queue());
+    let freed = slurm.command("scancel").arg(&blocker_id).status().unwrap();
+    assert!(freed.success());
+    let out = child.wait_with_output().unwrap();
+    let printed = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    for line in [
+        format!("building or reusing the environment in slurm job {job_id}"),
+        format!("queued on slurm: job {job_id}, PENDING (Resources)"),
+        format!("slurm job {job_id} started after"),
+    ] {
+        assert!(printed.contains(&line), "{line:?} not in:\n{printed}");
+    }
+    assert!(wait_until(Duration::from_secs(10), || slurm
+        .queue()
+        .is_empty()));
+}
+
 /// The run folder's name.
 fn run_name(dir: &Path) -> String {
     dir.file_name().unwrap().to_string_lossy().into_owned()
@@ -639,6 +712,28 @@ fn a_bench_over_slurm_runs_its_trials_as_jobs_and_a_rerun_runs_nothing() {
         assert!(again.contains(&format!("| {id} |")), "{again}");
     }
     assert!(slurm.queue().is_empty());
+    // Slurm numbers jobs one after another: the next job gets the number after the last
+    // trial's, so the rerun submitted none (not even the check that verify can be confined).
+    let last: u64 = ids
+        .iter()
+        .map(|id| id.parse::<u64>().unwrap())
+        .max()
+        .unwrap();
+    let marker = slurm
+        .command("salloc")
+        .args(["--no-shell", "--job-name=marker"])
+        .output()
+        .unwrap();
+    let said = text(&marker);
+    assert!(marker.status.success(), "{said}");
+    let marker_id: u64 = said
+        .split("Granted job allocation ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("no job id in {said:?}"));
+    let _ = slurm.command("scancel").arg(marker_id.to_string()).status();
+    assert_eq!(marker_id, last + 1, "the rerun submitted a job");
 }
 
 #[test]

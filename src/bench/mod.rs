@@ -111,7 +111,16 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         .iter()
         .map(|r| RunnerSpec::parse(r).map_err(|e| AppError::usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    if !opts.allow_unconfined {
+    let pool = Arc::new(RunnerPool::from_specs(&specs));
+    let jobs = opts.jobs.unwrap_or(pool.size());
+    let trials = plan_trials(opts)?;
+    // Whether verify can be confined is asked of the runners (on Slurm, a job) only when
+    // some trial is left to run: a rerun of a settled bench touches no runner.
+    let keys: Vec<TrialKey> = trials.iter().map(|t| t.key.clone()).collect();
+    let to_run = record::plan(&keys, &record::scan(&opts.out), opts.retry_failed)
+        .iter()
+        .any(|p| matches!(p, Plan::Run(_)));
+    if to_run && !opts.allow_unconfined {
         let local = [RunnerSpec::Local];
         let checked = if specs.is_empty() {
             &local[..]
@@ -129,9 +138,6 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
             )));
         }
     }
-    let pool = Arc::new(RunnerPool::from_specs(&specs));
-    let jobs = opts.jobs.unwrap_or(pool.size());
-    let trials = plan_trials(opts)?;
 
     std::fs::create_dir_all(&opts.out)
         .map_err(|e| AppError::infra(format!("--out {}: {e}", opts.out.display())))?;
@@ -145,7 +151,6 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
     plan.write(&opts.out)
         .map_err(|e| AppError::infra(format!("cannot write the bench's plan: {e}")))?;
     let found = record::scan(&opts.out);
-    let keys: Vec<TrialKey> = trials.iter().map(|t| t.key.clone()).collect();
     let plans = record::plan(&keys, &found, opts.retry_failed);
 
     let mut folders: Vec<Option<PathBuf>> = vec![None; trials.len()];

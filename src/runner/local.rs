@@ -2,6 +2,7 @@
 //! environment the session built, confined by bubblewrap where it can be (`confine.rs`).
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use super::confine::{self, Sandbox};
 use super::{Job, Launch, Runner, RunnerError, RunnerSpec};
@@ -16,7 +17,12 @@ impl Runner for LocalRunner {
         &RunnerSpec::Local
     }
 
-    fn prepare(&self, _job: &Job, _progress: &mut dyn FnMut(String)) -> Result<(), RunnerError> {
+    fn prepare(
+        &self,
+        _job: &Job,
+        _cancel: &AtomicBool,
+        _progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError> {
         // The session's setup already built the environment here.
         Ok(())
     }

@@ -124,8 +124,13 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     fn spec(&self) -> &RunnerSpec;
 
     /// Reaches the machine and builds (or reuses) the job's environment there; `progress`
-    /// receives one line per step.
-    fn prepare(&self, job: &Job, progress: &mut dyn FnMut(String)) -> Result<(), RunnerError>;
+    /// receives one line per step; a wait (in a queue) ends when `cancel` is set.
+    fn prepare(
+        &self,
+        job: &Job,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError>;
 
     /// Copies the verify folder to the machine and returns the local command that runs the
     /// job there.

@@ -111,7 +111,7 @@ impl RunnerPool {
             if !up(i) {
                 continue;
             }
-            match self.prepare_slot(i, job, &key, progress) {
+            match self.prepare_slot(i, job, &key, cancel, progress) {
                 Ok(()) => return Ok(()),
                 Err(e @ RunnerError::Unreachable { .. }) => self.mark_down(i, &e, progress),
                 Err(e) => return Err(e),
@@ -125,6 +125,7 @@ impl RunnerPool {
         i: usize,
         job: &Job,
         key: &str,
+        cancel: &AtomicBool,
         progress: &mut dyn FnMut(String),
     ) -> Result<(), RunnerError> {
         let slot = &self.slots[i];
@@ -132,7 +133,7 @@ impl RunnerPool {
         if prepared.contains(key) {
             return Ok(());
         }
-        slot.runner.prepare(job, progress)?;
+        slot.runner.prepare(job, cancel, progress)?;
         prepared.insert(key.to_string());
         Ok(())
     }
@@ -151,7 +152,7 @@ impl RunnerPool {
             let held = self.acquire(cancel)?;
             let i = held.index;
             let staged = self
-                .prepare_slot(i, job, &key, progress)
+                .prepare_slot(i, job, &key, cancel, progress)
                 .and_then(|()| self.slots[i].runner.stage(job, verify_dir));
             match staged {
                 Ok(launch) => {

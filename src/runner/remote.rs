@@ -11,6 +11,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 
 use super::spec::{K8sTarget, RemoteDir, SshTarget, TpuTarget};
 use super::{Job, Launch, Recorded, Runner, RunnerError, RunnerSpec};
@@ -134,7 +135,12 @@ impl Runner for RemoteRunner {
         &self.spec
     }
 
-    fn prepare(&self, job: &Job, progress: &mut dyn FnMut(String)) -> Result<(), RunnerError> {
+    fn prepare(
+        &self,
+        job: &Job,
+        _cancel: &AtomicBool,
+        progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError> {
         let script = prepare_script(self.dir(), &job.packages);
         self.run(&self.exec_argv(&script), progress).map(|_| ())
     }

@@ -339,12 +339,74 @@ impl SlurmRunner {
     }
 }
 
+impl SlurmRunner {
+    /// Builds (or finds) the task's environment in a job of its own: an allocation that
+    /// waits in the queue like a verify run's, each change of its state in the queue said
+    /// through `progress` (`queued on slurm: job 12, PENDING (Resources)`), then `script`
+    /// as a step of it; the allocation is given back at the end.
+    fn build_in_a_job(
+        &self,
+        job: &Job,
+        script: &str,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError> {
+        let env_job = Job {
+            run_id: format!("{}-environment", job.run_id),
+            ..job.clone()
+        };
+        let allocation = self.submit(&env_job)?;
+        let job_id = allocation.job_id.clone();
+        lock(&self.allocations).insert(env_job.run_id.clone(), allocation);
+        progress(format!(
+            "building or reusing the environment in slurm job {job_id} on partition {}",
+            self.target.partition
+        ));
+        let said = |q: &QueueState| {
+            crate::event::queue_text(
+                "slurm",
+                &q.job_id,
+                &q.state,
+                q.reason.as_deref(),
+                q.waited_s,
+            )
+        };
+        match self.wait_started(&env_job, cancel, &mut |q| progress(said(&q))) {
+            Ok(Some(q)) => progress(said(&q)),
+            Ok(None) => {}
+            Err(e) => {
+                self.end(&env_job, false);
+                return Err(self.classify(e));
+            }
+        }
+        let mut argv = vec!["env".to_string()];
+        for name in secret_vars() {
+            argv.extend(["-u".to_string(), name]);
+        }
+        argv.extend([
+            "srun".to_string(),
+            format!("--jobid={job_id}"),
+            format!("--chdir={}", self.dir.as_str()),
+        ]);
+        argv.extend(self.step_options());
+        argv.extend(["bash".to_string(), "-c".to_string(), script.to_string()]);
+        let built = self.run(&argv, progress);
+        self.end(&env_job, false);
+        built.map(|_| ()).map_err(|e| self.classify(e))
+    }
+}
+
 impl Runner for SlurmRunner {
     fn spec(&self) -> &RunnerSpec {
         &self.spec
     }
 
-    fn prepare(&self, job: &Job, progress: &mut dyn FnMut(String)) -> Result<(), RunnerError> {
+    fn prepare(
+        &self,
+        job: &Job,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError> {
         // Slurm checks the request (partition, account, qos, gres, …) without running it.
         let mut check = vec!["srun".to_string(), "--test-only".to_string()];
         check.extend(self.target.options());
@@ -365,14 +427,7 @@ impl Runner for SlurmRunner {
             let argv = ["bash".to_string(), "-c".to_string(), script];
             self.run(&argv, progress).map(|_| ())
         } else {
-            progress(format!(
-                "building or reusing the environment in a job on slurm partition {}",
-                self.target.partition
-            ));
-            let argv = self.srun_argv("xstack-environment", &script);
-            self.run(&argv, progress)
-                .map(|_| ())
-                .map_err(|e| self.classify(e))
+            self.build_in_a_job(job, &script, cancel, progress)
         }
     }
 

@@ -331,7 +331,12 @@ impl Runner for FakeRunner {
     fn spec(&self) -> &RunnerSpec {
         &self.spec
     }
-    fn prepare(&self, _job: &Job, _progress: &mut dyn FnMut(String)) -> Result<(), RunnerError> {
+    fn prepare(
+        &self,
+        _job: &Job,
+        _cancel: &AtomicBool,
+        _progress: &mut dyn FnMut(String),
+    ) -> Result<(), RunnerError> {
         self.check("prepare")
     }
     fn stage(&self, _job: &Job, verify_dir: &Path) -> Result<Launch, RunnerError> {
