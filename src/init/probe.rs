@@ -68,12 +68,16 @@ static LOSS: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap_or_else(|e| unreachable!("the loss pattern is a valid regex: {e}"))
 });
 
-/// The repository's first `nn.Module` subclass and first loss (files in name order, at most
-/// three folders deep, hidden folders, virtualenvs and `site-packages` left out); None when
-/// it has no model or no loss.
-pub fn find(repo: &Path) -> Option<ProbeTarget> {
-    let mut model: Option<ModelClass> = None;
-    let mut loss: Option<Site> = None;
+/// The model and the loss of the experiment `command` runs: among the repository's
+/// `nn.Module` subclasses (files in name order, at most three folders deep, hidden folders,
+/// virtualenvs and `site-packages` left out), first one the command's script instantiates
+/// (defined there or in a module of the repository it imports), then one defined in the
+/// script, then in a module it imports, then the first found; the loss likewise from the
+/// script, its imports, then anywhere. None when the repository has no model or no loss.
+pub fn find(repo: &Path, command: &str) -> Option<ProbeTarget> {
+    let mut models: Vec<ModelClass> = Vec::new();
+    let mut losses: Vec<Site> = Vec::new();
+    let mut texts: Vec<(String, String)> = Vec::new();
     let files = walkdir::WalkDir::new(repo)
         .max_depth(4)
         .sort_by_file_name()
@@ -110,34 +114,116 @@ pub fn find(repo: &Path) -> Option<ProbeTarget> {
             line: i + 1,
             text: lines[i].trim().to_string(),
         };
+        let mut file_loss = None;
         for (i, line) in lines.iter().enumerate() {
-            if model.is_none()
-                && let Some(c) = MODULE_CLASS.captures(line)
-            {
+            if let Some(c) = MODULE_CLASS.captures(line) {
                 let init = lines[i + 1..]
                     .iter()
                     .take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t']))
                     .position(|l| INIT.is_match(l))
                     .map(|j| site(i + 1 + j));
-                model = Some(ModelClass {
+                models.push(ModelClass {
                     name: c[1].to_string(),
                     site: site(i),
                     init,
                 });
             }
             let code = line.split('#').next().unwrap_or_default();
-            if loss.is_none() && LOSS.is_match(code) {
-                loss = Some(site(i));
+            if file_loss.is_none() && LOSS.is_match(code) {
+                file_loss = Some(site(i));
             }
         }
-        if model.is_some() && loss.is_some() {
-            break;
+        losses.extend(file_loss);
+        texts.push((rel, text));
+    }
+    let script = script_of(command, repo);
+    let script_text = script
+        .as_ref()
+        .and_then(|s| texts.iter().find(|(rel, _)| rel == s))
+        .map(|(_, text)| text.as_str())
+        .unwrap_or_default();
+    let imported = script
+        .as_deref()
+        .map(|s| local_imports(s, script_text, &texts))
+        .unwrap_or_default();
+    let in_script = |file: &str| script.as_deref() == Some(file);
+    let in_imports = |file: &str| imported.iter().any(|i| i == file);
+    let instantiated = |name: &str| {
+        Regex::new(&format!(r"\b{}\s*\(", regex::escape(name))).is_ok_and(|re| {
+            script_text
+                .lines()
+                .any(|l| !l.trim_start().starts_with("class ") && re.is_match(l))
+        })
+    };
+    let model = models
+        .iter()
+        .find(|m| (in_script(&m.site.file) || in_imports(&m.site.file)) && instantiated(&m.name))
+        .or_else(|| models.iter().find(|m| in_script(&m.site.file)))
+        .or_else(|| models.iter().find(|m| in_imports(&m.site.file)))
+        .or_else(|| models.first())?
+        .clone();
+    let loss = losses
+        .iter()
+        .find(|l| in_script(&l.file))
+        .or_else(|| losses.iter().find(|l| in_imports(&l.file)))
+        .or_else(|| losses.first())?
+        .clone();
+    Some(ProbeTarget { model, loss })
+}
+
+/// The repository file (relative, `/`-separated) that `command` runs: the first argument
+/// ending in `.py`, or the module of `python -m MODULE`; None when it names neither or the
+/// file is not in the repository.
+fn script_of(command: &str, repo: &Path) -> Option<String> {
+    let words = shell_words::split(command).ok()?;
+    let file = words
+        .iter()
+        .position(|w| w == "-m")
+        .and_then(|i| words.get(i + 1))
+        .map(|module| format!("{}.py", module.replace('.', "/")))
+        .or_else(|| words.iter().find(|w| w.ends_with(".py")).cloned())?;
+    let file = file.trim_start_matches("./").to_string();
+    repo.join(&file).is_file().then_some(file)
+}
+
+/// The repository files the script `script` (with text `text`) imports (`import model`,
+/// `from models.net import Net`, `from . import x`), resolved next to the script or at the
+/// repository's root, as files among `texts`.
+fn local_imports(script: &str, text: &str, texts: &[(String, String)]) -> Vec<String> {
+    static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+        crate::patterns::constant(
+            r"^\s*(?:from\s+(\.*[\w.]*)\s+import\b|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))",
+        )
+    });
+    let folder = script.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
+    let mut found = Vec::new();
+    for caps in text.lines().filter_map(|l| IMPORT.captures(l)) {
+        let modules: Vec<&str> = match (caps.get(1), caps.get(2)) {
+            (Some(from), _) => vec![from.as_str()],
+            (None, Some(list)) => list.as_str().split(',').map(str::trim).collect(),
+            (None, None) => continue,
+        };
+        for module in modules {
+            let path = module.trim_start_matches('.').replace('.', "/");
+            if path.is_empty() {
+                continue;
+            }
+            for base in [folder, ""] {
+                let stem = if base.is_empty() {
+                    path.clone()
+                } else {
+                    format!("{base}/{path}")
+                };
+                for candidate in [format!("{stem}.py"), format!("{stem}/__init__.py")] {
+                    if texts.iter().any(|(rel, _)| *rel == candidate) && !found.contains(&candidate)
+                    {
+                        found.push(candidate);
+                    }
+                }
+            }
         }
     }
-    Some(ProbeTarget {
-        model: model?,
-        loss: loss?,
-    })
+    found
 }
 
 /// The Python module a repository file is imported as (`models/net.py` → `models.net`).
@@ -264,7 +350,7 @@ mod tests {
                 "import torch.nn.functional as F\n# F.mse_loss( in a comment\nloss = F.cross_entropy(out, y)\n",
             ),
         ]);
-        let found = find(dir.path()).unwrap_or_else(|| panic!("nothing found"));
+        let found = find(dir.path(), "python train.py").unwrap_or_else(|| panic!("nothing found"));
         assert_eq!(found.model.name, "Net");
         assert_eq!(
             (found.model.site.file.as_str(), found.model.site.line),
@@ -295,13 +381,65 @@ mod tests {
             "m.py",
             "import torch\nclass M(torch.nn.Module):\n    pass\n",
         )]);
-        assert_eq!(find(no_loss.path()), None);
+        assert_eq!(find(no_loss.path(), "python m.py"), None);
         let no_model = repo(&[("t.py", "loss = nn.MSELoss()(a, b)\nloss.backward()\n")]);
-        assert_eq!(find(no_model.path()), None);
+        assert_eq!(find(no_model.path(), "python t.py"), None);
         let hidden = repo(&[
             (".venv/m.py", "class M(nn.Module):\n    pass\n"),
             ("t.py", "loss.backward()\n"),
         ]);
-        assert_eq!(find(hidden.path()), None);
+        assert_eq!(find(hidden.path(), "python t.py"), None);
+    }
+
+    #[test]
+    fn the_model_is_the_one_of_the_script_the_command_runs() {
+        let model = |name: &str| {
+            format!(
+                "import torch.nn as nn\nimport torch.nn.functional as F\n\nclass {name}(nn.Module):\n    def __init__(self):\n        super().__init__()\n\nloss = F.cross_entropy(a, b)\nm = {name}()\n"
+            )
+        };
+        // Two scripts with a model each: the command's, not the first in name order.
+        let dir = repo(&[
+            ("bigram.py", &model("BigramLanguageModel")),
+            ("v2.py", &model("BigramLanguageModel")),
+        ]);
+        let found = find(dir.path(), "python v2.py").unwrap_or_else(|| panic!("nothing found"));
+        assert_eq!(
+            (
+                found.model.name.as_str(),
+                found.model.site.file.as_str(),
+                found.model.site.line
+            ),
+            ("BigramLanguageModel", "v2.py", 4)
+        );
+        assert_eq!(found.loss.file, "v2.py");
+        // nanoGPT's shape: the script defines no model, it imports model.py and builds the
+        // last class defined there (`model = GPT(gptconf)`), not the first (`LayerNorm`).
+        let dir = repo(&[
+            (
+                "model.py",
+                "import torch.nn as nn\nimport torch.nn.functional as F\nclass LayerNorm(nn.Module):\n    pass\nclass GPT(nn.Module):\n    def forward(self, idx, targets):\n        loss = F.cross_entropy(x, y)\n",
+            ),
+            (
+                "bench.py",
+                "import torch.nn as nn\nclass Other(nn.Module):\n    pass\nloss.backward()\n",
+            ),
+            (
+                "train.py",
+                "from model import GPTConfig, GPT\nmodel = GPT(gptconf)\nscaler.scale(loss).backward()\nloss.backward()\n",
+            ),
+        ]);
+        let command = "python train.py config/train_shakespeare_char.py --device=cpu";
+        let found = find(dir.path(), command).unwrap_or_else(|| panic!("nothing found"));
+        assert_eq!(
+            (found.model.name.as_str(), found.model.site.file.as_str()),
+            ("GPT", "model.py")
+        );
+        assert_eq!((found.loss.file.as_str(), found.loss.line), ("train.py", 4));
+        // `python -m pkg.run` runs pkg/run.py.
+        let dir = repo(&[("a.py", &model("First")), ("pkg/run.py", &model("Second"))]);
+        let found =
+            find(dir.path(), "python -m pkg.run --x 1").unwrap_or_else(|| panic!("nothing found"));
+        assert_eq!(found.model.name, "Second");
     }
 }
