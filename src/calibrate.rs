@@ -844,6 +844,9 @@ pub fn render_toml(cal: &Calibration) -> String {
     out.push_str(&notes(cal));
     for c in &cal.criteria {
         out.push('\n');
+        if let Some(line) = claim_comparison(c, cal.seeds.len()) {
+            out.push_str(&format!("# {line}\n"));
+        }
         out.push_str(&summary_comment(cal, c));
         out.push_str(&criterion_block(
             &c.criterion.metric,
@@ -857,6 +860,53 @@ pub fn render_toml(cal: &Calibration) -> String {
         out.push_str(&seed_check_block(&cal.spread));
     }
     out
+}
+
+/// The task's published claim for criterion `c` authenticated again against these runs
+/// (`runs` of them) with the task's own tolerance: `published 81.0 % (README.md:31, "Cora |
+/// Acc: 81.0 %") — reproduced: 0.8103 ± 0.0005 over 5 seeds`; None when the criterion has no
+/// `[criterion.claim]`.
+pub fn claim_comparison(c: &CriterionCalibration, runs: usize) -> Option<String> {
+    let claim = c.criterion.claim.as_ref()?;
+    let s = &c.summary;
+    let measured = format!(
+        "{} ± {} over {runs} seed{}",
+        short(s.mean),
+        short(s.std),
+        if runs == 1 { "" } else { "s" }
+    );
+    let (Some(value), Some(written)) = (claim.value_in_metric_units(), claim.value_text()) else {
+        return Some(format!(
+            "no published claim in the task; measured {measured}"
+        ));
+    };
+    let quoted = match (&claim.location, &claim.text) {
+        (Some(at), Some(text)) => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            format!(" ({at}, \"{}\")", words.join(" "))
+        }
+        _ => String::new(),
+    };
+    let authentication = crate::claims::authenticate(
+        value,
+        &crate::claims::Measured {
+            runs: u32::try_from(runs).unwrap_or(u32::MAX),
+            mean: s.mean,
+            std: s.std,
+        },
+        c.criterion.tolerance,
+    );
+    Some(match authentication.status {
+        crate::task::ClaimStatus::Reproduced => {
+            format!("published {written}{quoted} — reproduced: {measured}")
+        }
+        _ => format!(
+            "published {written}{quoted} — NOT reproduced: {measured}, {} from the claim, {:.1}× the task's tolerance {}",
+            short(authentication.difference.abs()),
+            authentication.in_tolerances.abs(),
+            short(c.criterion.tolerance)
+        ),
+    })
 }
 
 fn location_json(l: &Location) -> serde_json::Value {
@@ -941,6 +991,7 @@ mod tests {
             published: 0.5,
             tolerance: 0.1,
             direction: Direction::Higher,
+            claim: None,
         }
     }
 

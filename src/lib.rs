@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod bench;
 pub mod calibrate;
+pub mod claims;
 pub mod cli;
 pub mod command_line;
 pub mod config;

@@ -182,7 +182,7 @@ enum Cmd {
         /// A metric to grade on (repeatable; default: those that look like evaluation results).
         #[arg(long = "metric", value_name = "NAME")]
         metrics: Vec<String>,
-        /// Direction of every criterion (default: from the metric's name).
+        /// Direction of every criterion (default: within, around the claim or the measured value).
         #[arg(long, value_parser = ["higher", "lower", "within"])]
         direction: Option<String>,
         /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
@@ -199,6 +199,14 @@ enum Cmd {
         /// Task id (default: the folder's name, sanitized).
         #[arg(long)]
         id: Option<String>,
+        /// A paper's text or markdown to read claims from, beside the repository's READMEs,
+        /// docs and notebooks.
+        #[arg(long, value_name = "FILE")]
+        paper: Option<PathBuf>,
+        /// Write the task graded against a claim its runs do not reproduce (recorded as
+        /// `not_reproduced`).
+        #[arg(long)]
+        accept_unreproduced: bool,
         /// Accept the proposal without review.
         #[arg(long)]
         yes: bool,
@@ -442,6 +450,8 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             packages,
             seeds,
             id,
+            paper,
+            accept_unreproduced,
             yes,
         }) => cli::init(cli::InitArgs {
             repo,
@@ -453,6 +463,8 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             packages,
             seeds,
             id,
+            paper,
+            accept_unreproduced,
             yes,
         }),
         Some(Cmd::Diff {

@@ -137,6 +137,25 @@ impl Suggestion {
         }
     }
 
+    /// The same tolerance around `published` instead (a claim the runs authenticated), written
+    /// to as many places as the claim or the tolerance needs: 0.81 stays 0.81 beside a
+    /// tolerance of 0.0098.
+    pub fn around(&self, published: f64) -> Suggestion {
+        let places = magnitude(published)
+            .map_or(0, |e| (PUBLISHED_DIGITS - 1 - e).max(0) as usize)
+            .max(self.decimals);
+        let decimals = (0..=places)
+            .find(|&d| round_to(published, d) == published)
+            .unwrap_or(places)
+            .max(self.decimals);
+        Suggestion {
+            published: round_to(published, decimals),
+            tolerance: self.tolerance,
+            decimals,
+            exponent: self.exponent,
+        }
+    }
+
     /// The published value as TOML (always a float).
     pub fn published_toml(&self) -> String {
         format_number(self.published, self.decimals, self.exponent)

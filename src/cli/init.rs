@@ -65,6 +65,10 @@ pub struct InitArgs {
     pub seeds: Option<u64>,
     /// `--id`.
     pub id: Option<String>,
+    /// `--paper`.
+    pub paper: Option<PathBuf>,
+    /// `--accept-unreproduced`.
+    pub accept_unreproduced: bool,
     /// `--yes`.
     pub yes: bool,
 }
@@ -94,6 +98,8 @@ pub fn init(args: InitArgs) -> Result<i32, AppError> {
         packages: args.packages,
         seeds: args.seeds,
         id: args.id,
+        paper: args.paper,
+        accept_unreproduced: args.accept_unreproduced,
         yes: args.yes,
         tasks_dir: task::tasks_dir(),
         cache_dir: crate::env::cache_dir(),

@@ -44,6 +44,8 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
                 packages: None,
                 seeds: None,
                 id: None,
+                paper: None,
+                accept_unreproduced: false,
                 yes: false,
             })?,
             Choice::Run { task, agent, mode } => {

@@ -72,6 +72,37 @@ impl PythonEnv {
             ("VIRTUAL_ENV".to_string(), self.dir.display().to_string()),
         ]
     }
+
+    /// The installed versions of `packages` (their names without extras or version
+    /// specifiers), as `torch 2.15.0, numpy 2.4.6`; a package the environment lacks is left
+    /// out, and an environment whose Python cannot be run gives an empty text.
+    pub fn package_versions(&self, packages: &[String]) -> String {
+        let names: Vec<&str> = packages
+            .iter()
+            .map(|p| {
+                p.split(|c: char| "[<>=!~; ".contains(c))
+                    .next()
+                    .unwrap_or_default()
+            })
+            .filter(|n| !n.is_empty())
+            .collect();
+        let script = "import sys, importlib.metadata as m\nfor n in sys.argv[1:]:\n    try:\n        print(n, m.version(n))\n    except m.PackageNotFoundError:\n        pass\n";
+        let out = std::process::Command::new(self.bin().join("python"))
+            .arg("-c")
+            .arg(script)
+            .args(&names)
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => String::new(),
+        }
+    }
 }
 
 /// The cache key of a package list: order and duplicates do not matter.

@@ -9,6 +9,7 @@ fn criterion(direction: Direction) -> CriterionSpec {
         published: 0.9,
         tolerance: 0.02,
         direction,
+        claim: None,
     }
 }
 
@@ -192,6 +193,7 @@ fn a_gap_is_told_with_the_decimals_that_set_it_apart_from_the_edge() {
         published: 0.978,
         tolerance: 0.01,
         direction: Direction::Higher,
+        claim: None,
     };
     assert_eq!(
         describe_gap(&spec, 0.8955625),

@@ -9,6 +9,7 @@
 //! a loss it also writes a `probe.py` skeleton for review, its `[parity]` section a comment
 //! (`probe.rs`). The repository is only read.
 
+pub mod claims;
 pub mod detect;
 pub mod probe;
 pub mod render;
@@ -27,6 +28,20 @@ use crate::task::{CriterionSpec, Direction, MetricSpec, Reduce, Task};
 
 use detect::Candidate;
 use render::{Proposal, ProposedCriterion};
+
+/// Why every criterion init proposes is `within` unless `--direction` says otherwise.
+const WITHIN_REASON: &str = "within, the default: a port reproduces the result when it lands near it on either side; a value far better than the source reaches is a broken port too (a causal mask left out lets a language model see what it predicts)";
+
+/// This machine, as a claim's measurement records it: `2 cores, x86_64 Linux`.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    format!(
+        "{cores} core{}, {} {}",
+        if cores == 1 { "" } else { "s" },
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    )
+}
 
 /// Relative part of the default tolerance of a single run: 2% of |value|.
 pub const SINGLE_RUN_RELATIVE: f64 = 0.02;
@@ -99,6 +114,15 @@ pub enum InitError {
     /// The written task did not pass `xstack check`; it was removed.
     #[error("the proposed task does not pass `xstack check`, nothing was written: {0}")]
     Invalid(crate::task::TaskError),
+    /// The claim a criterion is graded against is not reproduced by the runs, and
+    /// `--accept-unreproduced` was not given.
+    #[error(
+        "{0}; nothing was written. --accept-unreproduced writes the task graded against the claim all the same (recorded as not_reproduced), or choose another claim (or none) without --yes"
+    )]
+    ClaimNotReproduced(String),
+    /// The repository's claims could not be read (`--paper FILE` missing or unreadable).
+    #[error("{0}")]
+    Claims(#[from] crate::claims::ClaimsError),
     /// Writing the task folder failed; what was written was removed.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -167,6 +191,11 @@ pub struct InitOptions {
     pub seeds: Option<u64>,
     /// `--id`.
     pub id: Option<String>,
+    /// `--paper`: a paper's text or markdown to read claims from.
+    pub paper: Option<PathBuf>,
+    /// `--accept-unreproduced`: write a task graded against a claim its runs do not
+    /// reproduce.
+    pub accept_unreproduced: bool,
     /// `--yes`.
     pub yes: bool,
     /// The tasks folder.
@@ -528,7 +557,8 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             reduce: Reduce::Last,
             published: 0.0,
             tolerance: 0.0,
-            direction: opts.direction.unwrap_or_else(|| direction_for(&c.name)),
+            direction: opts.direction.unwrap_or(Direction::Within),
+            claim: None,
         })
         .collect();
     let specs: Vec<MetricSpec> = found.iter().map(|c| c.spec.clone()).collect();
@@ -561,11 +591,53 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     let command = published.command.clone().unwrap_or(command);
     let lines = published.first.as_ref().map_or(lines, SeedRun::lines);
 
+    // What the repository claims, matched to each criterion and authenticated by the runs.
+    let found_claims = crate::claims::find_claims(&repo, opts.paper.as_deref())?;
+    console.say(&format!(
+        "claims found in the repository{}: {}",
+        if opts.paper.is_some() {
+            " and the paper"
+        } else {
+            ""
+        },
+        found_claims.len()
+    ));
+    let looked_up: Vec<claims::Criterion<'_>> = chosen
+        .iter()
+        .zip(&published.suggestions)
+        .zip(&published.measured)
+        .map(|((cand, suggestion), measured)| claims::Criterion {
+            metric: &cand.name,
+            line: &cand.last_example,
+            key: &cand.key,
+            measured: *measured,
+            tolerance: suggestion.tolerance,
+        })
+        .collect();
+    let provenance = claims::Provenance {
+        date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
+        versions: plan
+            .env
+            .as_ref()
+            .map(|e| e.package_versions(&reference_packages))
+            .unwrap_or_else(|| "the Python on PATH".to_string()),
+        machine: machine(),
+    };
+    let settled = claims::settle(
+        &found_claims,
+        &looked_up,
+        &command,
+        &provenance,
+        opts.yes,
+        opts.accept_unreproduced,
+        console,
+    )?;
+
     let n_runs = opts.seeds.unwrap_or(1);
     let date = chrono::Utc::now().format("%Y-%m-%d");
     // The parity probe: a skeleton for review when the repository has a model and a loss and
     // no probe.py of its own; never run here.
-    let probe_target = probe::find(&repo);
+    let probe_target = probe::find(&repo, &command);
     let has_probe = repo.join(probe::PROBE_FILE).is_file();
     let skeleton = probe_target
         .as_ref()
@@ -576,14 +648,20 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         title: repo::title(&repo),
         source_path: relative_path(&task_dir, &repo),
         repo_display: opts.repo.display().to_string(),
-        citation: if n_runs > 1 {
+        citation: if settled.iter().any(|s| s.citation.is_some()) {
+            settled
+                .iter()
+                .filter_map(|s| s.citation.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        } else if n_runs > 1 {
             format!(
-                "measured by xstack init on {date}: mean of {n_runs} runs of `{command}` (XSTACK_SEED 0-{}); cite the paper or README table when there is one",
+                "measured by xstack init on {date}: mean of {n_runs} runs of `{command}` (XSTACK_SEED 0-{}); no published claim was found in the repository",
                 n_runs - 1
             )
         } else {
             format!(
-                "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); cite the paper or README table when there is one"
+                "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); no published claim was found in the repository"
             )
         },
         target_from: if opts.packages.is_some() {
@@ -615,18 +693,25 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             .iter()
             .zip(&criteria)
             .zip(published.suggestions.into_iter().zip(published.evidence))
-            .map(|((cand, crit), (suggestion, evidence))| ProposedCriterion {
-                metric: crit.metric.clone(),
-                direction: crit.direction,
-                direction_reason: if opts.direction.is_some() {
-                    "from --direction".to_string()
-                } else {
-                    format!("from the name `{}`", crit.metric)
+            .zip(settled)
+            .map(
+                |(((cand, crit), (suggestion, evidence)), settled)| ProposedCriterion {
+                    metric: crit.metric.clone(),
+                    direction: crit.direction,
+                    direction_reason: if opts.direction.is_some() {
+                        "from --direction".to_string()
+                    } else {
+                        WITHIN_REASON.to_string()
+                    },
+                    suggestion: match settled.published {
+                        Some(claimed) => suggestion.around(claimed),
+                        None => suggestion,
+                    },
+                    evidence,
+                    example: cand.last_example.clone(),
+                    claim: Some(settled.claim),
                 },
-                suggestion,
-                evidence,
-                example: cand.last_example.clone(),
-            })
+            )
             .collect(),
         settings: repo::hyper_parameters(&repo, &command),
         parity_note: probe_target
@@ -696,6 +781,8 @@ struct Published {
     first: Option<SeedRun>,
     /// The longest run.
     longest_s: f64,
+    /// What the runs measured of each criterion (for authenticating its claim).
+    measured: Vec<crate::claims::Measured>,
 }
 
 /// Published values from `--seeds` runs: measured where the seeds moved a value; where they
@@ -766,7 +853,17 @@ fn measured(
                 .collect()
         })
         .collect();
+    let measured = cal
+        .criteria
+        .iter()
+        .map(|c| crate::claims::Measured {
+            runs: u32::try_from(c.summary.values.len()).unwrap_or(u32::MAX),
+            mean: c.summary.mean,
+            std: c.summary.std,
+        })
+        .collect();
     Published {
+        measured,
         integrity: calibrate::seed_varies(&cal.criteria)
             .then(|| calibrate::seed_check_block(&cal.spread)),
         seed_note: seed_note(seed_use, Some(&cal)),
@@ -794,6 +891,14 @@ fn single_run(
     let resolutions = calibrate::printed_resolutions(specs, criteria, &first.output);
     let mut suggestions = Vec::new();
     let mut evidence = Vec::new();
+    let measured = values
+        .iter()
+        .map(|v| crate::claims::Measured {
+            runs: 1,
+            mean: *v,
+            std: 0.0,
+        })
+        .collect();
     for ((c, value), resolution) in criteria.iter().zip(&values).zip(resolutions) {
         let default = Suggestion::rounded(*value, single_run_tolerance(*value, resolution));
         let tolerance = if opts.yes {
@@ -832,6 +937,7 @@ fn single_run(
         suggestions.push(s);
     }
     Ok(Published {
+        measured,
         suggestions,
         evidence,
         integrity: None,

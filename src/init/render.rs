@@ -2,7 +2,7 @@
 //! comments saying where each value came from.
 
 use crate::calibrate::{Suggestion, toml_string};
-use crate::task::{Direction, MetricSpec};
+use crate::task::{ClaimSpec, Direction, MetricSpec};
 
 use super::repo::Settings;
 
@@ -21,6 +21,9 @@ pub struct ProposedCriterion {
     pub evidence: Vec<String>,
     /// A line of the log that prints the metric.
     pub example: String,
+    /// The `[criterion.claim]` table: what the authors published and whether the runs
+    /// reproduced it.
+    pub claim: Option<ClaimSpec>,
 }
 
 /// Everything the task file says.
@@ -64,6 +67,48 @@ pub struct Proposal {
     pub settings: Vec<Settings>,
     /// The `[parity]` section as a comment, when init proposes a probe.
     pub parity_note: Option<String>,
+}
+
+/// The `[criterion.claim]` table of `claim`, under the `[[criterion]]` it belongs to.
+pub fn claim_block(claim: &ClaimSpec) -> String {
+    let mut out = String::from("[criterion.claim]\n");
+    if let Some(text) = &claim.text {
+        out.push_str(&format!("text = {}\n", toml_string(text)));
+    }
+    if let Some(at) = &claim.location {
+        out.push_str(&format!("where = {}\n", toml_string(at)));
+    }
+    if let Some(value) = claim.value {
+        out.push_str(&format!("value = {}\n", toml_float(value)));
+    }
+    if !claim.unit.is_empty() {
+        out.push_str(&format!("unit = {}\n", toml_string(&claim.unit)));
+    }
+    out.push_str(&format!("status = \"{}\"\n", claim.status.as_str()));
+    if let Some(m) = &claim.measured {
+        let machine = m.machine.as_ref().map_or_else(String::new, |machine| {
+            format!(", machine = {}", toml_string(machine))
+        });
+        out.push_str(&format!(
+            "measured = {{ runs = {}, mean = {}, std = {}, date = {}, versions = {}{machine} }}\n",
+            m.runs,
+            toml_float(m.mean),
+            toml_float(m.std),
+            toml_string(&m.date),
+            toml_string(&m.versions),
+        ));
+    }
+    out
+}
+
+/// A float as TOML writes one: `81.0`, not `81`.
+fn toml_float(v: f64) -> String {
+    let s = v.to_string();
+    if s.contains(['.', 'e', 'E', 'n', 'i']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
 }
 
 /// A TOML string for a regex: a literal string when it can be one, else a basic string.
@@ -216,6 +261,9 @@ pub fn task_toml(p: &Proposal) -> String {
             c.direction,
             &c.suggestion,
         ));
+        if let Some(claim) = &c.claim {
+            out.push_str(&claim_block(claim));
+        }
     }
     if let Some(block) = &p.integrity {
         out.push('\n');

@@ -50,6 +50,8 @@ pub struct TaskFile {
     pub prompt: Option<PromptSpec>,
     /// The numeric parity probe (SPEC §3a).
     pub parity: Option<ParitySpec>,
+    /// How the oracle in `solution/` is laid over the source.
+    pub solution: Option<SolutionSpec>,
 }
 
 /// `[source]`: exactly one of a path relative to the task folder or a git repository.
@@ -229,6 +231,132 @@ pub struct CriterionSpec {
     pub tolerance: f64,
     /// Which side of the published value passes.
     pub direction: Direction,
+    /// What the authors published, and whether it was reproduced here (SPEC §2b).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<ClaimSpec>,
+}
+
+/// Whether a published claim was reproduced by the measured runs (SPEC §2b).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    /// The claim lies within the calibrated tolerance of the measured mean.
+    Reproduced,
+    /// The measured runs land farther from the claim than the tolerance.
+    NotReproduced,
+    /// The repository states no result for this metric.
+    NoClaim,
+}
+
+impl ClaimStatus {
+    /// The name written in `task.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimStatus::Reproduced => "reproduced",
+            ClaimStatus::NotReproduced => "not_reproduced",
+            ClaimStatus::NoClaim => "no_claim",
+        }
+    }
+}
+
+/// `[criterion.claim]`: the published claim a criterion is graded against, quoted as
+/// written, with the measurement that authenticated it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// The claim quoted as written (a sentence, a table row, an output line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Where it is: `FILE:LINE`, or `NOTEBOOK.ipynb#cell=N`.
+    #[serde(rename = "where", default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// The number as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// `"%"`: a percentage of the printed fraction; `""`: the printed metric's own units.
+    #[serde(default)]
+    pub unit: String,
+    /// Whether the measured runs reproduced it.
+    pub status: ClaimStatus,
+    /// The runs that authenticated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<ClaimMeasurement>,
+}
+
+impl ClaimSpec {
+    /// The claim in the printed metric's units (81.0 % is 0.810).
+    pub fn value_in_metric_units(&self) -> Option<f64> {
+        self.value
+            .map(|v| if self.unit == "%" { v / 100.0 } else { v })
+    }
+
+    /// The claim as written, `81.0 %` or `1.88`.
+    pub fn value_text(&self) -> Option<String> {
+        self.value.map(|v| {
+            if self.unit == "%" {
+                format!("{v} %")
+            } else {
+                v.to_string()
+            }
+        })
+    }
+
+    /// Where the published number comes from and whether it was reproduced here, in one
+    /// line: `README.md:29 "Cora | Acc: 81.0 %": reproduced here (0.8103 ± 0.0005, 5 runs)`.
+    pub fn describe(&self) -> String {
+        let measured = self.measured.as_ref().map(|m| {
+            format!(
+                "{} ± {}, {} run{}",
+                m.mean,
+                m.std,
+                m.runs,
+                if m.runs == 1 { "" } else { "s" }
+            )
+        });
+        let quoted = match (&self.location, &self.text) {
+            (Some(at), Some(text)) => {
+                let text: Vec<&str> = text.split_whitespace().collect();
+                format!("{at} \"{}\"", text.join(" "))
+            }
+            (Some(at), None) => at.clone(),
+            _ => String::new(),
+        };
+        match (self.status, measured) {
+            (ClaimStatus::NoClaim, Some(m)) => {
+                format!("no published claim: graded against this machine's runs ({m})")
+            }
+            (ClaimStatus::NoClaim, None) => "no published claim".to_string(),
+            (status, Some(m)) => format!(
+                "{quoted}: {} here ({m})",
+                if status == ClaimStatus::Reproduced {
+                    "reproduced"
+                } else {
+                    "NOT reproduced"
+                }
+            ),
+            (status, None) => format!("{quoted}: {}", status.as_str()),
+        }
+    }
+}
+
+/// `[criterion.claim] measured`: the runs a claim was authenticated with.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimMeasurement {
+    /// How many runs.
+    pub runs: u32,
+    /// Their mean, in the printed metric's units.
+    pub mean: f64,
+    /// Their standard deviation.
+    pub std: f64,
+    /// The day they ran (`YYYY-MM-DD`).
+    pub date: String,
+    /// The packages they ran with (`torch 2.15.0, numpy 2.4.6`).
+    #[serde(default)]
+    pub versions: String,
+    /// The machine (`2 cores, CPU`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 fn default_reduce() -> Reduce {
@@ -329,6 +457,17 @@ fn default_parity_timeout_s() -> u64 {
     300
 }
 
+/// `[solution]`: how the oracle is made from the source: `solution/` laid over it, then the
+/// paths of `remove` deleted (files of the source the port has no use for, such as PyTorch
+/// scripts the graded command never runs).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SolutionSpec {
+    /// Files or folders of the source, relative to it, that the oracle deletes.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
 /// Where a validated task's source repository lives.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -381,6 +520,15 @@ impl Task {
     pub fn solution_dir(&self) -> Option<PathBuf> {
         let dir = self.dir.join("solution");
         dir.is_dir().then_some(dir)
+    }
+
+    /// The paths (relative to the source) that the oracle deletes from the source.
+    pub fn solution_removes(&self) -> &[String] {
+        self.spec
+            .solution
+            .as_ref()
+            .map(|s| s.remove.as_slice())
+            .unwrap_or_default()
     }
 
     /// The demo trajectory, when the task ships one.

@@ -223,6 +223,9 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
                 "must be a finite number",
             ));
         }
+        if let Some(claim) = &cr.claim {
+            check_claim(&c, KeyPath::of("criterion").index(i).key("claim"), claim)?;
+        }
     }
 
     for (i, glob) in spec.integrity.protected.iter().enumerate() {
@@ -274,6 +277,31 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         }
     }
 
+    if let Some(solution) = &spec.solution {
+        for (i, path) in solution.remove.iter().enumerate() {
+            let key = || KeyPath::of("solution").key("remove").index(i);
+            let relative = Path::new(path);
+            let inside = !path.is_empty()
+                && relative
+                    .components()
+                    .all(|part| matches!(part, std::path::Component::Normal(_)));
+            if !inside {
+                return Err(c.fail(
+                    key(),
+                    format!("`{path}` must be a path inside the source (no `..`, not absolute)"),
+                ));
+            }
+            if let Source::Path(root) = &source
+                && std::fs::symlink_metadata(root.join(relative)).is_err()
+            {
+                return Err(c.fail(
+                    key(),
+                    format!("`{path}` does not exist in the source {}", root.display()),
+                ));
+            }
+        }
+    }
+
     Ok(Task {
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),
@@ -281,4 +309,52 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         source,
         metric_regexes: regexes,
     })
+}
+
+/// The rules of a `[criterion.claim]`: a claim that was found names its text, place and value;
+/// `no_claim` names none of them; numbers are finite; a measurement has runs.
+fn check_claim(c: &Checker<'_>, key: KeyPath, claim: &super::ClaimSpec) -> Result<(), TaskError> {
+    let found = claim.status != super::ClaimStatus::NoClaim;
+    for (field, present) in [
+        ("text", claim.text.is_some()),
+        ("where", claim.location.is_some()),
+        ("value", claim.value.is_some()),
+    ] {
+        if found && !present {
+            return Err(c.fail(
+                key.clone().key(field),
+                format!("required when `status` is `{}`", claim.status.as_str()),
+            ));
+        }
+        if !found && present {
+            return Err(c.fail(
+                key.clone().key(field),
+                "must be left out when `status` is `no_claim`",
+            ));
+        }
+    }
+    if let Some(value) = claim.value
+        && !value.is_finite()
+    {
+        return Err(c.fail(key.clone().key("value"), "must be a finite number"));
+    }
+    if !matches!(claim.unit.as_str(), "" | "%") {
+        return Err(c.fail(
+            key.clone().key("unit"),
+            format!("`{}` is not a unit: \"%\" or \"\"", claim.unit),
+        ));
+    }
+    if let Some(m) = &claim.measured {
+        let measured = || key.clone().key("measured");
+        if m.runs == 0 {
+            return Err(c.fail(measured().key("runs"), "must be at least 1"));
+        }
+        if !m.mean.is_finite() {
+            return Err(c.fail(measured().key("mean"), "must be a finite number"));
+        }
+        if !m.std.is_finite() || m.std < 0.0 {
+            return Err(c.fail(measured().key("std"), "must be a finite number >= 0"));
+        }
+    }
+    Ok(())
 }

@@ -70,6 +70,7 @@ fn session() -> SessionState {
                 published: 0.97,
                 tolerance: 0.01,
                 direction: Direction::Higher,
+                claim: None,
             }],
             metrics: vec!["test_acc".into()],
             phase2_details: "Adam, learning rate 1e-3".into(),
@@ -449,6 +450,7 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
                 published: 0.978,
                 tolerance: 0.01,
                 direction: Direction::Higher,
+                claim: None,
             },
             curve(0.1, 0.98, 30),
             curve(0.1, 0.40, 30),
@@ -463,6 +465,7 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
                 published: 1.88,
                 tolerance: 0.05,
                 direction: Direction::Lower,
+                claim: None,
             },
             curve(1.95, 1.87, 20),
             curve(4.0, 3.2, 20),
@@ -477,6 +480,7 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
                 published: 0.5,
                 tolerance: 0.02,
                 direction: Direction::Within,
+                claim: None,
             },
             curve(0.9, 0.5, 25),
             curve(0.9, 0.8, 25),
@@ -691,6 +695,7 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
         published: 0.97,
         tolerance: 0.01,
         direction: Direction::Higher,
+        claim: None,
     };
     let phase_two = criterion_session(criterion, &[0.9], &[0.5], &[0.96], false);
     let hint = hint_of(&phase_two);

@@ -249,6 +249,7 @@ fn divergence_from_the_reference_is_followed_as_points_arrive() {
                 published: 0.8,
                 tolerance: 0.01,
                 direction: Direction::Higher,
+                claim: None,
             }],
             metrics: vec!["acc".into()],
             reference: vec![ReferenceSeries {

@@ -277,6 +277,23 @@ fn draw_criterion(frame: &mut Frame<'_>, area: Rect, view: &CriterionView, theme
         frame.render_widget(Paragraph::new(legend(view, range, row.width, theme)), row);
     }
     let mut used = 3;
+    if let Some(claim) = &view.criterion.claim
+        && area.height >= 5
+        && let Some(row) = next()
+    {
+        let c = &theme.colors;
+        let words = format!("┃ {}", claim.describe());
+        let color = if claim.status == crate::task::ClaimStatus::NotReproduced {
+            c.fail
+        } else {
+            c.dim
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(words, Style::default().fg(color))),
+            row,
+        );
+        used += 1;
+    }
     if let Some((step, value)) = view.diverged
         && area.height >= 5
         && let Some(row) = next()

@@ -103,6 +103,19 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                     Style::default().fg(c.dim),
                 ),
             ]));
+            // Where the published number comes from, and whether it was reproduced here.
+            let claim = state
+                .task
+                .criteria
+                .iter()
+                .find(|spec| spec.metric == cr.metric)
+                .and_then(|spec| spec.claim.as_ref());
+            if let Some(claim) = claim {
+                lines.push(Line::from(Span::styled(
+                    format!("    published: {}", claim.describe()),
+                    Style::default().fg(c.dim),
+                )));
+            }
         }
         for f in &verdict.findings {
             lines.push(Line::from(Span::styled(

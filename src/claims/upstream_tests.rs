@@ -1,0 +1,440 @@
+//! Tests on the real texts of the upstream repositories (fixtures/NOTICE.md): what is found
+//! in each, and which claim each repository's metric is matched to.
+
+use super::*;
+
+const NANOGPT: &str = include_str!("fixtures/nanogpt_README.md");
+const MLP: &str = include_str!("fixtures/mlp_README.md");
+const SGC: &str = include_str!("fixtures/sgc_README.md");
+const MAKEMORE: &str = include_str!("fixtures/makemore_README.md");
+const PART5: &str = include_str!("fixtures/makemore_part5_cnn1.ipynb");
+
+/// The README's CPU command (nanoGPT README.md:85).
+const NANOGPT_CPU: &str = "python train.py config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0";
+
+fn args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// (where, value as written, approximate, label) of each claim.
+fn summary(claims: &[Claim]) -> Vec<(String, String, bool, String)> {
+    claims
+        .iter()
+        .map(|c| {
+            (
+                c.where_text(),
+                c.value_text(),
+                c.approximate,
+                c.label.clone(),
+            )
+        })
+        .collect()
+}
+
+fn row(w: &str, v: &str, approx: bool, label: &str) -> (String, String, bool, String) {
+    (w.to_string(), v.to_string(), approx, label.to_string())
+}
+
+fn nanogpt_target(command: &str, measured: Option<f64>) -> MetricTarget {
+    MetricTarget {
+        name: "val_loss".into(),
+        line: "step 2000: train loss 1.7648, val loss 1.8857".into(),
+        literal: "val loss".into(),
+        args: args(command),
+        measured,
+    }
+}
+
+fn chosen(matches: &[ClaimMatch]) -> &ClaimMatch {
+    match choose(matches) {
+        Choice::Unambiguous(i) => &matches[i],
+        other => panic!("expected one claim, got {other:?}"),
+    }
+}
+
+#[test]
+fn nanogpt_states_these_claims_and_no_durations_sizes_or_versions() {
+    let claims = claims_in_markdown(NANOGPT, "README.md");
+    assert_eq!(
+        summary(&claims),
+        vec![
+            row("README.md:51", "1.4697", false, "validation loss"),
+            row("README.md:88", "1.88", false, "loss"),
+            row("README.md:121", "2.85", true, "loss"),
+            row("README.md:121", "3.11", true, "val loss"),
+            row("README.md:121", "2.85", true, "finetune"),
+            row("README.md:151", "3.11", false, "train loss"),
+            row("README.md:151", "3.12", false, "val loss"),
+            row("README.md:152", "2.85", false, "train loss"),
+            row("README.md:152", "2.84", false, "val loss"),
+            row("README.md:153", "2.66", false, "train loss"),
+            row("README.md:153", "2.67", false, "val loss"),
+            row("README.md:154", "2.56", false, "train loss"),
+            row("README.md:154", "2.54", false, "val loss"),
+            row("README.md:156", "2.85", true, "loss"),
+        ]
+    );
+    let baseline = &claims[6];
+    let cell = baseline.table.as_ref().unwrap();
+    assert_eq!(
+        (cell.row_header.as_str(), cell.column_header.as_str()),
+        ("gpt2", "val loss")
+    );
+    assert_eq!(baseline.quote, "| gpt2 | 124M         | 3.11  | 3.12     |");
+    // "~3 minutes", "4 days", "(124M)", "1MB", "PyTorch 2.0", "135ms", "2022", "256 characters"
+    for not_a_claim in [
+        3.0, 4.0, 124.0, 1.0, 2.0, 135.0, 250.0, 2022.0, 256.0, 2000.0, 1.3,
+    ] {
+        assert!(
+            claims.iter().all(|c| c.value != not_a_claim),
+            "{not_a_claim}"
+        );
+    }
+}
+
+#[test]
+fn nanogpt_cpu_command_takes_the_loss_stated_after_it() {
+    let claims = claims_in_markdown(NANOGPT, "README.md");
+    for measured in [None, Some(1.8857)] {
+        let matches = rank(&claims, &nanogpt_target(NANOGPT_CPU, measured));
+        let best = chosen(&matches);
+        assert_eq!(best.claim.where_text(), "README.md:88");
+        assert_eq!(best.value_in_metric_units, 1.88);
+        assert!(!best.claim.approximate);
+        assert!(
+            best.reasons
+                .iter()
+                .any(|r| r.contains("(the task's command)"))
+        );
+        assert_eq!(matches[1].claim.number, "1.4697");
+        assert!(best.score - matches[1].score >= MARGIN);
+    }
+}
+
+#[test]
+fn nanogpt_gpu_command_takes_the_best_validation_loss() {
+    let claims = claims_in_markdown(NANOGPT, "README.md");
+    let target = nanogpt_target("python train.py config/train_shakespeare_char.py", None);
+    let best = chosen(&rank(&claims, &target)).clone();
+    assert_eq!(
+        (best.claim.where_text().as_str(), best.value_in_metric_units),
+        ("README.md:51", 1.4697)
+    );
+}
+
+#[test]
+fn nanogpt_with_a_command_the_readme_does_not_show_is_ambiguous() {
+    let claims = claims_in_markdown(NANOGPT, "README.md");
+    let matches = rank(&claims, &nanogpt_target("python train.py", None));
+    let Choice::Ambiguous { candidates, why } = choose(&matches) else {
+        panic!("several val losses are stated");
+    };
+    let values: Vec<&str> = candidates
+        .iter()
+        .map(|&i| matches[i].claim.number.as_str())
+        .collect();
+    assert!(
+        values.contains(&"1.4697") && values.contains(&"3.12"),
+        "{values:?}"
+    );
+    assert!(why.contains("README.md:51"), "{why}");
+}
+
+#[test]
+fn nanogpt_baseline_table_row_is_the_config_s_model() {
+    let claims = claims_in_markdown(NANOGPT, "README.md");
+    let target = nanogpt_target("python train.py config/eval_gpt2_medium.py", None);
+    let matches = rank(&claims, &target);
+    let best = chosen(&matches);
+    assert_eq!(
+        (best.claim.where_text().as_str(), best.claim.number.as_str()),
+        ("README.md:152", "2.84")
+    );
+    let gpt2 = matches.iter().find(|m| m.claim.number == "3.12").unwrap();
+    assert!(
+        gpt2.reasons
+            .iter()
+            .any(|r| r.contains("row 'gpt2' is not the command's"))
+    );
+}
+
+#[test]
+fn mlp_val_loss_is_2_06_not_the_4_gram_s_2_11() {
+    let claims = claims_in_markdown(MLP, "README.md");
+    assert_eq!(
+        summary(&claims),
+        vec![
+            row("README.md:21", "2.06", false, "val loss"),
+            row("README.md:21", "2.11", false, "recall count-based 4-gram"),
+        ]
+    );
+    let target = MetricTarget {
+        name: "val_loss".into(),
+        line: "step   1000 | train_loss 2.100000 | val_loss 2.060000 | lr 1e-3".into(),
+        literal: "val_loss".into(),
+        args: args("python mlp_pytorch.py"),
+        measured: Some(2.09),
+    };
+    let matches = rank(&claims, &target);
+    assert_eq!(chosen(&matches).claim.number, "2.06");
+    let other = &matches[1];
+    assert_eq!(other.claim.number, "2.11");
+    assert!(
+        !other.names_metric,
+        "the label nearest 2.11 is the 4-gram's"
+    );
+}
+
+fn sgc_target(dataset: &str) -> MetricTarget {
+    MetricTarget {
+        name: "test_acc".into(),
+        line: "Validation Accuracy: 0.7940 Test Accuracy: 0.8100".into(),
+        literal: "Test Accuracy:".into(),
+        args: args(&format!("citation.py --dataset {dataset} --tuned")),
+        measured: None,
+    }
+}
+
+#[test]
+fn sgc_table_rows_match_the_dataset_argument_in_the_printed_units() {
+    let claims = claims_in_markdown(SGC, "README.md");
+    assert_eq!(
+        summary(&claims),
+        vec![
+            row("README.md:7", "95.0", false, "f1 score"),
+            row("README.md:7", "94.9", false, ""),
+            row("README.md:31", "81.0 %", false, "acc"),
+            row("README.md:32", "71.9 %", false, "acc"),
+            row("README.md:33", "78.9 %", false, "acc"),
+            row("README.md:34", "94.9 %", false, "f1"),
+        ]
+    );
+    assert!(
+        claims.iter().all(|c| c.value != 0.13),
+        "0.13s is a duration"
+    );
+    for (dataset, line, value) in [
+        ("cora", 31, 0.81),
+        ("citeseer", 32, 0.719),
+        ("pubmed", 33, 0.789),
+    ] {
+        let matches = rank(&claims, &sgc_target(dataset));
+        let best = chosen(&matches);
+        assert_eq!(best.claim.where_text(), format!("README.md:{line}"));
+        assert_eq!(best.value_in_metric_units, value);
+        assert_eq!(best.claim.unit, Unit::Percent);
+    }
+    let cora = rank(&claims, &sgc_target("cora"));
+    let best = chosen(&cora);
+    assert_eq!(best.claim.quote, "Cora    | Acc: 81.0 %     | 0.13s");
+    assert_eq!(best.claim.context, "cora metric acc");
+    let citeseer = cora.iter().find(|m| m.claim.number == "71.9").unwrap();
+    assert!(citeseer.score < best.score - MARGIN);
+    let reddit = cora.iter().find(|m| m.claim.label == "f1").unwrap();
+    assert!(reddit.score < 0.0, "F1 is another measure");
+}
+
+#[test]
+fn sgc_claim_authenticates_against_calibrated_runs() {
+    let claims = claims_in_markdown(SGC, "README.md");
+    let matches = rank(&claims, &sgc_target("cora"));
+    let best = chosen(&matches);
+    let measured = Measured {
+        runs: 5,
+        mean: 0.8103,
+        std: 0.0005,
+    };
+    let a = authenticate(best.value_in_metric_units, &measured, 0.012);
+    assert_eq!(a.status, ClaimStatus::Reproduced);
+    let far = authenticate(
+        best.value_in_metric_units,
+        &Measured {
+            mean: 0.79,
+            ..measured
+        },
+        0.012,
+    );
+    assert_eq!(far.status, ClaimStatus::NotReproduced);
+}
+
+#[test]
+fn makemore_test_logprob_is_approximate_and_matches_test_loss() {
+    let claims = claims_in_markdown(MAKEMORE, "README.md");
+    assert_eq!(
+        summary(&claims),
+        vec![row("README.md:44", "1.92", true, "test logprob")]
+    );
+    let target = MetricTarget {
+        name: "test_loss".into(),
+        line: "step 500 train loss: 2.1 test loss: 2.2".into(),
+        literal: "test loss:".into(),
+        args: args("makemore.py -i names.txt -o names"),
+        measured: None,
+    };
+    let matches = rank(&claims, &target);
+    let best = chosen(&matches);
+    assert_eq!(best.value_in_metric_units, 1.92);
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("names the measure (loss)"))
+    );
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("names the split (test)"))
+    );
+}
+
+#[test]
+fn part5_notebook_markdown_and_outputs_by_cell() {
+    let claims = claims_in_notebook(PART5, "makemore_part5_cnn1.ipynb").unwrap();
+    let found: Vec<(String, String, String)> = claims
+        .iter()
+        .map(|c| {
+            (
+                c.where_text().replace("makemore_part5_cnn1.ipynb", "nb"),
+                c.label.clone(),
+                c.number.clone(),
+            )
+        })
+        .collect();
+    let expect = |w: &str, l: &str, n: &str| (w.to_string(), l.to_string(), n.to_string());
+    assert_eq!(
+        found,
+        vec![
+            expect("nb#cell=13", "train", "1.7690284252166748"),
+            expect("nb#cell=13", "val", "1.9936515092849731"),
+            expect("nb#cell=14", "train", "2.058"),
+            expect("nb#cell=14", "val", "2.105"),
+            expect("nb#cell=14", "train", "1.918"),
+            expect("nb#cell=14", "val", "2.027"),
+            expect("nb#cell=14", "train", "1.941"),
+            expect("nb#cell=14", "val", "2.029"),
+            expect("nb#cell=14", "train", "1.912"),
+            expect("nb#cell=14", "val", "2.022"),
+            expect("nb#cell=14", "train", "1.769"),
+            expect("nb#cell=14", "val", "1.993"),
+        ]
+    );
+    let last = &claims[11];
+    assert_eq!(
+        last.quote,
+        "- scale up the network: n_embd 24, n_hidden 128 (76K params): train 1.769, val 1.993"
+    );
+    // The performance log's first line is in cell 14, after the "performance log" heading.
+    assert_eq!(
+        claims[2].quote,
+        "- original (3 character context + 200 hidden neurons, 12K params): train 2.058, val 2.105"
+    );
+
+    let target = MetricTarget {
+        name: "val_loss".into(),
+        line: "val 1.9936515092849731".into(),
+        literal: "val".into(),
+        args: Vec::new(),
+        measured: None,
+    };
+    let matches = rank(&claims, &target);
+    let best = chosen(&matches);
+    assert_eq!(best.claim.where_text(), "makemore_part5_cnn1.ipynb#cell=13");
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("surroundings mention loss")),
+        "split_loss in the cell's code"
+    );
+}
+
+#[test]
+fn counterexamples_are_not_claims() {
+    let text = "\
+# project v1.2
+
+Requires Python 3.8 and PyTorch>=2.0.1 (tested with torch 2.1.0, released Dec 29, 2022).
+Train with a learning rate of 3e-4, lr=1e-3 for finetuning, batch size 32, dropout 0.2,
+weight decay 5e-4 and n_layer 4 for 5000 iterations (about 4 days on 8 GPUs, ~3 minutes on
+one, 0.13s per step, 250ms / iter). The model has 124M parameters (76K params for the
+small one) and reads 1M characters, a 1.2 GB file of 300B tokens.
+
+1. Clone the repository (see https://example.com/v2.3/results and issue #23).
+2. Run `python train.py --lr=0.5 --epochs=10`.
+
+```python
+acc = 0.91
+```
+";
+    let claims = claims_in_markdown(text, "README.md");
+    assert!(claims.is_empty(), "{:#?}", summary(&claims));
+}
+
+#[test]
+fn find_claims_reads_readmes_docs_notebooks_and_the_paper() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("README.md", "We reach a test accuracy of 91.2%.\n");
+    write("sub/readme.rst", "val loss 1.5\n");
+    write("docs/guide/results.md", "\n\nThe final val loss is 1.25.\n");
+    write("docs/notes.txt", "val loss 9.9\n");
+    write("notes.md", "val loss 9.8\n");
+    write("node_modules/pkg/README.md", "val loss 9.7\n");
+    write(".hidden/README.md", "val loss 9.6\n");
+    write("broken.ipynb", "{not json");
+    write(
+        "nb/run.ipynb",
+        r#"{"cells": [{"cell_type": "code", "source": "print(acc)", "outputs": [{"output_type": "stream", "text": "test acc 0.905\n"}]}]}"#,
+    );
+    let paper = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        paper.path(),
+        "Our model reaches 92.0% accuracy on the test set.\n",
+    )
+    .unwrap();
+
+    let claims = find_claims(root, Some(paper.path())).unwrap();
+    let found: Vec<(String, f64)> = claims.iter().map(|c| (c.where_text(), c.value)).collect();
+    let paper_name = paper.path().display().to_string();
+    assert_eq!(
+        found,
+        vec![
+            ("README.md:1".to_string(), 91.2),
+            ("docs/guide/results.md:3".to_string(), 1.25),
+            ("nb/run.ipynb#cell=0".to_string(), 0.905),
+            ("sub/readme.rst:1".to_string(), 1.5),
+            (format!("{paper_name}:1"), 92.0),
+        ]
+    );
+    assert!(matches!(
+        find_claims(&root.join("README.md"), None),
+        Err(ClaimsError::NotADirectory { .. })
+    ));
+}
+
+#[test]
+fn a_paper_that_is_not_text_is_an_error() {
+    let repo = tempfile::tempdir().unwrap();
+    let paper = repo.path().join("paper.pdf");
+    std::fs::write(&paper, [0x25, 0x50, 0x44, 0x46, 0xff, 0xfe, 0x00]).unwrap();
+    assert!(matches!(
+        find_claims(repo.path(), Some(&paper)),
+        Err(ClaimsError::PaperNotText { .. })
+    ));
+}
+
+#[test]
+fn where_text_is_the_spec_s() {
+    let mut claim = claims_in_markdown("val loss 1.5\n", "README.md").remove(0);
+    assert_eq!(claim.where_text(), "README.md:1");
+    claim.location = Location::Cell {
+        notebook: "part5.ipynb".into(),
+        cell: 14,
+    };
+    assert_eq!(claim.where_text(), "part5.ipynb#cell=14");
+    assert_eq!(Unit::Percent.as_str(), "%");
+    assert_eq!(serde_json::to_string(&Unit::None).unwrap(), "\"\"");
+}

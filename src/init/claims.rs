@@ -1,0 +1,241 @@
+//! The published claim each criterion `xstack init` proposes is graded against (SPEC §2b):
+//! the repository's claims ranked for the criterion's metric ([`crate::claims::rank`]),
+//! shown best first, one chosen (asked on a terminal; with `--yes` only an unambiguous one),
+//! then authenticated against the measured runs. A claim the runs reproduce becomes the
+//! criterion's `published` value; one they do not reproduce stops init unless
+//! `--accept-unreproduced`; without a claim the measured value stays, recorded as `no_claim`.
+
+use crate::claims::{self, Choice, ClaimMatch, MetricTarget};
+use crate::task::{ClaimMeasurement, ClaimSpec, ClaimStatus};
+
+use super::{Console, InitError};
+
+/// How many candidates are shown per criterion.
+const SHOWN: usize = 5;
+
+/// What init knows of one criterion when it looks for its claim.
+pub struct Criterion<'a> {
+    /// The metric's name.
+    pub metric: &'a str,
+    /// A line the run printed it on.
+    pub line: &'a str,
+    /// The metric's name as the log prints it (`Test Accuracy`).
+    pub key: &'a str,
+    /// The measured runs.
+    pub measured: claims::Measured,
+    /// The tolerance the criterion will be graded with.
+    pub tolerance: f64,
+}
+
+/// The claim settled for one criterion: the `[criterion.claim]` table, and the value to
+/// grade against when a claim replaces the measured one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// The table written under the criterion.
+    pub claim: ClaimSpec,
+    /// The claim in the printed metric's units, when the criterion is graded against it.
+    pub published: Option<f64>,
+    /// The claim's place and quote, for `[published] citation`.
+    pub citation: Option<String>,
+}
+
+/// Where the runs were measured: the day, the packages and the machine, written with each
+/// claim's measurement.
+pub struct Provenance {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// `torch 2.15.0, numpy 2.4.6`.
+    pub versions: String,
+    /// `2 cores, x86_64`.
+    pub machine: String,
+}
+
+/// Settles the claim of each criterion in `criteria` among `found` (the repository's
+/// claims), for the command `command`.
+pub fn settle(
+    found: &[claims::Claim],
+    criteria: &[Criterion<'_>],
+    command: &str,
+    provenance: &Provenance,
+    yes: bool,
+    accept_unreproduced: bool,
+    console: &mut dyn Console,
+) -> Result<Vec<Settled>, InitError> {
+    let args = claims::split_command(command);
+    let mut settled = Vec::with_capacity(criteria.len());
+    for c in criteria {
+        let target = MetricTarget {
+            name: c.metric.to_string(),
+            line: c.line.to_string(),
+            literal: c.key.to_string(),
+            args: args.clone(),
+            measured: Some(c.measured.mean),
+        };
+        let matches = claims::rank(found, &target);
+        let chosen = choose(c.metric, &matches, yes, console);
+        let measured = measurement(&c.measured, provenance);
+        let Some(m) = chosen else {
+            console.say(&format!(
+                "{}: no published claim; graded against this machine's runs ({} over {} run{})",
+                c.metric,
+                measured.mean,
+                measured.runs,
+                if measured.runs == 1 { "" } else { "s" }
+            ));
+            settled.push(Settled {
+                claim: ClaimSpec {
+                    text: None,
+                    location: None,
+                    value: None,
+                    unit: String::new(),
+                    status: ClaimStatus::NoClaim,
+                    measured: Some(measured),
+                },
+                published: None,
+                citation: None,
+            });
+            continue;
+        };
+        let auth = claims::authenticate(m.value_in_metric_units, &c.measured, c.tolerance);
+        let claim = ClaimSpec {
+            text: Some(m.claim.quote.clone()),
+            location: Some(m.claim.where_text()),
+            value: Some(m.claim.value),
+            unit: m.claim.unit.as_str().to_string(),
+            status: auth.status,
+            measured: Some(measured.clone()),
+        };
+        let said = format!(
+            "{}: published {} ({}, \"{}\")",
+            c.metric,
+            m.claim.value_text(),
+            m.claim.where_text(),
+            one_line(&m.claim.quote)
+        );
+        if auth.status == ClaimStatus::Reproduced {
+            console.say(&format!(
+                "{said} — reproduced: {} ± {} over {} run{}, within the tolerance {}",
+                measured.mean,
+                measured.std,
+                measured.runs,
+                if measured.runs == 1 { "" } else { "s" },
+                c.tolerance
+            ));
+        } else {
+            let why = format!(
+                "{said} — NOT reproduced: {} ± {} over {} run{}, {} from the claim ({:.1}× the tolerance {})",
+                measured.mean,
+                measured.std,
+                measured.runs,
+                if measured.runs == 1 { "" } else { "s" },
+                crate::calibrate::short(auth.difference.abs()),
+                auth.in_tolerances.abs(),
+                c.tolerance
+            );
+            if !accept_unreproduced {
+                return Err(InitError::ClaimNotReproduced(why));
+            }
+            console.say(&format!(
+                "{why}; graded against the claim all the same (--accept-unreproduced), recorded as not_reproduced"
+            ));
+        }
+        settled.push(Settled {
+            citation: Some(format!(
+                "{}: \"{}\"",
+                m.claim.where_text(),
+                one_line(&m.claim.quote)
+            )),
+            published: Some(m.value_in_metric_units),
+            claim,
+        });
+    }
+    Ok(settled)
+}
+
+/// The claim a criterion is graded against, among `matches` (best first): shown, then asked
+/// for on a terminal; with `--yes` only an unambiguous match is taken.
+fn choose<'m>(
+    metric: &str,
+    matches: &'m [ClaimMatch],
+    yes: bool,
+    console: &mut dyn Console,
+) -> Option<&'m ClaimMatch> {
+    if matches.is_empty() {
+        return None;
+    }
+    console.say(&format!("claims that may be {metric}'s, best first:"));
+    for (i, m) in matches.iter().take(SHOWN).enumerate() {
+        console.say(&format!(
+            "  {}. {} at {} \"{}\" ({})",
+            i + 1,
+            m.claim.value_text(),
+            m.claim.where_text(),
+            one_line(&m.claim.quote),
+            m.reasons.join("; ")
+        ));
+    }
+    let choice = claims::choose(matches);
+    if yes {
+        return match choice {
+            Choice::Unambiguous(i) => matches.get(i),
+            Choice::Ambiguous { candidates, why } => {
+                let close: Vec<String> = candidates
+                    .iter()
+                    .filter_map(|&i| matches.get(i))
+                    .map(|m| format!("{} at {}", m.claim.value_text(), m.claim.where_text()))
+                    .collect();
+                console.say(&format!(
+                    "{metric}: no claim taken ({why}); close: {} (run without --yes to choose one)",
+                    close.join(", ")
+                ));
+                None
+            }
+            Choice::None => {
+                console.say(&format!("{metric}: none of them names it"));
+                None
+            }
+        };
+    }
+    let default = match choice {
+        Choice::Unambiguous(i) => i + 1,
+        _ => 0,
+    };
+    let shown = matches.len().min(SHOWN);
+    loop {
+        let answer = console
+            .ask(&format!(
+                "grade {metric} against which claim? [1-{shown}, 0 for none; default {default}] "
+            ))
+            .unwrap_or_default();
+        let answer = answer.trim();
+        let pick = if answer.is_empty() {
+            Some(default)
+        } else {
+            answer.parse::<usize>().ok().filter(|n| *n <= shown)
+        };
+        match pick {
+            Some(0) => return None,
+            Some(n) => return matches.get(n - 1),
+            None => console.say(&format!("a number from 0 to {shown}, please")),
+        }
+    }
+}
+
+/// The measured runs as `[criterion.claim] measured` writes them: mean and std rounded as
+/// task files round a value and its spread.
+fn measurement(m: &claims::Measured, provenance: &Provenance) -> ClaimMeasurement {
+    let rounded = crate::calibrate::Suggestion::rounded(m.mean, m.std);
+    ClaimMeasurement {
+        runs: m.runs,
+        mean: rounded.published,
+        std: rounded.tolerance,
+        date: provenance.date.clone(),
+        versions: provenance.versions.clone(),
+        machine: Some(provenance.machine.clone()),
+    }
+}
+
+/// `text` on one line, its runs of white space (a table row's padding) made one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
