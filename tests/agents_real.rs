@@ -579,6 +579,11 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
             });
             tmux.bytes_hex(&["1d"]);
             trusted = true;
+            tmux.wait_until(
+                "the question gone from the status",
+                Duration::from_secs(30),
+                |s| !s.contains("the agent asks whether to trust this folder"),
+            );
         } else if screen.contains("the agent asks for permission to run a command") {
             // Claude Code asks before it runs the scripted shell command: the human attaches
             // and says yes (its first choice).

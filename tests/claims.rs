@@ -141,7 +141,7 @@ fn sgc_cora_row_and_its_percentage_are_the_claim() {
     );
     assert!(printed.contains("— reproduced:"), "{printed}");
     assert!(
-        !printed.contains("0.13"),
+        !printed.contains(". 0.13 at "),
         "a time shown as a claim:\n{printed}"
     );
 
@@ -212,6 +212,7 @@ fn makemore_approximate_claim_not_reproduced_is_refused_then_recorded() {
         "--reference-packages",
         "torch",
         "numpy",
+        "tensorboard",
     ];
     let out = up.init(&base);
     let printed = text(&out);
@@ -237,13 +238,15 @@ fn makemore_approximate_claim_not_reproduced_is_refused_then_recorded() {
 }
 
 /// EurekaLabsAI/mlp: "currently seeing val loss 2.06, recall count-based 4-gram was 2.11":
-/// the claim for `val_loss` is 2.06, not the other model's 2.11; the run is deterministic,
-/// and 2.06 is reproduced.
+/// the claim for `val_loss` is 2.06, not the other model's 2.11. The run is cut to 600 of its
+/// 50,000 steps (a `--setup` that edits the run's copy), so 2.06 is not reproduced and is
+/// recorded so with `--accept-unreproduced`.
 #[test]
 fn mlp_claim_is_its_own_number_not_the_other_models() {
     let Some(up) = Upstream::copy("mlp") else {
         return;
     };
+    let before = tree_hash(&up.repo);
     let out = up.init(&[
         "--yes",
         "--seeds",
@@ -252,21 +255,29 @@ fn mlp_claim_is_its_own_number_not_the_other_models() {
         "mlp",
         "--metric",
         "val_loss",
+        "--setup",
+        "sed -i 's/^num_steps = 50000$/num_steps = 600/' mlp_pytorch.py",
         "--command",
         "python mlp_pytorch.py",
+        "--accept-unreproduced",
         "--reference-packages",
         "torch",
         "numpy",
     ]);
     let printed = text(&out);
     assert_eq!(out.status.code(), Some(0), "{printed}");
+    assert_eq!(
+        tree_hash(&up.repo),
+        before,
+        "init wrote into the repository"
+    );
     let c = up.written("mlp").spec.criteria[0].clone();
-    assert_eq!(c.published, 2.06, "{printed}");
     let claim = c.claim.unwrap();
-    assert_eq!(claim.value, Some(2.06));
-    assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
+    assert_eq!(claim.value, Some(2.06), "{printed}");
+    assert_eq!(claim.status, ClaimStatus::NotReproduced, "{printed}");
     let line = line_of(&up.repo.join("README.md"), "val loss 2.06");
     assert_eq!(claim.location, Some(format!("README.md:{line}")));
+    assert!(!printed.contains("published 2.11"), "{printed}");
 }
 
 /// A repository whose texts state no result: init says so, grades against what it measured

@@ -145,12 +145,12 @@ fn json_lines_repository_becomes_a_task_equal_to_the_hand_written_one() {
     );
 
     let (made, made_series, hand, hand_series) = compare(&setup, id, "tests/tasks/jsonl-protected");
-    // Same criteria metric and direction; the same value extracted.
+    // The same metric, `within` (init's default); the same value extracted.
     assert_eq!(made.spec.criteria.len(), 1);
     let c = &made.spec.criteria[0];
     assert_eq!(
         (c.metric.as_str(), c.direction),
-        ("eval_mse", Direction::Lower)
+        ("eval_mse", Direction::Within)
     );
     let h = &hand.spec.criteria[0];
     assert_eq!(
@@ -250,7 +250,7 @@ fn regex_repository_with_seeds_becomes_a_task_equal_to_the_hand_written_one() {
     assert_eq!(made.spec.criteria.len(), 1);
     assert_eq!(
         (c.metric.as_str(), c.direction),
-        ("test_acc", Direction::Higher)
+        ("test_acc", Direction::Within)
     );
     let h = &hand.spec.criteria[0];
     assert_eq!(
@@ -817,7 +817,10 @@ fn a_script_that_prints_only_its_final_loss_gets_it_as_the_criterion() {
     let names: Vec<&str> = task.spec.metrics.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["loss"]);
     let c = &task.spec.criteria[0];
-    assert_eq!((c.metric.as_str(), c.direction), ("loss", Direction::Lower));
+    assert_eq!(
+        (c.metric.as_str(), c.direction),
+        ("loss", Direction::Within)
+    );
     // 0.000900 keeps four digits; 2% of it, at least the print resolution 1e-6.
     assert_eq!(
         written_numbers(&toml),
@@ -1002,13 +1005,18 @@ fn nanogpt_readme_command_with_its_fixed_seed() {
     assert_eq!(task.spec.criteria.len(), 1);
     assert_eq!(
         (c.metric.as_str(), c.direction),
-        ("val_loss", Direction::Lower)
+        ("val_loss", Direction::Within)
     );
-    // 1.8857 under both seeds: 5% of it, flagged.
+    // 1.8857 under both seeds: 5% of it, flagged, around the README's 1.88, which the
+    // fixture's README states right after the CPU command and the runs reproduce.
     assert_eq!(
         written_numbers(&toml),
-        ("1.886".to_string(), "0.095".to_string())
+        ("1.880".to_string(), "0.095".to_string())
     );
+    let claim = c.claim.as_ref().unwrap();
+    assert_eq!(claim.value, Some(1.88), "{all}");
+    assert_eq!(claim.status, xstack::task::ClaimStatus::Reproduced, "{all}");
+    assert_eq!(claim.location.as_deref(), Some("README.md:88"), "{all}");
     assert!(toml.contains("tolerance NOT MEASURED"), "{toml}");
     assert!(!toml.contains("[integrity]"), "{toml}");
     let details = &task.spec.phase2.details;

@@ -180,6 +180,65 @@ fn nanogpt_diverges_first_in_the_batch_sampling() {
     );
 }
 
+/// SGC's demo ports Adam(weight_decay=…) as optax.adamw: the first wrong numbers are the
+/// weights after the first training step, recorded at the port's `def train_regression`.
+#[test]
+fn sgc_cora_diverges_first_in_the_weights_after_one_step() {
+    check_bundled(
+        "sgc-cora",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step1.W.weight",
+            at: Some(("citation.py", 46)),
+            max_abs: None,
+        },
+    );
+}
+
+#[test]
+fn sgc_citeseer_diverges_first_in_the_weights_after_one_step() {
+    check_bundled(
+        "sgc-citeseer",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step1.W.weight",
+            at: Some(("citation.py", 46)),
+            max_abs: None,
+        },
+    );
+}
+
+/// mlp's demo computes the cosine schedule but never hands it to the optimizer: every tensor
+/// of the one-step run matches, and the first wrong one is the learning rate applied in the
+/// three-step run.
+#[test]
+fn mlp_ngram_diverges_first_in_the_learning_rate_applied() {
+    check_bundled(
+        "mlp-ngram",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "steps3.optimizer.lr",
+            at: Some(("mlp_pytorch.py", 188)),
+            max_abs: None,
+        },
+    );
+}
+
+/// makemore's demo takes optax's cross-entropy over every position: the `-1` padding targets
+/// count, and the first wrong number is the loss, recorded in the port's forward.
+#[test]
+fn makemore_diverges_first_in_the_loss() {
+    check_bundled(
+        "makemore",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "loss",
+            at: Some(("makemore.py", 150)),
+            max_abs: None,
+        },
+    );
+}
+
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section
 /// (None: without one).
 fn jsonl_task(parity: Option<&str>) -> tempfile::TempDir {

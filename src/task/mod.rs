@@ -301,6 +301,30 @@ impl ClaimSpec {
         })
     }
 
+    /// [`ClaimSpec::describe`] and shorter forms of it, longest first, for a row that may be
+    /// narrow: `published 81 % (README.md:29), reproduced here (0.8103 ± 0.0005, 5 runs)`,
+    /// then without the runs, then `README.md:29 reproduced`.
+    pub fn summaries(&self) -> Vec<String> {
+        let status = match self.status {
+            ClaimStatus::Reproduced => "reproduced here",
+            ClaimStatus::NotReproduced => "NOT reproduced here",
+            ClaimStatus::NoClaim => return vec![self.describe(), "no published claim".to_string()],
+        };
+        let (Some(value), Some(at)) = (self.value_text(), self.location.as_ref()) else {
+            return vec![self.describe()];
+        };
+        let mut all = vec![self.describe()];
+        if let Some(m) = &self.measured {
+            all.push(format!(
+                "published {value} ({at}), {status} ({} ± {}, {} runs)",
+                m.mean, m.std, m.runs
+            ));
+        }
+        all.push(format!("published {value} ({at}), {status}"));
+        all.push(format!("{at} {status}"));
+        all
+    }
+
     /// Where the published number comes from and whether it was reproduced here, in one
     /// line: `README.md:29 "Cora | Acc: 81.0 %": reproduced here (0.8103 ± 0.0005, 5 runs)`.
     pub fn describe(&self) -> String {

@@ -148,6 +148,26 @@ pub fn tree_hash(dir: &Path) -> String {
 
 /// Copies the tree at `from` into `to` (created), laying its files over what is there.
 pub fn overlay(from: &Path, to: &Path) {
+    overlay_files(from, to);
+}
+
+/// The oracle of the task in `task_dir` made in `into`: its `repo/`, `solution/` laid over
+/// it, then the paths its `[solution] remove` lists deleted.
+pub fn oracle_into(task_dir: &Path, into: &Path) {
+    let task = xstack::task::Task::load(task_dir).unwrap();
+    overlay_files(&task_dir.join("repo"), into);
+    overlay_files(&task_dir.join("solution"), into);
+    for path in task.solution_removes() {
+        let target = into.join(path);
+        if target.is_dir() {
+            std::fs::remove_dir_all(&target).unwrap();
+        } else {
+            std::fs::remove_file(&target).unwrap();
+        }
+    }
+}
+
+fn overlay_files(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from)
         .into_iter()
         .filter_map(Result::ok)

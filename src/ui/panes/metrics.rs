@@ -282,7 +282,12 @@ fn draw_criterion(frame: &mut Frame<'_>, area: Rect, view: &CriterionView, theme
         && let Some(row) = next()
     {
         let c = &theme.colors;
-        let words = format!("┃ {}", claim.describe());
+        let words = claim
+            .summaries()
+            .into_iter()
+            .map(|s| format!("┃ {s}"))
+            .find(|s| s.chars().count() <= usize::from(row.width))
+            .unwrap_or_default();
         let color = if claim.status == crate::task::ClaimStatus::NotReproduced {
             c.fail
         } else {
