@@ -489,19 +489,7 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
         return;
     };
     // A job that fills the node: xstack's waits for resources until it ends.
-    let blocker = slurm
-        .command("salloc")
-        .args(["--no-shell", "--job-name=blocker", "--exclusive"])
-        .args(["-c", &NODE_CPUS.to_string()])
-        .output()
-        .unwrap();
-    assert!(blocker.status.success(), "{}", text(&blocker));
-    let blocker_id = slurm
-        .queue()
-        .iter()
-        .find(|l| l.ends_with(" blocker"))
-        .map(|l| l.split(' ').next().unwrap().to_string())
-        .unwrap();
+    let blocker_id = hold_the_node(&slurm);
     // The run takes a second of its 6 s timeout; it waits longer than that in the queue.
     let (_root, task, repo) = shell_task("held", "sleep 1; echo acc=1.0", 6);
     let runs = tempfile::tempdir().unwrap();
@@ -574,19 +562,7 @@ fn an_environment_job_held_in_the_queue_shows_as_queued() {
     let Some(slurm) = Slurm::start() else {
         return;
     };
-    let blocker = slurm
-        .command("salloc")
-        .args(["--no-shell", "--job-name=blocker", "--exclusive"])
-        .args(["-c", &NODE_CPUS.to_string()])
-        .output()
-        .unwrap();
-    assert!(blocker.status.success(), "{}", text(&blocker));
-    let blocker_id = slurm
-        .queue()
-        .iter()
-        .find(|l| l.ends_with(" blocker"))
-        .map(|l| l.split(' ').next().unwrap().to_string())
-        .unwrap();
+    let blocker_id = hold_the_node(&slurm);
     let repo = oracle_repo();
     let runs = tempfile::tempdir().unwrap();
     let child = xstack()
@@ -637,6 +613,24 @@ fn an_environment_job_held_in_the_queue_shows_as_queued() {
     assert!(wait_until(Duration::from_secs(10), || slurm
         .queue()
         .is_empty()));
+}
+
+/// Takes the whole node with a job named `blocker`, so that every job after it waits in the
+/// queue; returns its id.
+fn hold_the_node(slurm: &Slurm) -> String {
+    let blocker = slurm
+        .command("salloc")
+        .args(["--no-shell", "--job-name=blocker", "--exclusive"])
+        .args(["-c", &NODE_CPUS.to_string()])
+        .output()
+        .unwrap();
+    assert!(blocker.status.success(), "{}", text(&blocker));
+    slurm
+        .queue()
+        .iter()
+        .find(|l| l.ends_with(" blocker"))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .unwrap()
 }
 
 /// The run folder's name.

@@ -171,6 +171,24 @@ impl SlurmRunner {
         argv
     }
 
+    /// A step of allocation `job_id` running `script` with bash in the runner's folder (in a
+    /// terminal when `pty`), with the resources of [`SlurmRunner::step_options`]; `env -u`:
+    /// the step gets this process's environment, less its secrets.
+    fn step_argv(&self, job_id: &str, pty: bool, script: String) -> Vec<String> {
+        let mut argv = vec!["env".to_string()];
+        for name in secret_vars() {
+            argv.extend(["-u".to_string(), name]);
+        }
+        argv.extend(["srun".to_string(), format!("--jobid={job_id}")]);
+        if pty {
+            argv.push("--pty".to_string());
+        }
+        argv.push(format!("--chdir={}", self.dir.as_str()));
+        argv.extend(self.step_options());
+        argv.extend(["bash".to_string(), "-c".to_string(), script]);
+        argv
+    }
+
     /// The options of the verify run's step inside its allocation: the resources the task
     /// asked for (a step gets one CPU and no GPU unless it asks).
     fn step_options(&self) -> Vec<String> {
@@ -379,17 +397,7 @@ impl SlurmRunner {
                 return Err(self.classify(e));
             }
         }
-        let mut argv = vec!["env".to_string()];
-        for name in secret_vars() {
-            argv.extend(["-u".to_string(), name]);
-        }
-        argv.extend([
-            "srun".to_string(),
-            format!("--jobid={job_id}"),
-            format!("--chdir={}", self.dir.as_str()),
-        ]);
-        argv.extend(self.step_options());
-        argv.extend(["bash".to_string(), "-c".to_string(), script.to_string()]);
+        let argv = self.step_argv(&job_id, false, script.to_string());
         let built = self.run(&argv, progress);
         self.end(&env_job, false);
         built.map(|_| ()).map_err(|e| self.classify(e))
@@ -441,23 +449,7 @@ impl Runner for SlurmRunner {
         let allocation = self.submit(job)?;
         let job_id = allocation.job_id.clone();
         lock(&self.allocations).insert(job.run_id.clone(), allocation);
-        // `env -u`: the step gets this process's environment, less its secrets.
-        let mut argv = vec!["env".to_string()];
-        for name in secret_vars() {
-            argv.extend(["-u".to_string(), name]);
-        }
-        argv.extend([
-            "srun".to_string(),
-            format!("--jobid={job_id}"),
-            "--pty".to_string(),
-            format!("--chdir={}", self.dir.as_str()),
-        ]);
-        argv.extend(self.step_options());
-        argv.extend([
-            "bash".to_string(),
-            "-c".to_string(),
-            remote::run_script(&self.dir, job, false),
-        ]);
+        let argv = self.step_argv(&job_id, true, remote::run_script(&self.dir, job, false));
         Ok(Launch {
             argv,
             cwd: verify_dir.to_path_buf(),
