@@ -290,13 +290,14 @@ impl ClaimSpec {
             .map(|v| if self.unit == "%" { v / 100.0 } else { v })
     }
 
-    /// The claim as written, `81.0 %` or `1.88`.
+    /// The claim as written, `81.0 %` or `1.88` (a whole number keeps its `.0`, as TOML
+    /// writes it).
     pub fn value_text(&self) -> Option<String> {
         self.value.map(|v| {
             if self.unit == "%" {
-                format!("{v} %")
+                format!("{v:?} %")
             } else {
-                v.to_string()
+                format!("{v:?}")
             }
         })
     }
