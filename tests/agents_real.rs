@@ -595,10 +595,17 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
             tmux.bytes_hex(&["1d"]);
             answered += 1;
         } else if screen.contains("waiting: n to") || screen.contains("n to send them as written") {
-            // Every wait of step mode, the phase-two details sent as the task writes them.
+            // Every wait of step mode, the phase-two details sent as the task writes them: the
+            // step is taken once the status line waits for something else, or for nothing.
+            let waiting = |s: &str| {
+                s.lines()
+                    .find(|l| l.contains("waiting: "))
+                    .map(|l| l.split("waiting: ").nth(1).unwrap_or_default().to_string())
+            };
+            let before = waiting(&screen);
             tmux.keys(&["n"]);
             tmux.wait_until("the step taken", Duration::from_secs(10), |s| {
-                !s.contains("waiting: n to") && !s.contains("n to send them as written")
+                waiting(s) != before
             });
             steps += 1;
         }

@@ -15,7 +15,8 @@ use proptest::test_runner::{Config, TestRunner};
 use toml_edit::{DocumentMut, Item, TableLike, Value};
 use xstack::task::{Task, TaskError};
 
-/// The keys SPEC §2 defines (table names included).
+/// The keys SPEC §2 defines (table names included), and the ones docs/CONTRACTS.md adds
+/// (`[solution] remove`, a claim's `measured.machine`).
 const SPEC_KEYS: &[&str] = &[
     "id",
     "title",
@@ -59,6 +60,21 @@ const SPEC_KEYS: &[&str] = &[
     "rtol",
     "atol",
     "tell_agent",
+    "claim",
+    "text",
+    "where",
+    "value",
+    "unit",
+    "status",
+    "measured",
+    "runs",
+    "mean",
+    "std",
+    "date",
+    "versions",
+    "machine",
+    "solution",
+    "remove",
 ];
 
 /// Keys whose absence still leaves a valid task (a default or an optional value).
@@ -84,10 +100,17 @@ const OPTIONAL_KEYS: &[&str] = &[
     "rtol",
     "atol",
     "tell_agent",
+    "claim",
+    "unit",
+    "measured",
+    "versions",
+    "machine",
+    "solution",
+    "remove",
 ];
 
 /// The keys whose values are enum names.
-const ENUM_KEYS: &[&str] = &["direction", "reduce"];
+const ENUM_KEYS: &[&str] = &["direction", "reduce", "status"];
 
 /// Every bundled task folder (`tasks/<id>` and `tasks/catalog/<id>`).
 fn bundled_tasks() -> Vec<PathBuf> {
