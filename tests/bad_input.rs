@@ -201,3 +201,38 @@ fn an_unknown_theme_is_refused_by_demo_and_replay_before_anything_starts() {
     assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0);
     assert_eq!(checked, 2);
 }
+
+/// After the demo a newcomer types `xstack …`: the README's set-up says how that command
+/// gets onto the PATH, right after the demo, and the binary Cargo installs is the one the
+/// README's commands name.
+#[test]
+fn the_readme_says_how_xstack_gets_onto_the_path_after_the_demo() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let demo = readme
+        .find("cargo run --release -- demo")
+        .expect("the README's first command runs the demo");
+    let next_section = readme[demo..]
+        .find("\n## ")
+        .map_or(readme.len(), |i| demo + i);
+    let setup = &readme[demo..next_section];
+    assert!(
+        setup.contains("cargo install --path . --locked"),
+        "the set-up section does not say how to install xstack:\n{setup}"
+    );
+    assert!(setup.contains("target/release/xstack"), "{setup}");
+    // `cargo install --path .` installs the package's binary, named after the package.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let name = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("name = "))
+        .unwrap();
+    assert_eq!(name, "\"xstack\"");
+    assert!(
+        !manifest.contains("[[bin]]"),
+        "a [[bin]] section may rename it"
+    );
+    assert!(
+        readme.contains("| `xstack demo"),
+        "the commands are written `xstack …`"
+    );
+}
