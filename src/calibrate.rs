@@ -880,11 +880,8 @@ pub fn claim_comparison(c: &CriterionCalibration, runs: usize) -> Option<String>
             "no published claim in the task; measured {measured}"
         ));
     };
-    let quoted = match (&claim.location, &claim.text) {
-        (Some(at), Some(text)) => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            format!(" ({at}, \"{}\")", words.join(" "))
-        }
+    let quoted = match (&claim.location, claim.one_line_text()) {
+        (Some(at), Some(text)) => format!(" ({at}, \"{text}\")"),
         _ => String::new(),
     };
     let authentication = crate::claims::authenticate(

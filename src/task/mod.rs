@@ -290,6 +290,14 @@ impl ClaimSpec {
             .map(|v| if self.unit == "%" { v / 100.0 } else { v })
     }
 
+    /// The quoted text on one line, its runs of white space (a table row's padding) made one
+    /// space.
+    pub fn one_line_text(&self) -> Option<String> {
+        self.text
+            .as_ref()
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
     /// The claim as written, `81.0 %` or `1.88` (a whole number keeps its `.0`, as TOML
     /// writes it).
     pub fn value_text(&self) -> Option<String> {
@@ -338,11 +346,8 @@ impl ClaimSpec {
                 if m.runs == 1 { "" } else { "s" }
             )
         });
-        let quoted = match (&self.location, &self.text) {
-            (Some(at), Some(text)) => {
-                let text: Vec<&str> = text.split_whitespace().collect();
-                format!("{at} \"{}\"", text.join(" "))
-            }
+        let quoted = match (&self.location, self.one_line_text()) {
+            (Some(at), Some(text)) => format!("{at} \"{text}\""),
             (Some(at), None) => at.clone(),
             _ => String::new(),
         };
