@@ -38,6 +38,8 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
             Style::default().fg(c.dim),
         )));
     }
+    // Where each published number comes from is said once, under the newest graded phase.
+    let newest = state.phases.iter().rposition(|p| p.verdict.is_some());
     for (i, record) in state.phases.iter().enumerate().rev() {
         let Some(verdict) = &record.verdict else {
             if let Some((outcome, detail)) = &record.outcome {
@@ -109,7 +111,8 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                 .criteria
                 .iter()
                 .find(|spec| spec.metric == cr.metric)
-                .and_then(|spec| spec.claim.as_ref());
+                .and_then(|spec| spec.claim.as_ref())
+                .filter(|_| newest == Some(i));
             if let Some(claim) = claim {
                 lines.push(Line::from(Span::styled(
                     format!("    published: {}", claim.describe()),
