@@ -761,6 +761,10 @@ fn interactive_claude_in_a_new_folder_is_trusted_in_auto_mode_and_gets_its_promp
             && journal.contains("this run's own copy of the source: answered yes"),
         "the journal says what xstack answered: {journal}"
     );
+    assert!(
+        !journal.contains("the agent asks whether to trust"),
+        "a dialog read before it was drawn whole went to the human: {journal}"
+    );
 }
 
 #[test]

@@ -111,19 +111,20 @@ fn conversation_has(request: &Value, text: &str) -> bool {
         .any(|item| item[0] == "user" && item[1].as_str().unwrap().contains(text))
 }
 
-/// A new work folder: in Cargo's folder for test files, inside this checkout's Git
-/// repository; or, when the checkout lies under a temporary folder (`/tmp`, where Codex will
-/// not set up its sandbox helpers and its commands then fail), in `xstack-tests` in the
-/// user's cache folder, made a Git repository of its own as the checkout is (Codex asks
-/// whether to trust a folder in one).
+/// A new work folder, made a Git repository of its own (so Codex asks whether to trust the
+/// repository's root, not the run's workspace, whether or not the checkout is a Git
+/// repository): in Cargo's folder for test files; or, when that lies under a temporary
+/// folder (`/tmp`, where Codex will not set up its sandbox helpers and its commands then
+/// fail), in `xstack-tests` in the user's cache folder.
 fn work_folder() -> tempfile::TempDir {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !target.starts_with(std::env::temp_dir()) && !target.starts_with("/tmp") {
-        return tempfile::tempdir_in(target).unwrap();
-    }
-    let base = cache_home("XDG_CACHE_HOME", ".cache").join("xstack-tests");
-    std::fs::create_dir_all(&base).unwrap();
-    let work = tempfile::tempdir_in(base).unwrap();
+    let work = if !target.starts_with(std::env::temp_dir()) && !target.starts_with("/tmp") {
+        tempfile::tempdir_in(target).unwrap()
+    } else {
+        let base = cache_home("XDG_CACHE_HOME", ".cache").join("xstack-tests");
+        std::fs::create_dir_all(&base).unwrap();
+        tempfile::tempdir_in(base).unwrap()
+    };
     assert!(runs_ok(
         "git",
         &["init", "-q", work.path().to_str().unwrap()]
@@ -678,8 +679,8 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         files_under(&p.home)
     );
     let tmux = start_in_the_tui(&p, &CODEX, "--auto");
-    // The workspace lies inside a Git repository (this checkout's, or the one
-    // `work_folder` makes), so Codex asks whether to trust it (the repository's root).
+    // The workspace lies inside the Git repository `work_folder` makes, so Codex asks
+    // whether to trust it (the repository's root), which auto mode leaves to the human.
     // The human attaches and takes its first choice.
     tmux.wait_for(
         "the agent asks whether to trust this folder",

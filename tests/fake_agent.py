@@ -163,8 +163,12 @@ def claude_tui():
         sys.stdout.write(text.replace("\n", "\r\n"))
         sys.stdout.flush()
 
-    show("\x1b[?2004h\x1b[2J\x1b[H Accessing workspace:\n\n " + WS + "\n\n"
-         " Quick safety check: Is this a project you created or one you trust?\n\n"
+    # The dialog is drawn in two writes, as a redraw that spans two reads of the terminal
+    # is seen: the question first, the folder and the choices a moment later.
+    show("\x1b[?2004h\x1b[2J\x1b[H Accessing workspace:\n\n\n\n"
+         " Quick safety check: Is this a project you created or one you trust?\n")
+    time.sleep(0.2)
+    show("\x1b[3;1H " + WS + "\x1b[7;1H"
          " \u276f 1. Yes, I trust this folder\n   2. No, exit\n\n Enter to confirm \u00b7 Esc to cancel\n")
     trusted = False
     phase = 0

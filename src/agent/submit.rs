@@ -197,6 +197,9 @@ impl Submission {
 
 /// Most arrow presses spent looking for the "yes" choice of a folder-trust screen.
 pub const TRUST_MOVES: u32 = 4;
+/// How long the agent stays quiet before its folder-trust screen is read (a screen read
+/// mid-redraw may lack the folder or the marked choice).
+pub const TRUST_QUIET: Duration = Duration::from_millis(300);
 /// How long a folder-trust screen answered in auto mode is given to go before it is the
 /// human's again.
 pub const TRUST_SETTLE: Duration = Duration::from_secs(5);

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use crate::agent::sandbox;
 use crate::agent::submit::{
-    ASKS_PREFIX, AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_SETTLE,
+    ASKS_PREFIX, AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
     asking_screen, trust_keys,
 };
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
@@ -270,6 +270,16 @@ impl Driver {
         }
         if self.trust_keys_typed > TRUST_MOVES {
             return false;
+        }
+        let seen_at = *self.trust_seen_at.get_or_insert_with(Instant::now);
+        let drawing = self
+            .agent_clock
+            .output_at
+            .is_none_or(|at| at.elapsed() < TRUST_QUIET);
+        if drawing && seen_at.elapsed() < TRUST_SETTLE {
+            // A screen read mid-redraw may lack the folder or the marked choice: it is
+            // read once the agent stopped drawing it.
+            return true;
         }
         let contents = lock(self.rec.state()).agent_screen.contents();
         if let Some((before, at)) = &self.trust_screen_moved_from

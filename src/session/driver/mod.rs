@@ -167,6 +167,9 @@ pub struct Driver {
     trust_answered_at: Option<Instant>,
     /// The agent's screen when the last key went into its folder-trust screen, and when.
     trust_screen_moved_from: Option<(String, Instant)>,
+    /// When the agent's folder-trust screen was first seen in auto mode: it is read once
+    /// its drawing settled, or this long after at the latest.
+    trust_seen_at: Option<Instant>,
     run_id: String,
     started_at: String,
 }
@@ -208,6 +211,7 @@ impl Driver {
             trust_keys_typed: 0,
             trust_answered_at: None,
             trust_screen_moved_from: None,
+            trust_seen_at: None,
             files_changed: 0,
             agent_clock: AgentClock::starting(Instant::now()),
             transcript: None,
