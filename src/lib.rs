@@ -16,6 +16,7 @@ pub mod grade;
 pub mod init;
 pub mod journal;
 pub mod metrics;
+pub mod notebook;
 pub mod parity;
 pub mod patterns;
 pub mod process;

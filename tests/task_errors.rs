@@ -34,6 +34,7 @@ const SPEC_KEYS: &[&str] = &[
     "setup",
     "run",
     "command",
+    "notebook",
     "timeout_s",
     "network",
     "metric",

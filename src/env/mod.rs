@@ -1,6 +1,7 @@
 //! Cached Python environments (SPEC §1, §2): one virtualenv per package list under the cache
 //! folder, built once with `uv` when it is on PATH, else `python3 -m venv` and pip, and put
-//! first on PATH for every command that runs Python code.
+//! first on PATH for every command that runs Python code. Each holds xstack's notebook
+//! runner ([`crate::notebook`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -152,6 +153,7 @@ pub fn ensure(
     let _guard = FileLock::acquire(&lock);
     if dir.join(COMPLETE_MARKER).is_file() {
         progress(format!("using cached environment {}", dir.display()));
+        install_runner(&env)?;
         return Ok(Some(env));
     }
     if dir.exists() {
@@ -236,10 +238,20 @@ pub fn ensure(
             });
         }
     }
+    install_runner(&env)?;
     let marker = dir.join(COMPLETE_MARKER);
     std::fs::write(&marker, format!("{list}\n")).map_err(io(&marker))?;
     progress(format!("environment ready: {}", dir.display()));
     Ok(Some(env))
+}
+
+/// Installs (or refreshes) xstack's notebook runner in `env`, so a notebook task runs in it
+/// whichever package list built it.
+fn install_runner(env: &PythonEnv) -> Result<(), EnvError> {
+    crate::notebook::install(&env.dir).map_err(|e| EnvError::Io {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 /// The full path of `program` on PATH, if it is there.

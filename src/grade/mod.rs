@@ -219,6 +219,9 @@ pub struct GradeInput<'a> {
     pub timeout_s: u64,
     /// Whether the verify run was confined.
     pub verify_confined: bool,
+    /// What the run said of its own crash, told with the exit status: the notebook runner's
+    /// `notebook cell N raised …` ([`crate::notebook::crash_line`]).
+    pub crash_line: Option<String>,
 }
 
 /// The grader's word on one phase.
@@ -281,7 +284,11 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
             input.timeout_s
         ));
     } else if let Some(code) = input.exit.code.filter(|c| *c != 0) {
-        findings(format!("the run exited with status {code}"));
+        let said = input
+            .crash_line
+            .as_ref()
+            .map_or_else(String::new, |line| format!(": {line}"));
+        findings(format!("the run exited with status {code}{said}"));
     } else if input.exit.code.is_none() {
         findings("the run was killed by a signal".to_string());
     }

@@ -5,6 +5,11 @@ parses files, never runs them. Python's own parser decodes each file as Python w
 declared source encoding honoured, identifiers NFKC-normalised), so what is scanned is what
 would run. Prints one JSON object: {"findings": [{"kind", "file", "line", "text"}],
 "python_files": N, "required_seen": bool}.
+
+A notebook (`.ipynb`) is read as its code cells, each parsed as Python once its IPython
+lines (`!pip install torch`, `%run -m torch.utils`, a `%%bash` cell) are read for what they
+install, run or import and set aside; its findings say `NOTEBOOK cell N:LINE` (cells
+counted from 1, markdown included; lines within the cell).
 """
 
 import ast
@@ -16,6 +21,8 @@ import unicodedata
 import warnings
 
 MAX_BYTES = 2 * 1024 * 1024
+# Notebooks carry their outputs (pictures among them): read up to this size.
+NOTEBOOK_MAX_BYTES = 64 * 1024 * 1024
 IMPORT_CALLS = {"__import__", "import_module"}
 # Calls that load a module from a file by its path, bypassing the import statement.
 FILE_LOADERS = {
@@ -25,6 +32,17 @@ FILE_LOADERS = {
 }
 IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
 LINE_IMPORT = re.compile(r"(?:^|[;:])\s*(?:import|from)\s+([^\s.,;()]+)")
+# Any `import X` / `from X` in a shell command's text (`python -c "import torch"`).
+SHELL_IMPORT = re.compile(r"(?:^|[\s;:'\"])(?:import|from)\s+([A-Za-z_][\w]*)")
+# A package installer run from a notebook: `!pip install`, `%pip install`, `%conda install`.
+INSTALL = re.compile(
+    r"^(?:pip3?|conda|mamba|micromamba|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
+# The module a distribution name installs, where they differ.
+DISTRIBUTION_MODULES = {"pytorch": "torch", "pytorch-cpu": "torch", "torch-cpu": "torch"}
+# Cell magics whose body is shell commands, not Python.
+SHELL_CELLS = {"bash", "sh", "script", "system", "sx"}
+# An IPython assignment from a shell escape (`files = !ls`).
+SHELL_ASSIGN = re.compile(r"^(\s*[\w.]+\s*=\s*)[!%](.*)$")
 
 
 def top(name):
@@ -76,9 +94,95 @@ class Scan:
         self.findings = []
         self.python_files = 0
         self.required_seen = not self.require
+        # While a notebook's cell is scanned: the notebook's path (findings name its file).
+        self.notebook = None
 
     def add(self, kind, rel, line, text):
-        self.findings.append({"kind": kind, "file": rel, "line": line, "text": text})
+        self.findings.append({"kind": kind, "file": self.notebook or rel, "line": line, "text": text})
+
+    def shell_line(self, label, line, text):
+        """What a notebook's shell escape or line magic installs, runs or imports."""
+        words = text.lstrip("!%").strip()
+        m = INSTALL.match(words)
+        if m:
+            for token in m.group(1).split():
+                if token.startswith("-"):
+                    continue
+                name = re.split(r"[<>=!~\[;@ ]", token)[0].lower()
+                module = DISTRIBUTION_MODULES.get(name, name.replace("-", "_"))
+                if module in self.forbid:
+                    self.add("forbidden_import", label, line,
+                             "%s:%d: installs forbidden module `%s` (`%s`)" % (label, line, module, text.strip()))
+            return
+        parts = words.split()
+        if parts[:1] in (["run"], ["aimport"], ["load_ext"]):
+            target = [p for p in parts[1:] if not p.startswith("-")]
+            if target and top(target[0]) in self.forbid and not target[0].endswith(".py"):
+                self.add("forbidden_import", label, line,
+                         "%s:%d: runs forbidden module `%s` (`%s`)" % (label, line, top(target[0]), text.strip()))
+            return
+        for m in SHELL_IMPORT.finditer(words):
+            if top(m.group(1)) in self.forbid:
+                self.add("forbidden_import", label, line,
+                         "%s:%d: a shell command imports forbidden module `%s` (`%s`)"
+                         % (label, line, top(m.group(1)), text.strip()))
+
+    def cell_python(self, label, source):
+        """A code cell's Python, its IPython lines read by `shell_line` and blanked (so line
+        numbers stay those of the cell)."""
+        lines = source.split("\n")
+        first = lines[0].strip() if lines else ""
+        if first.startswith("%%"):
+            magic = first[2:].split()
+            name = magic[0] if magic else ""
+            shell = name in SHELL_CELLS and not (name == "script" and magic[1:2] and magic[1].startswith("python"))
+            if shell:
+                for number, line in enumerate(lines[1:], 2):
+                    if line.strip():
+                        self.shell_line(label, number, "!" + line.strip())
+                return ""
+            lines[0] = ""
+        out = []
+        for number, line in enumerate(lines, 1):
+            stripped = line.lstrip()
+            indent = line[:len(line) - len(stripped)]
+            assign = SHELL_ASSIGN.match(line)
+            if stripped.startswith(("!", "%")):
+                self.shell_line(label, number, stripped)
+                out.append(indent + "pass")
+            elif assign and not stripped.startswith("#"):
+                self.shell_line(label, number, assign.group(2))
+                out.append(assign.group(1) + "None")
+            else:
+                out.append(line)
+        return "\n".join(out)
+
+    def notebook_file(self, rel, data):
+        """A notebook's code cells, each scanned as a Python file of its own."""
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeError):
+            self.other_file(rel, data)
+            return
+        cells = doc.get("cells") if isinstance(doc, dict) else None
+        if not isinstance(cells, list):
+            self.other_file(rel, data)
+            return
+        self.python_files += 1
+        self.notebook = rel
+        try:
+            for number, cell in enumerate(cells, 1):
+                if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                    continue
+                source = cell.get("source", "")
+                if isinstance(source, list):
+                    source = "".join(part for part in source if isinstance(part, str))
+                if not isinstance(source, str):
+                    continue
+                label = "%s cell %d" % (rel, number)
+                self.python_file(label, self.cell_python(label, source).encode("utf-8"), counted=True)
+        finally:
+            self.notebook = None
 
     def imports(self, tree):
         """(line, module, how) for every import statement and constant-named import call."""
@@ -178,8 +282,15 @@ class Scan:
             warnings.simplefilter("ignore")
             return ast.parse(data, filename=rel)
 
-    def python_file(self, rel, data):
-        self.python_files += 1
+    def python_file(self, rel, data, counted=False):
+        """One Python file (or notebook cell): its findings in line order."""
+        start = len(self.findings)
+        self.python_source(rel, data, counted)
+        self.findings[start:] = sorted(self.findings[start:], key=lambda f: f["line"] or 0)
+
+    def python_source(self, rel, data, counted):
+        if not counted:
+            self.python_files += 1
         try:
             tree = self.parse(data, rel)
         except (SyntaxError, ValueError, UnicodeError, LookupError):
@@ -248,7 +359,8 @@ class Scan:
                     self.add("shadowing", rel, None,
                              "%s: a .pth file can run code and change the import path" % rel)
                 try:
-                    if os.path.islink(path) or os.path.getsize(path) > MAX_BYTES:
+                    limit = NOTEBOOK_MAX_BYTES if name.endswith(".ipynb") else MAX_BYTES
+                    if os.path.islink(path) or os.path.getsize(path) > limit:
                         continue
                     with open(path, "rb") as f:
                         data = f.read()
@@ -256,6 +368,8 @@ class Scan:
                     continue
                 if name.endswith(".py"):
                     self.python_file(rel, data)
+                elif name.endswith(".ipynb"):
+                    self.notebook_file(rel, data)
                 else:
                     self.other_file(rel, data)
         return {

@@ -84,7 +84,8 @@ pub fn scan(python: &Path, root: &Path, input: &ScanInput<'_>) -> Result<Vec<Fin
     let answer: ScanAnswer = serde_json::from_slice(&out.stdout)
         .map_err(|e| ScanError::Failed(format!("unreadable answer: {e}")))?;
     let mut findings = answer.findings;
-    findings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    // By file; within a file the scan gives them in line order (a notebook's cell by cell).
+    findings.sort_by(|a, b| a.file.cmp(&b.file));
     if !answer.required_seen {
         let text = if answer.python_files == 0 {
             "no Python file in the migrated repository".to_string()
@@ -100,11 +101,21 @@ pub fn scan(python: &Path, root: &Path, input: &ScanInput<'_>) -> Result<Vec<Fin
 }
 
 /// The folders Python puts on `sys.path` for the scripts `command` runs (`python src/train.py`
-/// → `src`), relative to the repository root; the root itself always.
+/// → `src`; a notebook's kernel runs in the notebook's folder), relative to the repository
+/// root; the root itself always.
 fn path_dirs(command: &str) -> Vec<String> {
     let mut dirs = vec![String::new()];
-    for word in command.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|') {
-        if let Some(script) = word.strip_suffix(".py") {
+    let tokens = shell_words::split(command)
+        .unwrap_or_else(|_| command.split_whitespace().map(str::to_string).collect());
+    let words = tokens
+        .iter()
+        .flat_map(|t| t.split([';', '&', '|']))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'));
+    for word in words {
+        if let Some(script) = word
+            .strip_suffix(".py")
+            .or_else(|| word.strip_suffix(".ipynb"))
+        {
             let dir = Path::new(script)
                 .parent()
                 .map(|p| p.to_string_lossy().trim_start_matches("./").to_string())
@@ -302,6 +313,71 @@ mod tests {
         );
         assert!(found.iter().all(|f| f.file.is_some()));
         assert_eq!(found[0].line, Some(2));
+    }
+
+    /// A notebook of `cells` (code cells, with a markdown cell first).
+    fn notebook(cells: &[&str]) -> Vec<u8> {
+        let mut list = vec![serde_json::json!({
+            "cell_type": "markdown", "metadata": {}, "source": ["We `import torch` in the source."]
+        })];
+        for source in cells {
+            list.push(serde_json::json!({
+                "cell_type": "code", "metadata": {}, "execution_count": null,
+                "outputs": [], "source": source.split_inclusive('\n').collect::<Vec<_>>()
+            }));
+        }
+        serde_json::to_vec(
+            &serde_json::json!({"cells": list, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_notebooks_code_cells_and_magics_are_read_and_findings_name_the_cell() {
+        let port = notebook(&[
+            "import jax\n%matplotlib inline\nx = 1",
+            "!pip install -q torch==2.5\nimport numpy as np",
+            "for i in range(2):\n    !python -c \"import torch; print(1)\"\n    from torch import nn",
+            "%%bash\nconda install pytorch\necho done",
+            "%run -m torch.utils.collect_env\n%run helper.py\nfiles = !ls",
+            "%%time\nimport torch",
+            "print('import torch is not an import')\n%pip install jax",
+        ]);
+        let found = scan_tree(
+            &[
+                ("lectures/part5.ipynb", &port),
+                ("helper.py", b"import jax\n"),
+            ],
+            "python -m _xstack_notebook lectures/part5.ipynb",
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "lectures/part5.ipynb cell 3:1: installs forbidden module `torch` (`!pip install -q torch==2.5`)",
+                "lectures/part5.ipynb cell 4:2: a shell command imports forbidden module `torch` (`!python -c \"import torch; print(1)\"`)",
+                "lectures/part5.ipynb cell 4:3: imports forbidden module `torch`",
+                "lectures/part5.ipynb cell 5:2: installs forbidden module `torch` (`!conda install pytorch`)",
+                "lectures/part5.ipynb cell 6:1: runs forbidden module `torch` (`%run -m torch.utils.collect_env`)",
+                "lectures/part5.ipynb cell 7:2: imports forbidden module `torch`",
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|f| f.file.as_deref() == Some("lectures/part5.ipynb")),
+            "{found:#?}"
+        );
+        // A faithful notebook port: its `import jax` counts as the required import.
+        let faithful = notebook(&["import jax\n%matplotlib inline\n!echo hi", "x = !ls"]);
+        let found = scan_tree(
+            &[("part5.ipynb", &faithful)],
+            "python -m _xstack_notebook part5.ipynb",
+        );
+        assert!(found.is_empty(), "{found:#?}");
+        assert_eq!(
+            path_dirs("python -m _xstack_notebook 'lectures/make more/part5.ipynb'"),
+            ["", "lectures/make more"]
+        );
     }
 
     #[test]

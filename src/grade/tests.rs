@@ -49,6 +49,7 @@ fn verdict(
         series: &series,
         timeout_s: 60,
         verify_confined: true,
+        crash_line: None,
     })
 }
 
@@ -135,6 +136,7 @@ fn the_seed_check_catches_a_constant_result_and_passes_a_seeded_one() {
         series: &series(&[0.9103]),
         timeout_s: 60,
         verify_confined: true,
+        crash_line: None,
     });
     assert_eq!(graded.failure, Some(FailureClass::Bypass));
     assert_eq!(graded.finding_records[0].kind, FindingKind::SeedCheck);
@@ -166,6 +168,7 @@ fn only_all_identical_criteria_fail_the_seed_check() {
         series: &first_series,
         timeout_s: 60,
         verify_confined: true,
+        crash_line: None,
     });
     let mut moved = check_run(&[0.95], Some(0));
     moved.series.insert(

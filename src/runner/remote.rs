@@ -443,6 +443,8 @@ audit() {{
     cat > "$sp/_xstack_audit.py" <<'XSTACK_AUDIT_PY'
 {audit_py}XSTACK_AUDIT_PY
     echo 'import _xstack_audit' > "$sp/_xstack_audit.pth"
+    cat > "$sp/_xstack_notebook.py" <<'XSTACK_NOTEBOOK_PY'
+{notebook_py}XSTACK_NOTEBOOK_PY
   done
 }}
 if [ -f "$E/.xstack-complete" ]; then audit; echo "using cached environment $E on $(hostname)"; exit 0; fi
@@ -460,6 +462,7 @@ echo {list} > "$E/.xstack-complete"
 echo "environment ready: $E"
 "#,
         audit_py = audit::module_source(),
+        notebook_py = crate::notebook::runner_source(),
     ));
     s
 }

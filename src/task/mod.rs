@@ -94,8 +94,13 @@ pub struct EnvSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
-    /// Shell command of the experiment.
+    /// Shell command of the experiment. For a notebook task ([`RunSpec::notebook`]) the
+    /// loaded task holds the command that runs the notebook ([`crate::notebook::command`]).
+    #[serde(default)]
     pub command: String,
+    /// A Jupyter notebook (relative to the repository) run top to bottom instead of a
+    /// command (docs/TASKS.md, "Notebook tasks").
+    pub notebook: Option<String>,
     /// A verify run past this many seconds is killed and graded a crash.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,

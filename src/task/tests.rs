@@ -210,3 +210,68 @@ fn parity_errors_name_the_file_and_the_field() {
         assert!(err.contains(message), "{message}: {err}");
     }
 }
+
+#[test]
+fn a_notebook_runs_instead_of_a_command_with_the_runner_added_to_both_environments() {
+    let text = GOOD
+        .replace(
+            "command = \"python train.py\"",
+            "notebook = \"lectures/part5.ipynb\"",
+        )
+        .replace(
+            "packages = []",
+            "packages = [\"jax\"]\nreference_packages = [\"torch\"]",
+        );
+    let root = task_dir(&text);
+    let dir = root.path().join("demo-task");
+    std::fs::create_dir_all(dir.join("repo/lectures")).unwrap();
+    std::fs::write(dir.join("repo/lectures/part5.ipynb"), "{\"cells\": []}").unwrap();
+    let task = Task::load(&dir).unwrap();
+    assert_eq!(
+        task.spec.run.command,
+        "python -m _xstack_notebook lectures/part5.ipynb"
+    );
+    assert_eq!(
+        task.spec.env.packages,
+        ["jax", "nbclient==0.11.0", "ipykernel==7.4.0"]
+    );
+    assert_eq!(
+        task.spec.env.reference_packages,
+        ["torch", "nbclient==0.11.0", "ipykernel==7.4.0"]
+    );
+    // Each wrong notebook is named with its field and line; the task folder stays as it was.
+    for (notebook, says) in [
+        ("lectures/missing.ipynb", "the source has no notebook"),
+        ("lectures/part5.py", "is not a notebook (.ipynb)"),
+        ("/abs/part5.ipynb", "must be a path inside the repository"),
+        ("../part5.ipynb", "must be a path inside the repository"),
+    ] {
+        std::fs::write(
+            dir.join(TASK_FILE),
+            text.replace("lectures/part5.ipynb", notebook),
+        )
+        .unwrap();
+        let err = Task::load(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("field `run.notebook`") && err.contains(says),
+            "{err}"
+        );
+    }
+    std::fs::write(
+        dir.join(TASK_FILE),
+        text.replace("notebook =", "command = \"python x.py\"\nnotebook ="),
+    )
+    .unwrap();
+    let err = Task::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("exactly one of `command` or `notebook`"),
+        "{err}"
+    );
+    let err = error_of(&GOOD.replace("command = \"python train.py\"", "timeout_s_x = 1"));
+    assert!(err.contains("timeout_s_x"), "{err}");
+    let err = error_of(&GOOD.replace("command = \"python train.py\"\n", ""));
+    assert!(
+        err.contains("field `run.command`") && err.contains("or give `notebook`"),
+        "{err}"
+    );
+}

@@ -52,6 +52,38 @@ impl Checker<'_> {
     }
 }
 
+/// A notebook path must be relative, stay inside the repository, end in `.ipynb`, and (for a
+/// source folder) name a file of it.
+fn check_notebook_path(c: &Checker<'_>, source: &Source, notebook: &str) -> Result<(), TaskError> {
+    let key = || KeyPath::of("run").key("notebook");
+    let path = Path::new(notebook);
+    if notebook.trim().is_empty()
+        || path.is_absolute()
+        || path
+            .components()
+            .any(|part| !matches!(part, std::path::Component::Normal(_)))
+    {
+        return Err(c.fail(
+            key(),
+            format!(
+                "`{notebook}` must be a path inside the repository, such as `lectures/part5.ipynb`"
+            ),
+        ));
+    }
+    if !crate::notebook::is_notebook(notebook) {
+        return Err(c.fail(key(), format!("`{notebook}` is not a notebook (.ipynb)")));
+    }
+    if let Source::Path(repo) = source
+        && !repo.join(path).is_file()
+    {
+        return Err(c.fail(
+            key(),
+            format!("the source has no notebook {}", repo.join(path).display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Loads `dir/task.toml`, checks every rule, and resolves the source.
 pub(super) fn load(dir: &Path) -> Result<Task, TaskError> {
     let file = dir.join(TASK_FILE);
@@ -63,7 +95,7 @@ pub(super) fn load(dir: &Path) -> Result<Task, TaskError> {
 }
 
 fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
-    let spec: TaskFile = located::from_toml(file, text, Term::Field)?;
+    let mut spec: TaskFile = located::from_toml(file, text, Term::Field)?;
     let c = Checker { file, text };
 
     let id_ok = {
@@ -126,8 +158,27 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         }
     };
 
-    if spec.run.command.trim().is_empty() {
-        return Err(c.fail(KeyPath::of("run").key("command"), "must not be empty"));
+    match &spec.run.notebook {
+        None if spec.run.command.trim().is_empty() => {
+            return Err(c.fail(
+                KeyPath::of("run").key("command"),
+                "must not be empty (or give `notebook` instead)",
+            ));
+        }
+        None => {}
+        Some(_) if !spec.run.command.is_empty() => {
+            return Err(c.fail(
+                KeyPath::of("run"),
+                "exactly one of `command` or `notebook` is required",
+            ));
+        }
+        Some(notebook) => {
+            check_notebook_path(&c, &source, notebook)?;
+            spec.run.command = crate::notebook::command(notebook);
+            spec.env.packages = crate::notebook::with_runner_packages(&spec.env.packages);
+            spec.env.reference_packages =
+                crate::notebook::with_runner_packages(&spec.env.reference_packages);
+        }
     }
     if spec.run.timeout_s == 0 {
         return Err(c.fail(KeyPath::of("run").key("timeout_s"), "must be at least 1"));

@@ -47,6 +47,10 @@ impl Driver {
             series: &series,
             timeout_s: self.cfg.task.spec.run.timeout_s,
             verify_confined: first.confined,
+            crash_line: {
+                let state = lock(self.rec.state());
+                crate::notebook::crash_line(&state.run_screen.contents())
+            },
         };
         let mut verdict = grade::grade(&input);
         if verdict.passed() && self.cfg.task.spec.integrity.seed_check {

@@ -1,0 +1,150 @@
+//! Notebooks as experiments (docs/TASKS.md, "Notebook tasks"): the runner xstack installs
+//! into every environment it builds (`runner.py`, run as `python -m _xstack_notebook`), the
+//! command that runs a task's notebook with it, and a notebook's cells as the Diff pane and
+//! `xstack diff` show them ([`cells`]).
+
+mod cells;
+
+use std::path::{Path, PathBuf};
+
+pub use cells::{
+    NotebookCell, NotebookCellKind, RenderedNotebook, cells, is_notebook, render_cells,
+};
+
+/// The runner's source.
+const RUNNER_PY: &str = include_str!("runner.py");
+/// The runner's module name, as `python -m` takes it.
+pub const MODULE: &str = "_xstack_notebook";
+/// What running a notebook needs besides the task's own packages: the client that drives a
+/// kernel and the kernel itself (versions pinned so environments stay reproducible).
+pub const PACKAGES: &[&str] = &["nbclient==0.11.0", "ipykernel==7.4.0"];
+
+/// The runner could not be installed into an environment (an infrastructure failure).
+#[derive(Debug, thiserror::Error)]
+#[error("notebook runner: {}: {source}", path.display())]
+pub struct NotebookError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// The runner's source, for environments built on another machine.
+pub fn runner_source() -> &'static str {
+    RUNNER_PY
+}
+
+/// The shell command that runs `notebook` (a path relative to the repository) top to bottom
+/// with the environment's Python.
+pub fn command(notebook: &str) -> String {
+    format!("python -m {MODULE} {}", shell_words::quote(notebook))
+}
+
+/// The runner's last word on a notebook that failed (`notebook cell 3 raised
+/// ZeroDivisionError: division by zero`), when it is among the last lines of `output`.
+pub fn crash_line(output: &str) -> Option<String> {
+    output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(5)
+        .find(|l| {
+            l.starts_with("notebook cell ")
+                && (l.contains(" raised ") || l.contains(": the kernel died"))
+        })
+        .map(str::to_string)
+}
+
+/// `packages` with the notebook runner's own added (those already listed by name are kept as
+/// the task pins them).
+pub fn with_runner_packages(packages: &[String]) -> Vec<String> {
+    let name = |p: &str| {
+        p.split(|c: char| "[<>=!~; ".contains(c))
+            .next()
+            .unwrap_or_default()
+            .to_lowercase()
+    };
+    let mut all = packages.to_vec();
+    for wanted in PACKAGES {
+        if !packages.iter().any(|p| name(p) == name(wanted)) {
+            all.push((*wanted).to_string());
+        }
+    }
+    all
+}
+
+/// Installs (or refreshes) the runner module in every `lib/python*/site-packages` of the
+/// virtualenv at `env_dir`.
+pub fn install(env_dir: &Path) -> Result<(), NotebookError> {
+    let lib = env_dir.join("lib");
+    let entries = std::fs::read_dir(&lib).map_err(|source| NotebookError {
+        path: lib.clone(),
+        source,
+    })?;
+    for entry in entries.filter_map(Result::ok) {
+        let site = entry.path().join("site-packages");
+        if entry.file_name().to_string_lossy().starts_with("python") && site.is_dir() {
+            let file = site.join(format!("{MODULE}.py"));
+            if std::fs::read_to_string(&file).is_ok_and(|old| old == RUNNER_PY) {
+                continue;
+            }
+            std::fs::write(&file, RUNNER_PY).map_err(|source| NotebookError {
+                path: file.clone(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_quotes_the_notebook_path() {
+        assert_eq!(
+            command("lectures/make more/part 5.ipynb"),
+            "python -m _xstack_notebook 'lectures/make more/part 5.ipynb'"
+        );
+        assert_eq!(command("nb.ipynb"), "python -m _xstack_notebook nb.ipynb");
+    }
+
+    #[test]
+    fn the_crash_line_is_the_runners_last_word() {
+        let output = "step 1\nTraceback ...\nZeroDivisionError: division by zero\nnotebook cell 3 raised ZeroDivisionError: division by zero\n\n";
+        assert_eq!(
+            crash_line(output).as_deref(),
+            Some("notebook cell 3 raised ZeroDivisionError: division by zero")
+        );
+        assert_eq!(
+            crash_line("print('notebook cell 3 raised')\nok\n1\n2\n3\n4\n5\n"),
+            None
+        );
+        assert_eq!(crash_line("Traceback\nValueError: x\n"), None);
+    }
+
+    #[test]
+    fn the_runner_packages_are_added_once_and_a_pinned_one_is_kept() {
+        let listed = vec!["torch".to_string(), "ipykernel==6.29.5".to_string()];
+        assert_eq!(
+            with_runner_packages(&listed),
+            vec!["torch", "ipykernel==6.29.5", "nbclient==0.11.0"]
+        );
+        let twice = with_runner_packages(&with_runner_packages(&[]));
+        assert_eq!(twice, vec!["nbclient==0.11.0", "ipykernel==7.4.0"]);
+    }
+
+    #[test]
+    fn install_writes_the_module_into_each_site_packages() {
+        let env = tempfile::tempdir().unwrap();
+        let site = env.path().join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        install(env.path()).unwrap();
+        let module = std::fs::read_to_string(site.join("_xstack_notebook.py")).unwrap();
+        assert_eq!(module, runner_source());
+        let err = install(&env.path().join("missing")).unwrap_err();
+        assert!(err.to_string().contains("missing/lib"), "{err}");
+    }
+}

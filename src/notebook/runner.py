@@ -1,0 +1,123 @@
+"""xstack's notebook runner: runs a Jupyter notebook top to bottom in a kernel of this
+environment, headless, as `python -m _xstack_notebook NOTEBOOK`.
+
+Installed into every environment xstack builds (docs/TASKS.md, "Notebook tasks"). The kernel
+is ipykernel's own (`python3`, this interpreter), started in the notebook's folder as Jupyter
+starts it; matplotlib draws to no screen (`MPLBACKEND=Agg` unless set). The kernel talks to
+the runner over local sockets, and Jupyter's, IPython's and matplotlib's own files go to a
+folder of its own that is removed at the end (a confined run's home is read-only). Each code cell's
+output is written as the kernel produces it: a line `── cell N ──` first (N counts every cell
+of the notebook from 1, markdown included, as the Diff pane numbers them), stream text as it
+comes, a result's or a display's `text/plain` (with `[image/png]` for a picture). A cell that
+raises ends the run with exit status 1 and the line `notebook cell N raised NAME: VALUE`.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+
+
+def write(stream, text):
+    stream.write(text)
+    stream.flush()
+
+
+def shown(data):
+    """One display's text: its `text/plain`, then the kinds of picture it holds."""
+    parts = []
+    if "text/plain" in data:
+        parts.append(str(data["text/plain"]))
+    parts.extend("[%s]" % kind for kind in sorted(data) if kind.startswith("image/"))
+    return " ".join(parts)
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1].startswith("-"):
+        write(sys.stderr, "usage: python -m _xstack_notebook NOTEBOOK.ipynb\n")
+        return 2
+    path = os.path.abspath(argv[1])
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+        from nbclient.exceptions import CellExecutionError, DeadKernelError
+    except ImportError as e:
+        write(sys.stderr, "xstack notebook runner: %s (the environment needs nbclient and ipykernel)\n" % e)
+        return 3
+    try:
+        with warnings.catch_warnings():
+            # A notebook written before cells had ids is run as Jupyter runs it, unwarned.
+            warnings.simplefilter("ignore")
+            notebook = nbformat.read(path, as_version=4)
+    except (OSError, ValueError) as e:
+        write(sys.stderr, "xstack notebook runner: cannot read %s: %s\n" % (argv[1], e))
+        return 2
+
+    scratch = tempfile.mkdtemp(prefix="xstack-nb-")
+    try:
+        for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
+                         ("MPLCONFIGDIR", "matplotlib")):
+            os.environ.setdefault(var, os.path.join(scratch, sub))
+        return execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKernelError)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKernelError):
+    """Runs `notebook` (read from `path`); the exit status."""
+    from jupyter_client.manager import KernelManager
+
+    failed = {}
+
+    class Streaming(NotebookClient):
+        """nbclient's client, writing each output message as it arrives."""
+
+        def output(self, outs, msg, display_id, cell_index):
+            kind = msg["msg_type"]
+            content = msg["content"]
+            if kind == "stream":
+                target = sys.stderr if content.get("name") == "stderr" else sys.stdout
+                write(target, content.get("text", ""))
+            elif kind in ("execute_result", "display_data"):
+                text = shown(content.get("data", {}))
+                if text:
+                    write(sys.stdout, text + "\n")
+            elif kind == "error":
+                write(sys.stderr, "\n".join(content.get("traceback", [])) + "\n")
+            return super().output(outs, msg, display_id, cell_index)
+
+    def started(cell, cell_index):
+        if cell.cell_type == "code":
+            write(sys.stdout, "── cell %d ──\n" % (cell_index + 1))
+
+    def errored(cell, cell_index, execute_reply):
+        failed["cell"] = cell_index + 1
+
+    kernel = KernelManager(kernel_name="python3", transport="ipc",
+                           ip=os.path.join(scratch, "kernel"))
+    client = Streaming(
+        notebook,
+        km=kernel,
+        timeout=None,
+        kernel_name="python3",
+        resources={"metadata": {"path": os.path.dirname(path)}},
+        on_cell_start=started,
+        on_cell_error=errored,
+    )
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        cell = failed.get("cell", "?")
+        write(sys.stderr, "notebook cell %s raised %s: %s\n" % (cell, e.ename, e.evalue))
+        return 1
+    except DeadKernelError as e:
+        cell = failed.get("cell", "?")
+        write(sys.stderr, "notebook cell %s: the kernel died (%s)\n" % (cell, e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

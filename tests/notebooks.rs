@@ -1,0 +1,118 @@
+//! Notebook tasks end to end (docs/TASKS.md, "Notebook tasks"): the test task
+//! `tests/tasks/notebook-steps` runs its notebook in a real kernel, in a real PTY, in the
+//! environment xstack builds with the notebook runner added.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const TASK: &str = "tests/tasks/notebook-steps";
+
+/// Runs the notebook task with one of its trajectories, headless.
+fn run_notebook(name: &str) -> (i32, std::path::PathBuf, String, tempfile::TempDir) {
+    let runs = tempfile::tempdir().unwrap();
+    let agent = format!("script:{TASK}/agents/{name}.jsonl");
+    let out = run(&[
+        "run",
+        TASK,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let dir = only_run_dir(runs.path());
+    (out.status.code().unwrap(), dir, text(&out), runs)
+}
+
+/// The time (seconds into the session) of the first event of `kind` whose text holds
+/// `needle`.
+fn first_time(events: &[Value], kind: &str, needle: &str) -> f64 {
+    events
+        .iter()
+        .find(|e| e["type"] == kind && e["text"].as_str().is_some_and(|t| t.contains(needle)))
+        .and_then(|e| e["t"].as_f64())
+        .unwrap_or_else(|| panic!("no {kind} event holds `{needle}`"))
+}
+
+#[test]
+fn a_notebook_reaches_the_run_log_cell_by_cell_and_its_port_passes() {
+    let task_dir = root().join(TASK);
+    let before = tree_hash(&task_dir);
+    let (code, dir, out, _runs) = run_notebook("pass");
+    assert_eq!(code, 0, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 1, "{r}");
+    assert_eq!(r["phases"][0]["criteria"][0]["value"], 0.015625);
+    assert!(
+        out.contains("run: python -m _xstack_notebook train.ipynb"),
+        "{out}"
+    );
+    // The first cells' output was recorded while the notebook still ran: two seconds (the
+    // pause in cell 4) before the last cell's, and before the run ended.
+    let events = journal_events(&dir);
+    let first_steps = first_time(&events, "run_output", "step 3 loss 0.125000");
+    let last_cell = first_time(&events, "run_output", "final loss 0.015625");
+    let ended = events
+        .iter()
+        .find(|e| e["type"] == "run_exited")
+        .and_then(|e| e["t"].as_f64())
+        .unwrap();
+    assert!(
+        last_cell - first_steps >= 1.5 && ended - first_steps >= 1.5,
+        "cell 3's output at {first_steps} s, cell 5's at {last_cell} s, the end at {ended} s"
+    );
+    let headers: Vec<f64> = (2..=5)
+        .map(|n| first_time(&events, "run_output", &format!("── cell {n} ──")))
+        .collect();
+    assert!(headers.is_sorted(), "{headers:?}");
+    assert_eq!(tree_hash(&task_dir), before, "the task folder was written");
+}
+
+#[test]
+fn a_cell_that_raises_is_a_crash_that_names_the_cell() {
+    let (code, dir, out, _runs) = run_notebook("crash");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    let phase = &r["phases"][0];
+    assert_eq!(phase["failure"], "crash", "{phase}");
+    assert!(
+        phase["findings"].as_array().unwrap().iter().any(|f| f
+            == "the run exited with status 1: notebook cell 3 raised ZeroDivisionError: division by zero"),
+        "{phase}"
+    );
+    // What the cell printed before it raised is in the run log; what came after it is not.
+    let journal = journal_text(&dir);
+    assert!(journal.contains("step 3 loss 0.125000"), "{journal}");
+    assert!(!journal.contains("step 4 loss"), "{journal}");
+}
+
+#[test]
+fn torch_in_a_cell_or_installed_by_a_magic_is_a_bypass_naming_the_cell() {
+    for (agent, finding) in [
+        (
+            "bypass_torch",
+            "train.ipynb cell 3:1: imports forbidden module `torch`",
+        ),
+        (
+            "bypass_pip",
+            "train.ipynb cell 4:1: installs forbidden module `torch` (`!pip install torch`)",
+        ),
+    ] {
+        let (code, dir, out, _runs) = run_notebook(agent);
+        assert_eq!(code, 1, "{agent}: {out}");
+        let phase = &result(&dir)["phases"][0];
+        assert_eq!(phase["failure"], "bypass", "{agent}: {phase}");
+        let records = phase["finding_records"].as_array().unwrap();
+        let record = records
+            .iter()
+            .find(|f| f["text"] == finding)
+            .unwrap_or_else(|| panic!("{agent}: no finding `{finding}` in {phase}"));
+        assert_eq!(record["kind"], "forbidden_import");
+        assert_eq!(record["file"], "train.ipynb");
+        assert!(out.contains(finding), "{agent}: {out}");
+    }
+}
