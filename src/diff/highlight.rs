@@ -100,6 +100,15 @@ impl HighlightedFile {
         }
     }
 
+    /// Takes the colours away from every line whose entry in `keep` is false (or absent).
+    pub(super) fn keep_only(&mut self, keep: &[bool]) {
+        for (index, line) in self.lines.iter_mut().enumerate() {
+            if !keep.get(index).copied().unwrap_or(false) {
+                line.clear();
+            }
+        }
+    }
+
     fn span_count(&self) -> usize {
         self.lines.iter().map(Vec::len).sum()
     }

@@ -248,29 +248,49 @@ enum Side {
 }
 
 /// Column budget of one file's rows.
-struct Layout {
-    /// Digits of the largest line number.
+struct Layout<'f> {
+    /// Columns of the widest gutter number.
     num_width: usize,
+    /// Per side, the gutter's text per line of a notebook shown as cells (old side first).
+    labels: [Option<&'f [String]>; 2],
     /// Columns of the left half (the right half takes the rest after the separator).
     left: usize,
     /// Plain mode: a marker column after the line number.
     markers: bool,
 }
 
-impl Layout {
-    fn new(file: &FileDiffView, width: usize, markers: bool) -> Self {
-        let max_lineno = file
+impl<'f> Layout<'f> {
+    fn new(file: &'f FileDiffView, width: usize, markers: bool) -> Self {
+        let mut layout = Self {
+            num_width: 1,
+            labels: [
+                file.cell_labels[0].as_deref(),
+                file.cell_labels[1].as_deref(),
+            ],
+            left: width.saturating_sub(1) / 2,
+            markers,
+        };
+        layout.num_width = file
             .diff
             .rows
             .iter()
-            .flat_map(|r| [&r.left, &r.right])
-            .filter_map(|c| c.as_ref().map(|c| c.lineno))
+            .flat_map(|r| [(Side::Left, &r.left), (Side::Right, &r.right)])
+            .filter_map(|(side, c)| c.as_ref().map(|c| layout.number(side, c.lineno).len()))
             .max()
             .unwrap_or(1);
-        Self {
-            num_width: max_lineno.to_string().len(),
-            left: width.saturating_sub(1) / 2,
-            markers,
+        layout
+    }
+
+    /// What the gutter shows for line `lineno` of `side`: its number, or for a notebook
+    /// the cell's number on the cell's header line.
+    fn number(&self, side: Side, lineno: usize) -> String {
+        let labels = match side {
+            Side::Left => self.labels[0],
+            Side::Right => self.labels[1],
+        };
+        match labels {
+            Some(labels) => labels.get(lineno - 1).cloned().unwrap_or_default(),
+            None => lineno.to_string(),
         }
     }
 }
@@ -420,7 +440,7 @@ impl<'p> Painter<'p> {
         if marked {
             gutter_style = gutter_style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
         }
-        let number = cell.map_or_else(String::new, |c| c.lineno.to_string());
+        let number = cell.map_or_else(String::new, |c| layout.number(side, c.lineno));
         let mut gutter = format!("{number:>w$}", w = layout.num_width);
         if layout.markers {
             gutter.push(if cell.is_some() {

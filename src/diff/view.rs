@@ -1,5 +1,6 @@
 //! A file's diff ready to draw: its entry, side-by-side rows and the syntax colours of
-//! both sides.
+//! both sides. A notebook is diffed as its cells (a header line per cell, its source, its
+//! outputs folded to one line), with the cell numbers for the gutter.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use super::engine::{DiffOptions, Row, RowKind, TextDiffResult, diff_prepared};
 use super::highlight::{HighlightError, HighlightedFile, Highlighter};
 use super::pairing::{FileEntry, Snapshot};
 use super::text::PreparedText;
+use crate::notebook::{self, RenderedNotebook};
 
 /// Which lines to highlight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,10 @@ pub struct FileDiffView {
     pub old_highlight: Option<Arc<HighlightedFile>>,
     /// Syntax colours of the new side, when highlighted.
     pub new_highlight: Option<Arc<HighlightedFile>>,
+    /// For a side that is a notebook, shown as its cells ([`crate::notebook::render_cells`]):
+    /// what the gutter shows per line instead of its number (the cell's number on its
+    /// header line); old side first.
+    pub cell_labels: [Option<Arc<[String]>>; 2],
 }
 
 /// Whole-file pairs with fewer lines than this are highlighted on the calling thread;
@@ -55,14 +61,32 @@ impl FileDiffView {
         opts: &DiffOptions,
         highlight: Option<&HighlightRequest<'_>>,
     ) -> Result<Self, HighlightError> {
+        // A notebook is compared as its cells, not its JSON.
         let side = |snap: &Snapshot, path: Option<&str>| {
             let bytes = path
                 .and_then(|p| snap.get(p))
                 .map_or(&[][..], Vec::as_slice);
-            PreparedText::new(bytes, opts.tab_width)
+            let cells = path
+                .filter(|p| notebook::is_notebook(p))
+                .and_then(|_| notebook::cells(bytes));
+            match cells {
+                Some(cells) => {
+                    let rendered = notebook::render_cells(&cells);
+                    let text = PreparedText::new(rendered.text.as_bytes(), opts.tab_width);
+                    (text, Some(rendered))
+                }
+                None => (PreparedText::new(bytes, opts.tab_width), None),
+            }
         };
-        let old_text = side(old, entry.old_path());
-        let new_text = side(new, entry.new_path());
+        let (old_text, old_cells) = side(old, entry.old_path());
+        let (new_text, new_cells) = side(new, entry.new_path());
+        // A notebook's code is highlighted as Python, its other lines not at all.
+        let syntax_path = |path: &str, cells: &Option<RenderedNotebook>| match cells {
+            Some(_) => format!("{path}.py"),
+            None => path.to_string(),
+        };
+        let old_syntax = syntax_path(entry.old_path().unwrap_or(&entry.path), &old_cells);
+        let new_syntax = syntax_path(entry.new_path().unwrap_or(&entry.path), &new_cells);
         let diff = diff_prepared(&old_text, &new_text, opts);
         let (old_highlight, new_highlight) = match highlight {
             Some(req) if !diff.binary => {
@@ -70,7 +94,7 @@ impl FileDiffView {
                 // old side too, so the old side only needs its changed lines.
                 let old_job = SideJob {
                     text: &old_text.text,
-                    path: entry.old_path().unwrap_or(&entry.path),
+                    path: &old_syntax,
                     shown: shown_lines(&diff.rows, |r| {
                         r.left
                             .as_ref()
@@ -80,21 +104,37 @@ impl FileDiffView {
                 };
                 let new_job = SideJob {
                     text: &new_text.text,
-                    path: entry.new_path().unwrap_or(&entry.path),
+                    path: &new_syntax,
                     shown: shown_lines(&diff.rows, |r| r.right.as_ref().map(|c| c.lineno)),
                 };
                 let (a, b) = highlight_both(req, &diff.rows, &old_job, &new_job);
-                (Some(a?), Some(b?))
+                (
+                    Some(only_code(a?, old_cells.as_ref())),
+                    Some(only_code(b?, new_cells.as_ref())),
+                )
             }
             _ => (None, None),
         };
+        let labels = |cells: Option<RenderedNotebook>| cells.map(|c| Arc::from(c.labels));
         Ok(Self {
             entry: entry.clone(),
             diff,
             old_highlight,
             new_highlight,
+            cell_labels: [labels(old_cells), labels(new_cells)],
         })
     }
+}
+
+/// `highlighted` with the colours of a notebook's lines that are not code taken away.
+fn only_code(
+    mut highlighted: Arc<HighlightedFile>,
+    cells: Option<&RenderedNotebook>,
+) -> Arc<HighlightedFile> {
+    if let Some(cells) = cells {
+        Arc::make_mut(&mut highlighted).keep_only(&cells.code);
+    }
+    highlighted
 }
 
 /// Builds the views of several entries in order.

@@ -908,3 +908,77 @@ fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent
     }
     assert_eq!(checked, 2);
 }
+
+/// A notebook (markdown, then code with its outputs) as JSON, with `import` as its first line.
+fn notebook_json(import: &str, outputs: &str) -> String {
+    format!(
+        r###"{{"cells": [
+  {{"cell_type": "markdown", "metadata": {{}}, "source": ["## makemore: part 5\n", "a *WaveNet*"]}},
+  {{"cell_type": "code", "execution_count": 1, "metadata": {{}},
+   "source": ["{import}\n", "x = 1\n", "print(x)"], "outputs": [{outputs}]}}
+ ], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}"###
+    )
+}
+
+#[test]
+fn the_diff_pane_shows_a_notebook_as_its_cells() {
+    let source = notebook_json(
+        "import torch",
+        r#"{"output_type": "stream", "name": "stdout", "text": ["1\n"]},
+           {"output_type": "display_data", "metadata": {}, "data": {"image/png": "AA", "text/plain": ["<Figure>"]}}"#,
+    );
+    let port = notebook_json("import jax", "");
+    let file = |text: &str| FileContent {
+        path: "part5.ipynb".into(),
+        text: Some(text.into()),
+        size: text.len() as u64,
+    };
+    let mut state = SessionState::new();
+    let events = [
+        Event::Stage {
+            phase: 0,
+            stage: Stage::Setup,
+        },
+        Event::Baseline {
+            files: vec![file(&source)],
+        },
+        Event::Stage {
+            phase: 1,
+            stage: Stage::Migrate,
+        },
+        Event::FileChanged {
+            file: file(&port),
+            deleted: false,
+        },
+    ];
+    for (i, e) in events.iter().enumerate() {
+        state.apply(i as f64, e);
+    }
+    let terminal = render_state(&state, 100, 16, PaneId::Diff, true);
+    let buffer = terminal.backend().buffer();
+    let rows: Vec<String> = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    let screen = rows.join("\n");
+    // Cells, not JSON: the cell numbers in the gutter, the outputs folded to one line.
+    assert!(!screen.contains("cell_type"), "{screen}");
+    assert!(screen.contains("1 ── markdown ──"), "{screen}");
+    assert!(screen.contains("2 ── code ──"), "{screen}");
+    assert!(screen.contains("▸ 2 outputs, 1 image"), "{screen}");
+    // The code is coloured as Python; the markdown is not.
+    let colour_of = |needle: &str| {
+        let y = rows.iter().position(|r| r.contains(needle)).unwrap();
+        let x = rows[y].find(needle).unwrap();
+        let x = rows[y][..x].chars().count() as u16;
+        buffer[(x, y as u16)].fg
+    };
+    assert_ne!(colour_of("import jax"), Color::Reset, "{screen}");
+    assert_eq!(colour_of("## makemore"), Color::Reset, "{screen}");
+    insta::assert_snapshot!("diff_notebook_cells", screen);
+}
