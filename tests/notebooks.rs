@@ -52,7 +52,7 @@ fn a_notebook_reaches_the_run_log_cell_by_cell_and_its_port_passes() {
         "{out}"
     );
     // The first cells' output was recorded while the notebook still ran: two seconds (the
-    // pause in cell 4) before the last cell's, and before the run ended.
+    // pause in cell 3) before the last cell's, and before the run ended.
     let events = journal_events(&dir);
     let first_steps = first_time(&events, "run_output", "step 3 loss 0.125000");
     let last_cell = first_time(&events, "run_output", "final loss 0.015625");
@@ -65,8 +65,14 @@ fn a_notebook_reaches_the_run_log_cell_by_cell_and_its_port_passes() {
         last_cell - first_steps >= 1.5 && ended - first_steps >= 1.5,
         "cell 3's output at {first_steps} s, cell 5's at {last_cell} s, the end at {ended} s"
     );
-    let headers: Vec<f64> = (2..=5)
-        .map(|n| first_time(&events, "run_output", &format!("── cell {n} ──")))
+    let headers: Vec<f64> = (1..=4)
+        .map(|n| {
+            first_time(
+                &events,
+                "run_output",
+                &format!("── train.ipynb#cell={n} ──"),
+            )
+        })
         .collect();
     assert!(headers.is_sorted(), "{headers:?}");
     assert_eq!(tree_hash(&task_dir), before, "the task folder was written");
@@ -81,7 +87,7 @@ fn a_cell_that_raises_is_a_crash_that_names_the_cell() {
     assert_eq!(phase["failure"], "crash", "{phase}");
     assert!(
         phase["findings"].as_array().unwrap().iter().any(|f| f
-            == "the run exited with status 1: notebook cell 3 raised ZeroDivisionError: division by zero"),
+            == "the run exited with status 1: train.ipynb#cell=2 raised ZeroDivisionError: division by zero"),
         "{phase}"
     );
     // What the cell printed before it raised is in the run log; what came after it is not.
@@ -95,11 +101,11 @@ fn torch_in_a_cell_or_installed_by_a_magic_is_a_bypass_naming_the_cell() {
     for (agent, finding) in [
         (
             "bypass_torch",
-            "train.ipynb cell 3:1: imports forbidden module `torch`",
+            "train.ipynb#cell=2:1: imports forbidden module `torch`",
         ),
         (
             "bypass_pip",
-            "train.ipynb cell 4:1: installs forbidden module `torch` (`!pip install torch`)",
+            "train.ipynb#cell=3:1: installs forbidden module `torch` (`!pip install torch`)",
         ),
     ] {
         let (code, dir, out, _runs) = run_notebook(agent);

@@ -8,8 +8,8 @@ would run. Prints one JSON object: {"findings": [{"kind", "file", "line", "text"
 
 A notebook (`.ipynb`) is read as its code cells, each parsed as Python once its IPython
 lines (`!pip install torch`, `%run -m torch.utils`, a `%%bash` cell) are read for what they
-install, run or import and set aside; its findings say `NOTEBOOK cell N:LINE` (cells
-counted from 1, markdown included; lines within the cell).
+install, run or import and set aside; its findings say `NOTEBOOK#cell=N:LINE` (N the cell's
+index from 0, markdown cells included, as nbformat numbers them; LINE within the cell).
 """
 
 import ast
@@ -171,7 +171,7 @@ class Scan:
         self.python_files += 1
         self.notebook = rel
         try:
-            for number, cell in enumerate(cells, 1):
+            for number, cell in enumerate(cells):
                 if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                     continue
                 source = cell.get("source", "")
@@ -179,7 +179,7 @@ class Scan:
                     source = "".join(part for part in source if isinstance(part, str))
                 if not isinstance(source, str):
                     continue
-                label = "%s cell %d" % (rel, number)
+                label = "%s#cell=%d" % (rel, number)
                 self.python_file(label, self.cell_python(label, source).encode("utf-8"), counted=True)
         finally:
             self.notebook = None

@@ -353,12 +353,12 @@ mod tests {
         assert_eq!(
             texts(&found),
             [
-                "lectures/part5.ipynb cell 3:1: installs forbidden module `torch` (`!pip install -q torch==2.5`)",
-                "lectures/part5.ipynb cell 4:2: a shell command imports forbidden module `torch` (`!python -c \"import torch; print(1)\"`)",
-                "lectures/part5.ipynb cell 4:3: imports forbidden module `torch`",
-                "lectures/part5.ipynb cell 5:2: installs forbidden module `torch` (`!conda install pytorch`)",
-                "lectures/part5.ipynb cell 6:1: runs forbidden module `torch` (`%run -m torch.utils.collect_env`)",
-                "lectures/part5.ipynb cell 7:2: imports forbidden module `torch`",
+                "lectures/part5.ipynb#cell=2:1: installs forbidden module `torch` (`!pip install -q torch==2.5`)",
+                "lectures/part5.ipynb#cell=3:2: a shell command imports forbidden module `torch` (`!python -c \"import torch; print(1)\"`)",
+                "lectures/part5.ipynb#cell=3:3: imports forbidden module `torch`",
+                "lectures/part5.ipynb#cell=4:2: installs forbidden module `torch` (`!conda install pytorch`)",
+                "lectures/part5.ipynb#cell=5:1: runs forbidden module `torch` (`%run -m torch.utils.collect_env`)",
+                "lectures/part5.ipynb#cell=6:2: imports forbidden module `torch`",
             ]
         );
         assert!(

@@ -29,7 +29,8 @@ impl NotebookCellKind {
 /// One cell of a notebook.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotebookCell {
-    /// Its number, counting every cell from 1.
+    /// Its index in the notebook, from 0, markdown cells included (as nbformat, the runner's
+    /// `#cell=N` and a claim's `where` number it).
     pub number: usize,
     /// What it holds.
     pub kind: NotebookCellKind,
@@ -91,7 +92,7 @@ pub fn cells(bytes: &[u8]) -> Option<Vec<NotebookCell>> {
                     })
                     .count();
                 NotebookCell {
-                    number: i + 1,
+                    number: i,
                     kind,
                     source: text_of(cell.get("source")),
                     outputs: outputs.len(),
@@ -150,14 +151,14 @@ mod tests {
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
 
     #[test]
-    fn cells_are_numbered_from_one_with_their_outputs_counted() {
+    fn cells_are_numbered_from_zero_with_their_outputs_counted() {
         let cells = cells(NOTEBOOK.as_bytes()).unwrap();
         assert_eq!(cells.len(), 3);
         assert_eq!(cells[0].kind, NotebookCellKind::Markdown);
         assert_eq!(cells[0].source, "# Part 5\na *CNN*");
         assert_eq!(
             (cells[1].number, cells[1].outputs, cells[1].images),
-            (2, 2, 1)
+            (1, 2, 1)
         );
         assert_eq!(cells[2].source, "");
         assert!(super::cells(b"{\"not\": \"a notebook\"}").is_none());
@@ -171,7 +172,7 @@ mod tests {
             rendered.text,
             "── markdown ──\n# Part 5\na *CNN*\n── code ──\nimport torch\nx = 1\n▸ 2 outputs, 1 image\n── code ──\n"
         );
-        assert_eq!(rendered.labels, ["1", "", "", "2", "", "", "", "3"]);
+        assert_eq!(rendered.labels, ["0", "", "", "1", "", "", "", "2"]);
         assert_eq!(
             rendered.code,
             [false, false, false, false, true, true, false, false]

@@ -40,7 +40,7 @@ pub fn command(notebook: &str) -> String {
     format!("python -m {MODULE} {}", shell_words::quote(notebook))
 }
 
-/// The runner's last word on a notebook that failed (`notebook cell 3 raised
+/// The runner's last word on a notebook that failed (`part5.ipynb#cell=3 raised
 /// ZeroDivisionError: division by zero`), when it is among the last lines of `output`.
 pub fn crash_line(output: &str) -> Option<String> {
     output
@@ -50,8 +50,10 @@ pub fn crash_line(output: &str) -> Option<String> {
         .filter(|l| !l.is_empty())
         .take(5)
         .find(|l| {
-            l.starts_with("notebook cell ")
-                && (l.contains(" raised ") || l.contains(": the kernel died"))
+            l.split_once(".ipynb#cell=").is_some_and(|(_, rest)| {
+                rest.starts_with(|c: char| c.is_ascii_digit())
+                    && (rest.contains(" raised ") || rest.contains(": the kernel died"))
+            })
         })
         .map(str::to_string)
 }
@@ -113,15 +115,16 @@ mod tests {
 
     #[test]
     fn the_crash_line_is_the_runners_last_word() {
-        let output = "step 1\nTraceback ...\nZeroDivisionError: division by zero\nnotebook cell 3 raised ZeroDivisionError: division by zero\n\n";
+        let output = "step 1\nTraceback ...\nZeroDivisionError: division by zero\nlectures/part5.ipynb#cell=3 raised ZeroDivisionError: division by zero\n\n";
         assert_eq!(
             crash_line(output).as_deref(),
-            Some("notebook cell 3 raised ZeroDivisionError: division by zero")
+            Some("lectures/part5.ipynb#cell=3 raised ZeroDivisionError: division by zero")
         );
         assert_eq!(
-            crash_line("print('notebook cell 3 raised')\nok\n1\n2\n3\n4\n5\n"),
+            crash_line("print('a.ipynb#cell=3 raised')\nok\n1\n2\n3\n4\n5\n"),
             None
         );
+        assert_eq!(crash_line("a.ipynb#cell=x raised Error: e\n"), None);
         assert_eq!(crash_line("Traceback\nValueError: x\n"), None);
     }
 

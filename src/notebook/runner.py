@@ -6,10 +6,11 @@ is ipykernel's own (`python3`, this interpreter), started in the notebook's fold
 starts it; matplotlib draws to no screen (`MPLBACKEND=Agg` unless set). The kernel talks to
 the runner over local sockets, and Jupyter's, IPython's and matplotlib's own files go to a
 folder of its own that is removed at the end (a confined run's home is read-only). Each code cell's
-output is written as the kernel produces it: a line `── cell N ──` first (N counts every cell
-of the notebook from 1, markdown included, as the Diff pane numbers them), stream text as it
-comes, a result's or a display's `text/plain` (with `[image/png]` for a picture). A cell that
-raises ends the run with exit status 1 and the line `notebook cell N raised NAME: VALUE`.
+output is written as the kernel produces it: a line `── NOTEBOOK#cell=N ──` first (N is the
+cell's index in the notebook, from 0, markdown cells included, as nbformat, the Diff pane and
+claims number them), stream text as it comes, a result's or a display's `text/plain` (with
+`[image/png]` for a picture). A cell that raises ends the run with exit status 1 and the line
+`NOTEBOOK#cell=N raised NAME: VALUE`.
 """
 
 import os
@@ -60,13 +61,14 @@ def main(argv):
         for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
                          ("MPLCONFIGDIR", "matplotlib")):
             os.environ.setdefault(var, os.path.join(scratch, sub))
-        return execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKernelError)
+        return execute(notebook, argv[1], path, scratch, NotebookClient, CellExecutionError,
+                       DeadKernelError)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKernelError):
-    """Runs `notebook` (read from `path`); the exit status."""
+def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, DeadKernelError):
+    """Runs `notebook` (`name` as the command gave it, read from `path`); the exit status."""
     from jupyter_client.manager import KernelManager
 
     failed = {}
@@ -90,10 +92,10 @@ def execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKer
 
     def started(cell, cell_index):
         if cell.cell_type == "code":
-            write(sys.stdout, "── cell %d ──\n" % (cell_index + 1))
+            write(sys.stdout, "── %s#cell=%d ──\n" % (name, cell_index))
 
     def errored(cell, cell_index, execute_reply):
-        failed["cell"] = cell_index + 1
+        failed["cell"] = cell_index
 
     kernel = KernelManager(kernel_name="python3", transport="ipc",
                            ip=os.path.join(scratch, "kernel"))
@@ -110,11 +112,11 @@ def execute(notebook, path, scratch, NotebookClient, CellExecutionError, DeadKer
         client.execute()
     except CellExecutionError as e:
         cell = failed.get("cell", "?")
-        write(sys.stderr, "notebook cell %s raised %s: %s\n" % (cell, e.ename, e.evalue))
+        write(sys.stderr, "%s#cell=%s raised %s: %s\n" % (name, cell, e.ename, e.evalue))
         return 1
     except DeadKernelError as e:
         cell = failed.get("cell", "?")
-        write(sys.stderr, "notebook cell %s: the kernel died (%s)\n" % (cell, e))
+        write(sys.stderr, "%s#cell=%s: the kernel died (%s)\n" % (name, cell, e))
         return 1
     return 0
 

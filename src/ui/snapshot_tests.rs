@@ -968,8 +968,8 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
     let screen = rows.join("\n");
     // Cells, not JSON: the cell numbers in the gutter, the outputs folded to one line.
     assert!(!screen.contains("cell_type"), "{screen}");
-    assert!(screen.contains("1 ── markdown ──"), "{screen}");
-    assert!(screen.contains("2 ── code ──"), "{screen}");
+    assert!(screen.contains("0 ── markdown ──"), "{screen}");
+    assert!(screen.contains("1 ── code ──"), "{screen}");
     assert!(screen.contains("▸ 2 outputs, 1 image"), "{screen}");
     // The code is coloured as Python; the markdown is not.
     let colour_of = |needle: &str| {
