@@ -175,6 +175,10 @@ enum Cmd {
         /// The experiment command (else proposed from the README and entry files, and asked).
         #[arg(long)]
         command: Option<String>,
+        /// The experiment is this notebook (relative to REPO), run top to bottom; written as
+        /// `[run] notebook`.
+        #[arg(long, conflicts_with = "command")]
+        notebook: Option<String>,
         /// A shell snippet run before the command in each run's copy (preparing data); written
         /// as `[env] setup`.
         #[arg(long)]
@@ -443,6 +447,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Init {
             repo,
             command,
+            notebook,
             setup,
             metrics,
             direction,
@@ -456,6 +461,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         }) => cli::init(cli::InitArgs {
             repo,
             command,
+            notebook,
             setup,
             metrics,
             direction,

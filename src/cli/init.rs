@@ -51,6 +51,8 @@ pub struct InitArgs {
     pub repo: PathBuf,
     /// `--command`.
     pub command: Option<String>,
+    /// `--notebook`.
+    pub notebook: Option<String>,
     /// `--setup`.
     pub setup: Option<String>,
     /// `--metric`.
@@ -91,6 +93,7 @@ pub fn init(args: InitArgs) -> Result<i32, AppError> {
     let opts = crate::init::InitOptions {
         repo: args.repo,
         command: args.command,
+        notebook: args.notebook,
         setup: args.setup,
         metrics: args.metrics,
         direction,

@@ -37,6 +37,7 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
             Choice::NewTask(repo) => init(InitArgs {
                 repo,
                 command: None,
+                notebook: None,
                 setup: None,
                 metrics: Vec::new(),
                 direction: None,

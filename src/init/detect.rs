@@ -363,7 +363,13 @@ fn trim_name(words: &str, keep_plain: bool) -> Option<(usize, &str)> {
         has_metric_word(&s) || QUALIFIERS.contains(&s.as_str())
     };
     if !parts.iter().any(|(_, w)| has_metric_word(&sanitize(w))) {
-        return keep_plain.then_some((0, words));
+        // A split's name alone (`val 1.9937`, as a notebook's `print(split, loss.item())`
+        // prints it) names that split's result.
+        let split_only = !parts.is_empty()
+            && parts
+                .iter()
+                .all(|(_, w)| QUALIFIERS.contains(&sanitize(w).as_str()));
+        return (keep_plain || split_only).then_some((0, words));
     }
     let mut start = parts.len();
     while start > 0 && metricish(parts[start - 1].1) {

@@ -66,6 +66,11 @@ pub enum InitError {
     /// No command was given and none can be asked for.
     #[error("no experiment command: pass --command CMD{}", candidates_hint(.0))]
     NoCommand(Vec<String>),
+    /// `--notebook` names no notebook of the repository.
+    #[error(
+        "--notebook {0}: the repository has no such notebook (a .ipynb file, relative to REPO)"
+    )]
+    NoNotebook(String),
     /// `--seeds` below 2.
     #[error(
         "--seeds {0}: at least 2 seeds are needed to measure a spread (leave it out for a single run)"
@@ -177,6 +182,8 @@ pub struct InitOptions {
     pub repo: PathBuf,
     /// `--command`.
     pub command: Option<String>,
+    /// `--notebook`: the experiment is this notebook (relative to the repository).
+    pub notebook: Option<String>,
     /// `--setup`: `[env] setup`, run before the command in every run.
     pub setup: Option<String>,
     /// `--metric` (repeatable).
@@ -341,6 +348,9 @@ fn choose_command(
     repo: &Path,
     console: &mut dyn Console,
 ) -> Result<String, InitError> {
+    if let Some(notebook) = &opts.notebook {
+        return Ok(crate::notebook::command(notebook));
+    }
     if let Some(cmd) = &opts.command {
         return Ok(cmd.clone());
     }
@@ -454,7 +464,15 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     {
         return Err(InitError::TooFewSeeds(n));
     }
-    if opts.command.is_none() && !console.interactive() {
+    if let Some(notebook) = &opts.notebook {
+        let path = std::path::Path::new(notebook);
+        let inside = path
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)));
+        if !inside || !crate::notebook::is_notebook(notebook) || !repo.join(path).is_file() {
+            return Err(InitError::NoNotebook(notebook.clone()));
+        }
+    } else if opts.command.is_none() && !console.interactive() {
         return Err(InitError::NoCommand(repo::command_candidates(&repo)));
     }
     if !opts.yes && !console.interactive() {
@@ -488,7 +506,14 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             reference_packages.join(" ")
         ));
     }
-    let env = crate::env::ensure(&opts.cache_dir, &reference_packages, &mut |line| {
+    // A notebook runs in a kernel of the environment: the runner's packages are added to it
+    // (and, by the task format, to the task's, which lists only its own).
+    let env_packages = if opts.notebook.is_some() {
+        crate::notebook::with_runner_packages(&reference_packages)
+    } else {
+        reference_packages.clone()
+    };
+    let env = crate::env::ensure(&opts.cache_dir, &env_packages, &mut |line| {
         console.say(&line)
     })?;
 
@@ -521,7 +546,13 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     ));
 
     let lines = first.lines();
-    let (found, rejected) = detect::verify(detect::detect(&lines), &first.output);
+    // The notebook runner's cell lines are xstack's, not the repository's output.
+    let printed: Vec<String> = lines
+        .iter()
+        .filter(|l| !crate::notebook::is_cell_line(l))
+        .cloned()
+        .collect();
+    let (found, rejected) = detect::verify(detect::detect(&printed), &first.output);
     for r in &rejected {
         console.say(&format!("left out `{}`: {}", r.name, r.reason));
     }
@@ -673,6 +704,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         reference_packages,
         packages_from,
         command: command.clone(),
+        notebook: opts.notebook.clone(),
         setup: opts.setup.clone(),
         command_note: published.command_note,
         timeout_s: timeout_for(published.longest_s.max(first.duration_s)),

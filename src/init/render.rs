@@ -49,8 +49,10 @@ pub struct Proposal {
     pub packages_from: String,
     /// `[env] setup`, when given.
     pub setup: Option<String>,
-    /// `[run] command`.
+    /// `[run] command` (for a notebook, the command that runs it).
     pub command: String,
+    /// `[run] notebook`, written instead of the command when the experiment is a notebook.
+    pub notebook: Option<String>,
     /// A comment over `[run] command` (why it sets the repository's seed option).
     pub command_note: Option<String>,
     /// `[run] timeout_s`.
@@ -229,11 +231,11 @@ pub fn task_toml(p: &Proposal) -> String {
     if let Some(note) = &p.command_note {
         out.push_str(&format!("# {note}\n"));
     }
-    out.push_str(&format!(
-        "command = {}\ntimeout_s = {}\n",
-        toml_string(&p.command),
-        p.timeout_s
-    ));
+    let entry = match &p.notebook {
+        Some(notebook) => format!("notebook = {}", toml_string(notebook)),
+        None => format!("command = {}", toml_string(&p.command)),
+    };
+    out.push_str(&format!("{entry}\ntimeout_s = {}\n", p.timeout_s));
     for (m, style) in &p.metrics {
         out.push_str(&format!(
             "\n# Found as {style}.\n[[metric]]\nname = {}\n",

@@ -40,6 +40,12 @@ pub fn command(notebook: &str) -> String {
     format!("python -m {MODULE} {}", shell_words::quote(notebook))
 }
 
+/// Whether `line` is the runner's own line before a cell (`── part5.ipynb#cell=3 ──`).
+pub fn is_cell_line(line: &str) -> bool {
+    let line = line.trim();
+    line.starts_with("── ") && line.ends_with(" ──") && line.contains(".ipynb#cell=")
+}
+
 /// The runner's last word on a notebook that failed (`part5.ipynb#cell=3 raised
 /// ZeroDivisionError: division by zero`), when it is among the last lines of `output`.
 pub fn crash_line(output: &str) -> Option<String> {
@@ -126,6 +132,13 @@ mod tests {
         );
         assert_eq!(crash_line("a.ipynb#cell=x raised Error: e\n"), None);
         assert_eq!(crash_line("Traceback\nValueError: x\n"), None);
+    }
+
+    #[test]
+    fn the_runners_cell_lines_are_told_from_the_notebooks_own() {
+        assert!(is_cell_line("── lectures/part5.ipynb#cell=13 ──"));
+        assert!(!is_cell_line("cell=13"));
+        assert!(!is_cell_line("── epoch 3 ──"));
     }
 
     #[test]

@@ -102,6 +102,8 @@ def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, D
     client = Streaming(
         notebook,
         km=kernel,
+        # The kernel's own log (not the cells' output) is quiet unless something is wrong.
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
         timeout=None,
         kernel_name="python3",
         resources={"metadata": {"path": os.path.dirname(path)}},

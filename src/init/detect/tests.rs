@@ -386,3 +386,14 @@ fn nanogpt_output_offers_its_losses_not_its_settings() {
         .collect();
     assert_eq!(evaluations, ["val_loss"]);
 }
+
+#[test]
+fn a_split_named_alone_is_that_splits_result() {
+    // makemore part 5's evaluation cell: `print(split, loss.item())`.
+    let log = "      0/ 200000: 3.3167\n  10000/ 200000: 2.0576\ntrain 1.7690284252166748\nval 1.9936515092849731\n76579\nepoch 3\n";
+    let c = candidates(log);
+    assert_eq!(names(&c), ["train", "val"]);
+    assert_eq!(values(get(&c, "val")), [1.9936515092849731]);
+    assert!(looks_like_evaluation("val", "val 1.9936515092849731"));
+    assert!(!looks_like_evaluation("train", "train 1.7690284252166748"));
+}
