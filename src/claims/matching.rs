@@ -36,6 +36,9 @@ pub const MARGIN: f64 = 2.0;
 /// Two claims whose values (in the metric's units) differ by at most this fraction agree: a
 /// rival that agrees with the best does not make the choice ambiguous.
 pub const AGREEMENT: f64 = 0.005;
+/// A rival claim further than this (relative) from the measured value, when the best one
+/// agrees with it, is not a rival ([`choose`]).
+pub const SINGLED_OUT: f64 = 0.01;
 
 const COMMAND: f64 = 5.0;
 const MEASURE_MATCH: f64 = 3.0;
@@ -121,6 +124,8 @@ pub struct ClaimMatch {
     pub names_metric: bool,
     /// Why it scored what it did, one reason a line.
     pub reasons: Vec<String>,
+    /// The measured value it was ranked against, when there was one.
+    pub measured: Option<f64>,
 }
 
 /// What [`choose`] decided.
@@ -439,6 +444,7 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                 value_in_metric_units: value,
                 names_metric,
                 reasons,
+                measured: target.measured.filter(|m| m.is_finite()),
             }
         })
         .collect();
@@ -454,6 +460,16 @@ fn percent_to_fraction(claim: &Claim) -> f64 {
     });
     let scale = 10f64.powi(i32::try_from(decimals + 2).unwrap_or(15).min(15));
     (claim.value / 100.0 * scale).round() / scale
+}
+
+/// The runs measured what `best` says (within [`AGREEMENT`]) and something else than `rival`
+/// says (more than [`SINGLED_OUT`] away): a notebook's performance log lists earlier
+/// experiments beside the one its code runs, and the runs tell which is the code's.
+fn singled_out_by_the_runs(best: &ClaimMatch, rival: &ClaimMatch) -> bool {
+    best.measured.is_some_and(|m| {
+        agree(best.value_in_metric_units, m)
+            && (rival.value_in_metric_units - m).abs() > SINGLED_OUT * m.abs()
+    })
 }
 
 fn agree(a: f64, b: f64) -> bool {
@@ -503,6 +519,7 @@ pub fn choose(matches: &[ClaimMatch]) -> Choice {
             (m.names_metric || m.score >= best.score)
                 && best.score - m.score < MARGIN
                 && !agree(m.value_in_metric_units, best.value_in_metric_units)
+                && !singled_out_by_the_runs(best, m)
         })
         .map(|(i, _)| i)
         .collect();

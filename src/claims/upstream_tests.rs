@@ -438,3 +438,30 @@ fn where_text_is_the_spec_s() {
     assert_eq!(Unit::Percent.as_str(), "%");
     assert_eq!(serde_json::to_string(&Unit::None).unwrap(), "\"\"");
 }
+
+#[test]
+fn a_split_named_alone_takes_the_claim_the_runs_single_out() {
+    // `xstack init --notebook` names the metric `val`, as the notebook prints it: the printed
+    // value and the performance log's last line agree with the run; the log's earlier
+    // experiments (2.022 to 2.105) are more than 1% away from it and are not rivals.
+    let claims = claims_in_notebook(PART5, "makemore_part5_cnn1.ipynb").unwrap();
+    let target = |measured| MetricTarget {
+        name: "val".into(),
+        line: "val 1.9936513900756836".into(),
+        literal: "val".into(),
+        args: Vec::new(),
+        measured,
+    };
+    let matches = rank(&claims, &target(Some(1.9937)));
+    assert_eq!(
+        chosen(&matches).claim.where_text(),
+        "makemore_part5_cnn1.ipynb#cell=13"
+    );
+    // Without runs nothing singles it out: the choice is the human's.
+    let unmeasured = rank(&claims, &target(None));
+    assert!(
+        matches!(choose(&unmeasured), Choice::Ambiguous { .. }),
+        "{:?}",
+        choose(&unmeasured)
+    );
+}
