@@ -106,6 +106,19 @@ impl PythonEnv {
     }
 }
 
+/// Every `lib/python*/site-packages` folder of the virtualenv at `env_dir` (where xstack
+/// installs its audit and its notebook runner).
+pub fn site_packages(env_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(env_dir.join("lib"))?.filter_map(Result::ok) {
+        let site = entry.path().join("site-packages");
+        if entry.file_name().to_string_lossy().starts_with("python") && site.is_dir() {
+            found.push(site);
+        }
+    }
+    Ok(found)
+}
+
 /// The cache key of a package list: order and duplicates do not matter.
 pub fn env_key(packages: &[String]) -> String {
     let mut sorted: Vec<&str> = packages.iter().map(|p| p.trim()).collect();

@@ -60,17 +60,13 @@ fn write(path: &Path, text: &str) -> Result<(), AuditError> {
 /// Installs (or refreshes) the audit in the virtualenv at `env_dir`: the module and its
 /// `.pth` file in every `lib/python*/site-packages` of it.
 pub fn install(env_dir: &Path) -> Result<(), AuditError> {
-    let lib = env_dir.join("lib");
-    let entries = std::fs::read_dir(&lib).map_err(|source| AuditError {
-        path: lib.clone(),
+    let sites = crate::env::site_packages(env_dir).map_err(|source| AuditError {
+        path: env_dir.join("lib"),
         source,
     })?;
-    for entry in entries.filter_map(Result::ok) {
-        let site = entry.path().join("site-packages");
-        if entry.file_name().to_string_lossy().starts_with("python") && site.is_dir() {
-            write(&site.join(MODULE_FILE), AUDIT_PY)?;
-            write(&site.join(PTH_FILE), "import _xstack_audit\n")?;
-        }
+    for site in sites {
+        write(&site.join(MODULE_FILE), AUDIT_PY)?;
+        write(&site.join(PTH_FILE), "import _xstack_audit\n")?;
     }
     Ok(())
 }

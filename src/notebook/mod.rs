@@ -85,23 +85,19 @@ pub fn with_runner_packages(packages: &[String]) -> Vec<String> {
 /// Installs (or refreshes) the runner module in every `lib/python*/site-packages` of the
 /// virtualenv at `env_dir`.
 pub fn install(env_dir: &Path) -> Result<(), NotebookError> {
-    let lib = env_dir.join("lib");
-    let entries = std::fs::read_dir(&lib).map_err(|source| NotebookError {
-        path: lib.clone(),
+    let sites = crate::env::site_packages(env_dir).map_err(|source| NotebookError {
+        path: env_dir.join("lib"),
         source,
     })?;
-    for entry in entries.filter_map(Result::ok) {
-        let site = entry.path().join("site-packages");
-        if entry.file_name().to_string_lossy().starts_with("python") && site.is_dir() {
-            let file = site.join(format!("{MODULE}.py"));
-            if std::fs::read_to_string(&file).is_ok_and(|old| old == RUNNER_PY) {
-                continue;
-            }
-            std::fs::write(&file, RUNNER_PY).map_err(|source| NotebookError {
-                path: file.clone(),
-                source,
-            })?;
+    for site in sites {
+        let file = site.join(format!("{MODULE}.py"));
+        if std::fs::read_to_string(&file).is_ok_and(|old| old == RUNNER_PY) {
+            continue;
         }
+        std::fs::write(&file, RUNNER_PY).map_err(|source| NotebookError {
+            path: file.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
