@@ -679,8 +679,9 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         files_under(&p.home)
     );
     let tmux = start_in_the_tui(&p, &CODEX, "--auto");
-    // The workspace lies inside the Git repository `work_folder` makes, so Codex asks
-    // whether to trust it (the repository's root), which auto mode leaves to the human.
+    // The workspace lies inside the Git repository `work_folder` makes, so Codex's trust
+    // screen names the workspace and then the repository's root, to which the trust would
+    // apply: auto mode leaves that to the human.
     // The human attaches and takes its first choice.
     tmux.wait_for(
         "the agent asks whether to trust this folder",
@@ -704,6 +705,11 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         s.contains("PASSED in phase 2") || s.contains("waiting: the agent asks")
     });
     assert!(screen.contains("PASSED in phase 2"), "{screen}");
+    let journal = journal_text(&only_run_dir(&p.runs));
+    assert!(
+        !journal.contains("auto mode: the agent asked whether to trust"),
+        "auto mode trusted the repository around the workspace: {journal}"
+    );
     // Codex runs an app-server daemon of its own, which leaves the agent's process group;
     // xstack must end it too when it exits.
     let daemon = agent_processes(&format!("{}/.codex/", p.home.display()));

@@ -207,28 +207,22 @@ pub const TRUST_SETTLE: Duration = Duration::from_secs(5);
 /// The keys that answer "yes" on a folder-trust screen (`contents`, the agent's screen as
 /// text) about `folder`, and only about it: Enter when the selected choice (the row marked
 /// `❯`, `›` or `>`) trusts the folder, Down to move towards it otherwise. None when the
-/// screen does not name `folder` itself (a parent, such as the Git repository around it, is
-/// not trusted on the human's behalf) or shows no selected choice.
+/// screen does not name `folder` itself, when it also names a folder above it (Codex, in a
+/// subfolder of a Git repository, names the workspace and then says its trust applies to the
+/// repository's root: a parent is never trusted on the human's behalf), or when it shows no
+/// selected choice.
 pub fn trust_keys(contents: &str, folder: &std::path::Path) -> Option<&'static [u8]> {
-    // The path may be wrapped over two rows: each row is read alone and joined to the next.
-    let wanted = folder.to_string_lossy();
     let rows: Vec<&str> = contents.lines().map(str::trim).collect();
-    let ends_path = |rest: &str| {
-        !rest.starts_with(|c: char| {
-            c == '/' || c == '.' || c == '-' || c == '_' || c.is_alphanumeric()
-        })
-    };
-    let names = |text: &str| {
-        text.match_indices(wanted.as_ref())
-            .any(|(at, _)| ends_path(&text[at + wanted.len()..]))
-    };
-    let named = rows.iter().enumerate().any(|(i, row)| {
-        names(row)
-            || rows
-                .get(i + 1)
-                .is_some_and(|next| names(&format!("{row}{next}")))
-    });
-    if wanted.is_empty() || !named {
+    let wanted = folder.to_string_lossy();
+    if wanted.is_empty() || !names_path(&rows, &wanted) {
+        return None;
+    }
+    let parent_named = folder
+        .ancestors()
+        .skip(1)
+        .filter(|above| above.parent().is_some())
+        .any(|above| names_path(&rows, &above.to_string_lossy()));
+    if parent_named {
         return None;
     }
     let selected = contents
@@ -241,6 +235,32 @@ pub fn trust_keys(contents: &str, folder: &std::path::Path) -> Option<&'static [
     } else {
         Some(b"\x1b[B")
     }
+}
+
+/// Whether the screen's `rows` (trimmed) name the folder `path` itself: the path neither
+/// preceded nor followed by more of a path. A path may be wrapped over two rows, so each row is read
+/// alone and joined to the next; a row that ends with `path` while the next row goes on
+/// with `/` shows a folder below it, not `path`.
+fn names_path(rows: &[&str], path: &str) -> bool {
+    let path_char = |c: char| c == '/' || c == '.' || c == '-' || c == '_' || c.is_alphanumeric();
+    // Where `text` names `path`, by the byte offset each naming starts at.
+    let namings = |text: &str| -> Vec<usize> {
+        text.match_indices(path)
+            .filter(|(at, _)| {
+                !text[..*at].ends_with(path_char) && !text[at + path.len()..].starts_with(path_char)
+            })
+            .map(|(at, _)| at)
+            .collect()
+    };
+    rows.iter().enumerate().any(|(i, row)| {
+        let next = rows.get(i + 1).copied().unwrap_or("");
+        let wrapped_on = row.ends_with(path) && next.starts_with('/');
+        let in_the_row = !namings(row).is_empty() && !wrapped_on;
+        let across = namings(&format!("{row}{next}"))
+            .into_iter()
+            .any(|at| at < row.len() && at + path.len() > row.len());
+        in_the_row || across
+    })
 }
 
 /// The bytes that put `text` into an agent's input without submitting it: one bracketed
@@ -377,6 +397,14 @@ mod tests {
         let inside =
             " Accessing workspace:\n\n /work/run/workspace/sub\n\n ❯ 1. Yes, I trust this folder";
         assert_eq!(trust_keys(inside, workspace), None);
+        // Codex in a subfolder of a Git repository: its trust applies to the repository's
+        // root, which the screen names below the workspace.
+        let repository = "  Folder access\n  /work/run/work\nspace\n  Note: You're in a subdirectory of a Git project. Trusting will apply to\n  the repository root:\n  /work\n  Trust this folder?\n› 1. Trust and continue\n  2. Back";
+        assert_eq!(trust_keys(repository, workspace), None);
+        // A wrapped path whose first row ends at a folder above is not that folder.
+        let split_at_parent =
+            " Accessing workspace:\n /work/run\n /workspace\n ❯ 1. Yes, I trust this folder";
+        assert_eq!(trust_keys(split_at_parent, workspace), Some(&b"\r"[..]));
         // No selected choice drawn yet.
         let bare = " Accessing workspace:\n\n /work/run/workspace\n";
         assert_eq!(trust_keys(bare, workspace), None);
