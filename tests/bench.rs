@@ -557,3 +557,87 @@ fn a_bench_refuses_trials_whose_verify_cannot_be_confined() {
     );
     assert!(trial_dirs(out_dir.path()).is_empty(), "nothing ran");
 }
+
+/// `--agent demo` runs each task's own demo trajectory, so one bench covers the demos of
+/// several tasks; a task without one is refused before anything runs.
+#[test]
+fn the_demo_agent_runs_each_tasks_own_trajectory() {
+    let root = quick_task();
+    let first = root.path().join("quick");
+    let second = root.path().join("quick-two");
+    copy_dir(&first, &second);
+    let toml = std::fs::read_to_string(second.join("task.toml")).unwrap();
+    std::fs::write(
+        second.join("task.toml"),
+        toml.replace("id = \"quick\"", "id = \"quick-two\""),
+    )
+    .unwrap();
+    for (task, steps) in [
+        // Fixed in phase 1.
+        (
+            &first,
+            "{\"phase\": 1}\n{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}\n",
+        ),
+        // Fixed only in phase 2.
+        (
+            &second,
+            "{\"phase\": 1}\n{\"say\": \"Looking.\"}\n{\"phase\": 2}\n{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}\n",
+        ),
+    ] {
+        std::fs::create_dir_all(task.join("demo")).unwrap();
+        std::fs::write(task.join("demo/trajectory.jsonl"), steps).unwrap();
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    let (a, b) = (first.display().to_string(), second.display().to_string());
+    let done = bench(&["--task", &a, &b, "--agent", "demo"], &out);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    let r = report(&out);
+    let mut phases: Vec<(String, Value)> = r["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["task"].as_str().unwrap().to_string(),
+                t["passed_in_phase"].clone(),
+            )
+        })
+        .collect();
+    phases.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        phases,
+        vec![
+            ("quick".to_string(), Value::from(1)),
+            ("quick-two".to_string(), Value::from(2))
+        ]
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for row in ["| quick | 1/1", "| quick-two | 1/1"] {
+        assert!(md.contains(row), "no row `{row}`: {md}");
+    }
+    // A task without a demo trajectory: exit 2, the task named, nothing made.
+    std::fs::remove_dir_all(second.join("demo")).unwrap();
+    let refused = out_dir.path().join("refused");
+    let done = bench(&["--task", &a, &b, "--agent", "demo"], &refused);
+    assert_eq!(done.status.code(), Some(2), "{}", text(&done));
+    assert!(
+        text(&done).contains("task quick-two has no demo trajectory"),
+        "{}",
+        text(&done)
+    );
+    assert!(!refused.exists());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -134,8 +134,12 @@ fn seed() -> Result<u64, AppError> {
     }
 }
 
+/// The agent spec that names each task's own demo trajectory (so one bench can run every
+/// task's demo).
+pub const DEMO_AGENT: &str = "demo";
+
 /// The agent of a run: `--agent` (a preset or config agent resolved for headless or TUI
-/// use), else the task's demo trajectory.
+/// use; [`DEMO_AGENT`] for the task's demo trajectory), else the task's demo trajectory.
 pub fn agent_for(
     task: &Task,
     flag: Option<&str>,
@@ -143,8 +147,8 @@ pub fn agent_for(
     headless: bool,
 ) -> Result<AgentSpec, AppError> {
     match flag {
-        Some(spec) => Ok(AgentSpec::resolve(spec, &config.agents, headless)?),
-        None => match task.demo_trajectory() {
+        Some(spec) if spec != DEMO_AGENT => Ok(AgentSpec::resolve(spec, &config.agents, headless)?),
+        _ => match task.demo_trajectory() {
             Some(path) => Ok(AgentSpec::Script(path)),
             None => Err(AppError::usage(format!(
                 "task {} has no demo trajectory: choose an agent with --agent script:PATH, shell, cmd:TEMPLATE, or a preset (claude, codex, aider, gemini, opencode)",
