@@ -302,6 +302,9 @@ pub enum Event {
         /// What it reported.
         item: TranscriptItem,
     },
+    /// A Python process the agent started during its turn ended, or was ended by xstack at
+    /// the end of the turn (docs/CHECKS.md).
+    AgentRun(Box<crate::checks::AgentRun>),
     /// The agent process ended.
     AgentExited {
         /// Exit code; None when ended by a signal.
@@ -447,6 +450,7 @@ impl Event {
             )),
             Event::AgentStarted { command, .. } => Some(format!("agent started: {command}")),
             Event::Transcript { item, .. } => Some(item.describe()),
+            Event::AgentRun(run) => Some(crate::checks::describe(run)),
             Event::AgentExited { code } => Some(match code {
                 Some(c) => format!("agent exited with status {c}"),
                 None => "agent ended by a signal".to_string(),

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod bench;
 pub mod calibrate;
+pub mod checks;
 pub mod claims;
 pub mod cli;
 pub mod command_line;

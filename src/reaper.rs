@@ -149,8 +149,27 @@ pub fn end_descendants(grace: Duration) {
     }
 }
 
-fn alive(pid: i32) -> bool {
+/// Whether process `pid` exists and has not exited (a zombie has).
+pub fn alive(pid: i32) -> bool {
     state(pid).is_some_and(|state| state != 'Z')
+}
+
+/// Ends one process: SIGTERM, up to `grace` for it to go, then SIGKILL.
+pub fn end_process(pid: i32, grace: Duration) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline && alive(pid) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if alive(pid) {
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
 }
 
 #[cfg(test)]

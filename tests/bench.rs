@@ -154,10 +154,11 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
              "difference_ci95": [-0.1344, 1.0], "distinguishable": false},
         ])
     );
-    // Per phase, how it ended: these scripted agents exit 0 and report nothing else of
-    // themselves (no claim, usage or session).
+    // Per phase, how it ended: these scripted agents exit 0, report nothing else of
+    // themselves (no claim, usage or session) and run no Python of their own.
     let said_nothing = json!({"exit_code": 0, "claimed_success": null, "claim": null,
-        "tokens_in": null, "tokens_out": null, "cost_usd": null, "session": null});
+        "tokens_in": null, "tokens_out": null, "cost_usd": null, "session": null,
+        "ran_port": false});
     let mut phases = json!([{"phase": 1, "outcome": "graded", "verdict": "fail"},
                             {"phase": 2, "outcome": "graded", "verdict": "pass"}]);
     for phase in phases.as_array_mut().unwrap() {
@@ -199,6 +200,8 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
             "figures/grid.svg",
             "figures/pass_rate.png",
             "figures/pass_rate.svg",
+            "figures/ran_port.png",
+            "figures/ran_port.svg",
             "report.json",
             "report.md"
         ]

@@ -1,7 +1,8 @@
 //! The bench report's figures, written under `figures/` beside `report.md` as SVG with a PNG
 //! of each: the pass rate per agent split by phase with its 95% interval, the failure classes
-//! per agent, the outcome of every trial on a task × agent grid, and (when agents report it)
-//! their claimed success against the verdict.
+//! per agent, (when runs record it) the pass rate of trials whose agent ran its port against
+//! those whose agent did not, the outcome of every trial on a task × agent grid, and (when
+//! agents report it) their claimed success against the verdict.
 //!
 //! Each figure is laid out once as a list of shapes in pixels, then painted with plotters on
 //! its SVG and its bitmap backend. Text is measured and drawn with DejaVu Sans, embedded in
@@ -20,7 +21,10 @@ use plotters::style::{
     Color, FontDesc, FontFamily, FontStyle, RGBColor, TextStyle, WHITE, register_font,
 };
 
-use super::model::{CLASSES, IntervalMethod, Report, TrialRow, has_claims};
+use super::model::{
+    ALL_AGENTS, CLASSES, IntervalMethod, RanPortLine, Report, Share, TrialRow, has_claims,
+    has_ran_port,
+};
 
 /// The figures' folder, relative to the report.
 pub const DIR: &str = "figures";
@@ -77,6 +81,9 @@ pub enum Kind {
     PassRate,
     /// Failed trials per agent by class.
     Failures,
+    /// Per agent, the pass rate of trials whose agent ran its port against those whose agent
+    /// did not, each with its 95% interval.
+    RanPort,
     /// The outcome of every trial: tasks × agents, one square per repeat.
     Grid,
     /// Graded phases where the agent said whether it succeeded, against the verdict.
@@ -85,13 +92,20 @@ pub enum Kind {
 
 impl Kind {
     /// Every figure, in the order report.md shows them.
-    pub const ALL: [Kind; 4] = [Kind::PassRate, Kind::Failures, Kind::Grid, Kind::Claims];
+    pub const ALL: [Kind; 5] = [
+        Kind::PassRate,
+        Kind::Failures,
+        Kind::RanPort,
+        Kind::Grid,
+        Kind::Claims,
+    ];
 
     /// The file name without its extension.
     pub fn stem(self) -> &'static str {
         match self {
             Kind::PassRate => "pass_rate",
             Kind::Failures => "failures",
+            Kind::RanPort => "ran_port",
             Kind::Grid => "grid",
             Kind::Claims => "claims",
         }
@@ -102,6 +116,7 @@ impl Kind {
         match self {
             Kind::PassRate => "Pass rate per agent",
             Kind::Failures => "Failure classes per agent",
+            Kind::RanPort => "Pass rate by whether the agent ran its port",
             Kind::Grid => "Outcome of every trial",
             Kind::Claims => "Claimed success against the verdict",
         }
@@ -354,11 +369,16 @@ fn to_u32(v: i32) -> u32 {
     u32::try_from(v.max(0)).unwrap_or(0)
 }
 
-/// The figures report.md links: all but the claims figure, which needs a claim.
+/// The figures report.md links: all but the claims figure, which needs a claim, and the
+/// ran-port figure, which needs a graded trial that records whether its agent ran its port.
 pub fn drawn(report: &Report) -> Vec<Kind> {
     Kind::ALL
         .into_iter()
-        .filter(|k| *k != Kind::Claims || has_claims(report))
+        .filter(|k| match k {
+            Kind::Claims => has_claims(report),
+            Kind::RanPort => has_ran_port(report),
+            _ => true,
+        })
         .collect()
 }
 
@@ -368,13 +388,14 @@ pub fn sheet(kind: Kind, report: &Report, tasks: &[String]) -> Result<Sheet, Fig
     Ok(match kind {
         Kind::PassRate => pass_rate(report),
         Kind::Failures => failures(report),
+        Kind::RanPort => ran_port(report),
         Kind::Grid => grid(report, tasks),
         Kind::Claims => claims(report),
     })
 }
 
 /// Writes every figure of `report` under `out/figures/` (SVG and PNG), and removes a claims
-/// figure that an earlier report drew and this one does not.
+/// or ran-port figure that an earlier report drew and this one does not.
 pub fn write(out: &Path, report: &Report, tasks: &[String]) -> Result<(), FigureError> {
     let dir = out.join(DIR);
     let fail = |path: &Path| {
@@ -517,6 +538,145 @@ fn pass_rate(report: &Report) -> Sheet {
             SMALL,
             (HPos::Left, VPos::Center),
             INK,
+            false,
+        );
+    }
+    s.line(vec![(x0, top - 4), (x0, bottom)], INK, 1);
+    s.width = s.width.max(to_u32(x1 + 12 + right + MARGIN));
+    s.height = to_u32(bottom + 30 + MARGIN / 2);
+    s
+}
+
+/// Per agent (and all agents together, when there are several), two bars: the pass rate of
+/// the graded trials whose agent ran its port (blue) and of those whose agent did not
+/// (orange), each with its 95% Wilson interval as a whisker under it; the rates and counts,
+/// and the difference with its interval, at the end of the rows.
+fn ran_port(report: &Report) -> Sheet {
+    const PLOT: i32 = 420;
+    const ROW: i32 = 40;
+    const BAR: i32 = 18;
+    const NOTE: i32 = 22;
+    const GAP: i32 = 12;
+    const GROUP: i32 = 2 * ROW + NOTE + GAP;
+    let mut s = Sheet::new();
+    let top = s.heading(
+        Kind::RanPort.title(),
+        &[
+            "Graded trials whose agent ran its port in some phase, and those whose agent did \
+             not; whisker: 95% interval (Wilson)."
+                .to_string(),
+            "Trials that do not record it are left out.".to_string(),
+        ],
+    );
+    // The line of all agents together only when it adds to the agents' own.
+    let last = report.ran_port.len().saturating_sub(1);
+    let shown: Vec<(String, &RanPortLine)> = report
+        .ran_port
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let overall = i == last && l.agent == ALL_AGENTS;
+            if overall && report.summary.len() < 2 {
+                None
+            } else if overall {
+                Some(("all agents".to_string(), l))
+            } else {
+                Some((crate::agent::label(&l.agent), l))
+            }
+        })
+        .collect();
+    let (names, widest) = labels(shown.iter().map(|(name, _)| name.clone()));
+    let groups = ["ran its port", "did not run it"];
+    let group_width = groups
+        .iter()
+        .map(|g| width_of(g, SMALL, false))
+        .max()
+        .unwrap_or(0);
+    let x0 = MARGIN + widest + 12 + group_width + 12;
+    let x1 = x0 + PLOT;
+    let at = |v: f64| x0 + (v.clamp(0.0, 1.0) * f64::from(PLOT)).round() as i32;
+    let bottom = top + GROUP * shown.len() as i32 - GAP;
+    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let x = at(tick);
+        s.line(vec![(x, top - 4), (x, bottom)], PALE, 1);
+        s.styled(
+            percent(tick),
+            (x, bottom + 6),
+            SMALL,
+            (HPos::Center, VPos::Top),
+            FAINT,
+            false,
+        );
+    }
+    let mut right = 0;
+    for (i, ((_, line), name)) in shown.iter().zip(&names).enumerate() {
+        let y0 = top + GROUP * i as i32;
+        s.text(
+            name.as_str(),
+            (MARGIN, y0 + ROW),
+            BODY,
+            (HPos::Left, VPos::Center),
+        );
+        let bars: [(&Share, RGBColor, &str); 2] = [
+            (&line.ran, BLUE, groups[0]),
+            (&line.did_not, ORANGE, groups[1]),
+        ];
+        for (j, (share, fill, words)) in bars.into_iter().enumerate() {
+            let y = y0 + ROW * j as i32 + 4;
+            let mid = y + BAR / 2;
+            let whisker = y + BAR + 8;
+            s.styled(
+                words,
+                (MARGIN + widest + 12, mid),
+                SMALL,
+                (HPos::Left, VPos::Center),
+                FAINT,
+                false,
+            );
+            let end_text = match share.rate {
+                None => "no graded trial".to_string(),
+                Some(rate) => {
+                    if at(rate) > at(0.0) {
+                        s.rect((at(0.0), y), (at(rate), y + BAR), fill);
+                    }
+                    let (lx, hx) = (at(share.low), at(share.high));
+                    s.line(vec![(lx, whisker), (hx, whisker)], INK, 2);
+                    s.line(vec![(lx, whisker - 4), (lx, whisker + 4)], INK, 2);
+                    s.line(vec![(hx, whisker - 4), (hx, whisker + 4)], INK, 2);
+                    format!(
+                        "{} ({}/{}), 95%: {}–{}",
+                        percent(rate),
+                        share.passed,
+                        share.graded,
+                        percent(share.low),
+                        percent(share.high)
+                    )
+                }
+            };
+            right = right.max(width_of(&end_text, SMALL, false));
+            s.styled(
+                end_text,
+                (x1 + 12, mid),
+                SMALL,
+                (HPos::Left, VPos::Center),
+                INK,
+                false,
+            );
+        }
+        let note = match line.difference {
+            Some(d) => format!(
+                "difference: {:+.0} points, 95%: {:+.0} to {:+.0}",
+                d.points, d.low, d.high
+            ),
+            None => "difference: needs graded trials of both".to_string(),
+        };
+        right = right.max(width_of(&note, SMALL, false));
+        s.styled(
+            note,
+            (x1 + 12, y0 + 2 * ROW + NOTE / 2 - 4),
+            SMALL,
+            (HPos::Left, VPos::Center),
+            FAINT,
             false,
         );
     }
@@ -846,6 +1006,7 @@ mod tests {
                     phase: (i + 1) as u8,
                     outcome: "graded".into(),
                     verdict: Some((*v).to_string()),
+                    ran_port: None,
                     agent: fields,
                 }
             })
@@ -862,13 +1023,15 @@ mod tests {
             runner: None,
             job_id: None,
             queue_s: None,
+            ran_port: None,
             agent_outcome,
             timing: None,
         }
     }
 
-    /// Two tasks × three agents × two repeats, every outcome, claims from one agent.
-    fn fixed(claims: bool) -> (Report, Vec<String>) {
+    /// Two tasks × three agents × two repeats, every outcome, claims from one agent; with
+    /// `recorded`, claims and whether each agent ran its port, else neither.
+    fn fixed(recorded: bool) -> (Report, Vec<String>) {
         let cells = [
             ("digits-mlp", "claude", ["1", "2"]),
             (
@@ -893,8 +1056,20 @@ mod tests {
             .iter()
             .flat_map(|(task, agent, outcomes)| {
                 outcomes.iter().enumerate().map(move |(i, o)| {
-                    let claim = (claims && *agent == "claude").then_some(i == 0);
-                    trial(task, agent, (i + 1) as u32, o, claim)
+                    let claim = (recorded && *agent == "claude").then_some(i == 0);
+                    let mut row = trial(task, agent, (i + 1) as u32, o, claim);
+                    // Claude ran its port in its first repeats, the script never, the
+                    // command always.
+                    let ran = recorded.then_some(match *agent {
+                        "claude" => i == 0,
+                        "cmd:my-agent --fast" => true,
+                        _ => false,
+                    });
+                    for phase in &mut row.agent_outcome {
+                        phase.ran_port = ran;
+                    }
+                    row.ran_port = ran;
+                    row
                 })
             })
             .collect();
@@ -952,7 +1127,9 @@ mod tests {
                 "grid.png",
                 "grid.svg",
                 "pass_rate.png",
-                "pass_rate.svg"
+                "pass_rate.svg",
+                "ran_port.png",
+                "ran_port.svg"
             ]
         );
         for (name, bytes) in &first {
@@ -961,11 +1138,16 @@ mod tests {
             }
         }
 
-        // Without a claim the claims figure is not drawn, and an earlier one is removed.
+        // Without a claim the claims figure is not drawn, nor without a record of the port's
+        // runs the ran-port figure, and earlier ones are removed.
         let (without, tasks) = fixed(false);
-        assert_eq!(drawn(&without).len(), 3);
+        assert_eq!(
+            drawn(&without),
+            [Kind::PassRate, Kind::Failures, Kind::Grid]
+        );
         write(one.path(), &without, &tasks).unwrap();
-        assert!(!one.path().join(DIR).join("claims.svg").exists());
-        assert!(!one.path().join(DIR).join("claims.png").exists());
+        for name in ["claims.svg", "claims.png", "ran_port.svg", "ran_port.png"] {
+            assert!(!one.path().join(DIR).join(name).exists(), "{name}");
+        }
     }
 }

@@ -39,6 +39,11 @@ pub struct PhaseAgent {
     pub outcome: String,
     /// `pass` or `fail`; null when the phase was not graded.
     pub verdict: Option<String>,
+    /// Whether the agent ran its port during its turn in this phase (the phase's
+    /// `agent_checked.port_runs` of `result.json` is above 0); None when the phase does not
+    /// record it (a run of an older xstack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_port: Option<bool>,
     /// Every field of the phase's `agent` object (`exit_code`, `claimed_success`, `claim`,
     /// `tokens_in`, `tokens_out`, `cost_usd`, `session`), as `result.json` has them.
     #[serde(flatten)]
@@ -86,6 +91,10 @@ pub struct TrialRow {
     /// Seconds the verify runs waited in a queue, all phases, when a runner reported it.
     #[serde(default)]
     pub queue_s: Option<f64>,
+    /// Whether the agent ran its port in some phase (see [`ran_port_of`]); None when no
+    /// phase records it.
+    #[serde(default)]
+    pub ran_port: Option<bool>,
     /// Per phase: how it ended and what the agent said of it.
     #[serde(default)]
     pub agent_outcome: Vec<PhaseAgent>,
@@ -199,6 +208,54 @@ impl IntervalMethod {
     }
 }
 
+/// Passed / graded trials of one group, with the pass rate's 95% Wilson interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    /// Graded trials of the group that passed.
+    pub passed: usize,
+    /// Graded trials of the group.
+    pub graded: usize,
+    /// passed / graded; null without a graded trial.
+    pub rate: Option<f64>,
+    /// The lower end of the rate's 95% Wilson interval (0 without a graded trial).
+    pub low: f64,
+    /// The upper end of that interval (1 without a graded trial).
+    pub high: f64,
+}
+
+/// The difference of two pass rates in percentage points, with its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Difference {
+    /// The difference, in percentage points (-100 to 100).
+    pub points: f64,
+    /// The lower end of its 95% interval (Newcombe's), in percentage points.
+    pub low: f64,
+    /// The upper end of that interval, in percentage points.
+    pub high: f64,
+}
+
+/// One line of the split of the pass rate by whether the agent ran its port: graded trials
+/// whose agent ran its port in some phase against those whose agent did not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanPortLine {
+    /// The agent spec as given; [`ALL_AGENTS`] for the line of every trial.
+    pub agent: String,
+    /// Graded trials in which the agent ran its port.
+    pub ran: Share,
+    /// Graded trials in which it did not (every phase recorded says so).
+    pub did_not: Share,
+    /// Graded trials that do not record it.
+    pub unknown: usize,
+    /// `ran` - `did_not`; null when either has no graded trial.
+    pub difference: Option<Difference>,
+    /// Graded phases in which the agent claimed success without having run its port in that
+    /// phase; null when none of the agent's graded phases records whether it ran its port.
+    pub claimed_without_running: Option<usize>,
+}
+
+/// The agent of the [`RanPortLine`] of every trial, all agents together.
+pub const ALL_AGENTS: &str = "all";
+
 /// Two agents compared on the report's trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pair {
@@ -225,6 +282,10 @@ pub struct Report {
     pub summary: Vec<AgentSummary>,
     /// Every pair of agents, in `--agent` order.
     pub pairs: Vec<Pair>,
+    /// The pass rate split by whether the agent ran its port: one line per agent in
+    /// `--agent` order, then the line of all agents together ([`ALL_AGENTS`]).
+    #[serde(default)]
+    pub ran_port: Vec<RanPortLine>,
 }
 
 /// A trial's row from its run folder; `shown_dir` is how the report names the folder. A
@@ -273,12 +334,32 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
         runner: phases.runner,
         job_id: phases.job_id,
         queue_s: phases.queue_s,
+        ran_port: ran_port_of(&phases.agents),
         agent_outcome: phases.agents,
         timing: timing(
             run_dir,
             record.as_ref().and_then(|r| r.wall_s).unwrap_or(duration_s),
         ),
     }
+}
+
+/// Whether the agent ran its port in some phase: Some(true) when one phase says it did,
+/// Some(false) when phases record it and none did, None when no phase records it.
+pub fn ran_port_of(phases: &[PhaseAgent]) -> Option<bool> {
+    phases
+        .iter()
+        .filter_map(|p| p.ran_port)
+        .reduce(|a, b| a || b)
+}
+
+/// Whether a phase of `result.json` says the agent ran its port: its `agent_checked`
+/// object's `port_runs` above 0; None without that count.
+fn ran_port_in(phase: &Value) -> Option<bool> {
+    phase
+        .get("agent_checked")?
+        .get("port_runs")?
+        .as_f64()
+        .map(|runs| runs > 0.0)
 }
 
 /// How a run outside a bench ended, from its result (as a bench would have recorded it).
@@ -330,6 +411,7 @@ fn phases_of(run_dir: &Path) -> PhaseFacts {
                 .unwrap_or((i + 1) as u8),
             outcome: text("outcome").unwrap_or_else(|| PhaseOutcome::Graded.as_str().to_string()),
             verdict: text("verdict"),
+            ran_port: ran_port_in(phase),
             agent: phase
                 .get("agent")
                 .and_then(Value::as_object)
@@ -443,12 +525,84 @@ pub fn build(rows: Vec<TrialRow>, agents: &[String]) -> Report {
             k += 1;
         }
     }
+    let mut ran_port: Vec<RanPortLine> = agents
+        .iter()
+        .map(|agent| {
+            let mine: Vec<&TrialRow> = rows.iter().filter(|r| &r.agent == agent).collect();
+            ran_port_line(agent, &mine)
+        })
+        .collect();
+    ran_port.push(ran_port_line(ALL_AGENTS, &rows.iter().collect::<Vec<_>>()));
     Report {
         interval_method: method,
         trials: rows,
         summary,
         pairs,
+        ran_port,
     }
+}
+
+/// The split of `rows`' graded trials by whether the agent ran its port. The intervals are
+/// Wilson's and Newcombe's on the trials as independent, whatever the report's
+/// `interval_method`.
+fn ran_port_line(agent: &str, rows: &[&TrialRow]) -> RanPortLine {
+    let graded: Vec<&TrialRow> = rows.iter().copied().filter(|r| r.graded()).collect();
+    let group = |ran: Option<bool>| -> Vec<&TrialRow> {
+        graded
+            .iter()
+            .copied()
+            .filter(|r| r.ran_port == ran)
+            .collect()
+    };
+    let (ran, did_not) = (share(&group(Some(true))), share(&group(Some(false))));
+    let rate = |s: &Share| s.passed as f64 / s.graded as f64;
+    let difference = stats::newcombe((ran.passed, ran.graded), (did_not.passed, did_not.graded))
+        .map(|[low, high]| Difference {
+            points: points(rate(&ran) - rate(&did_not)),
+            low: points(low),
+            high: points(high),
+        });
+    // Graded phases, as the claims of the summary count them: of every trial.
+    let phases: Vec<&PhaseAgent> = rows
+        .iter()
+        .flat_map(|r| &r.agent_outcome)
+        .filter(|p| p.passed().is_some())
+        .collect();
+    let claimed_without_running = phases.iter().any(|p| p.ran_port.is_some()).then(|| {
+        phases
+            .iter()
+            .filter(|p| p.claimed_success() == Some(true) && p.ran_port == Some(false))
+            .count()
+    });
+    RanPortLine {
+        agent: agent.to_string(),
+        unknown: group(None).len(),
+        ran,
+        did_not,
+        difference,
+        claimed_without_running,
+    }
+}
+
+/// Passed / graded of `trials` (all graded), with the rate's 95% Wilson interval.
+fn share(trials: &[&TrialRow]) -> Share {
+    let graded = trials.len();
+    let passed = trials.iter().filter(|r| r.passed).count();
+    let [low, high] = stats::wilson(passed, graded);
+    Share {
+        passed,
+        graded,
+        rate: (graded > 0).then(|| round4(passed as f64 / graded as f64)),
+        low: round4(low),
+        high: round4(high),
+    }
+}
+
+/// A difference of rates as percentage points, rounded as `report.json`'s rates are (4
+/// decimals of the rate, 2 of the points).
+fn points(v: f64) -> f64 {
+    let p = (v * 10_000.0).round() / 100.0;
+    if p == 0.0 { 0.0 } else { p }
 }
 
 /// One agent's summary line (its interval is set by [`build`]).
@@ -510,6 +664,14 @@ pub fn has_claims(report: &Report) -> bool {
         .iter()
         .flat_map(|t| &t.agent_outcome)
         .any(|p| p.passed().is_some() && p.claimed_success().is_some())
+}
+
+/// Whether some graded trial of the report records whether its agent ran its port.
+pub fn has_ran_port(report: &Report) -> bool {
+    report
+        .trials
+        .iter()
+        .any(|t| t.graded() && t.ran_port.is_some())
 }
 
 pub(super) fn median(mut values: Vec<f64>) -> Option<f64> {

@@ -207,6 +207,7 @@ mod tests {
             runner: None,
             job_id: None,
             queue_s: None,
+            ran_port: None,
             agent_outcome: Vec::new(),
             timing: None,
         }

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use super::figures;
 use super::model::median;
 pub use super::model::{
-    AgentSummary, CLASSES, IntervalMethod, Pair, PhaseAgent, Report, Timing, TrialRow, build,
-    distinct, has_claims, percent_interval, row,
+    ALL_AGENTS, AgentSummary, CLASSES, Difference, IntervalMethod, Pair, PhaseAgent, RanPortLine,
+    Report, Share, Timing, TrialRow, build, distinct, has_claims, has_ran_port, percent_interval,
+    ran_port_of, row,
 };
 use super::stats;
 
@@ -146,6 +147,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         }
     }
 
+    ran_port_section(&mut md, report);
+
     md.push_str(
         "\n## Task × agent\n\nPassed / graded trials with the 95% Wilson interval, and the \
          median duration in seconds.\n\n",
@@ -191,11 +194,27 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             "Graded phases in which the agent said whether it succeeded. An overclaim: the \
              agent claimed success and the grader failed the phase.\n\n",
         );
+        md.push_str(
+            "Claimed success without running the port: graded phases in which the agent \
+             claimed success and had not run its port in that phase (– when no graded phase \
+             of the agent records whether it ran its port).\n\n",
+        );
         table_header(
             &mut md,
-            &["agent", "claims", "overclaims", "overclaim rate"],
+            &[
+                "agent",
+                "claims",
+                "overclaims",
+                "overclaim rate",
+                "claimed success without running the port",
+            ],
         );
         for a in &agents {
+            let unrun = report
+                .ran_port
+                .iter()
+                .find(|l| l.agent == a.agent)
+                .and_then(|l| l.claimed_without_running);
             table_row(
                 &mut md,
                 &[
@@ -204,6 +223,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
                     a.overclaims.to_string(),
                     a.overclaim_rate
                         .map_or_else(|| "–".to_string(), |r| format!("{:.0}%", r * 100.0)),
+                    unrun.map_or_else(|| "–".to_string(), |n| n.to_string()),
                 ],
             );
         }
@@ -280,6 +300,89 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     md
 }
 
+/// The section "Did the agent run its port?": per agent and for all agents, the pass rate of
+/// the graded trials whose agent ran its port against those whose agent did not.
+fn ran_port_section(md: &mut String, report: &Report) {
+    md.push_str("\n## Did the agent run its port?\n\n");
+    if !has_ran_port(report) {
+        md.push_str(
+            "No graded trial records whether its agent ran its port (`agent_checked` of the \
+             phases in `result.json`, absent from runs of an older xstack), so the pass rate \
+             is not split by it.\n",
+        );
+        return;
+    }
+    md.push_str(
+        "XStack's central finding is that agents that ran their port against the experiment \
+         during their turn passed far more often than agents that did not; this table checks \
+         it on these trials. Ran its port: in some phase the agent started its port (the \
+         workspace's code) itself (`agent_checked.port_runs` of the phase in `result.json`); \
+         did not: no phase did; unknown: graded trials that do not record it. Passed / graded \
+         trials with the 95% Wilson interval, and the difference of the two pass rates in \
+         percentage points with its 95% interval (Newcombe's score interval with continuity \
+         correction), taking the trials as independent. A difference says the two go \
+         together, not that running the port made the trials pass.\n\n",
+    );
+    table_header(
+        md,
+        &[
+            "agent",
+            "ran its port",
+            "95% interval",
+            "did not",
+            "95% interval",
+            "unknown",
+            "difference",
+            "95% interval",
+        ],
+    );
+    let last = report.ran_port.len().saturating_sub(1);
+    for (i, line) in report.ran_port.iter().enumerate() {
+        let name = if i == last && line.agent == ALL_AGENTS {
+            "all agents".to_string()
+        } else {
+            format!("`{}`", crate::agent::label(&line.agent))
+        };
+        let (ran, ran_ci) = share_cells(&line.ran);
+        let (did_not, did_not_ci) = share_cells(&line.did_not);
+        let (difference, difference_ci) = line.difference.map_or_else(
+            || ("–".to_string(), "–".to_string()),
+            |d| {
+                (
+                    format!("{:+.1}", d.points),
+                    format!("{:+.1} to {:+.1}", d.low, d.high),
+                )
+            },
+        );
+        table_row(
+            md,
+            &[
+                name,
+                ran,
+                ran_ci,
+                did_not,
+                did_not_ci,
+                line.unknown.to_string(),
+                difference,
+                difference_ci,
+            ],
+        );
+    }
+    md.push('\n');
+    link(md, figures::Kind::RanPort);
+}
+
+/// `3/4 (75%)` and its interval `30–95%`; `0/0` and `–` without a graded trial.
+fn share_cells(share: &Share) -> (String, String) {
+    match share.rate {
+        Some(rate) => (
+            format!("{}/{} ({:.0}%)", share.passed, share.graded, rate * 100.0),
+            percent_interval([share.low, share.high]),
+        ),
+        None => ("0/0".to_string(), "–".to_string()),
+    }
+}
+
 /// The figure as an image, and a link to its PNG.
 fn link(md: &mut String, kind: figures::Kind) {
     let _ = writeln!(
@@ -354,7 +457,7 @@ mod tests {
     use crate::bench::record::TrialKey;
     use crate::bench::stats::{Interval, round4};
     use crate::session::result::RESULT_FILE;
-    use serde_json::{Map, json};
+    use serde_json::{Map, Value, json};
 
     fn trial(agent: &str, passed_in_phase: Option<u8>, failure: Option<&str>) -> TrialRow {
         TrialRow {
@@ -369,6 +472,7 @@ mod tests {
             runner: None,
             job_id: None,
             queue_s: None,
+            ran_port: None,
             agent_outcome: Vec::new(),
             timing: Some(Timing {
                 wall_s: 10.0,
@@ -446,6 +550,7 @@ mod tests {
                 "passed",
                 "passed_in_phase",
                 "queue_s",
+                "ran_port",
                 "repeat",
                 "run_dir",
                 "runner",
@@ -504,6 +609,7 @@ mod tests {
             phase,
             outcome: "graded".into(),
             verdict: Some(verdict.into()),
+            ran_port: None,
             agent,
         }
     }
@@ -658,6 +764,273 @@ mod tests {
         assert_eq!(without.summary[0].overclaim_rate, None);
     }
 
+    /// A graded phase of a trial: its verdict, the agent's claim, whether it ran its port.
+    fn checked(phase: u8, verdict: &str, claim: bool, ran_port: Option<bool>) -> PhaseAgent {
+        PhaseAgent {
+            ran_port,
+            ..claimed(phase, verdict, Some(claim))
+        }
+    }
+
+    /// A trial of `agent` that passed in phase 1 or failed with `failure`, whose agent ran its
+    /// port (or not, or unknown).
+    fn ran(agent: &str, failure: Option<&str>, ran_port: Option<bool>) -> TrialRow {
+        TrialRow {
+            ran_port,
+            ..trial(agent, failure.is_none().then_some(1), failure)
+        }
+    }
+
+    #[test]
+    fn running_the_port_splits_the_pass_rate() {
+        let mut rows = vec![
+            // cmd:a ran its port in 4 graded trials and passed 3; did not in 3 and passed 0.
+            ran("cmd:a", None, Some(true)),
+            ran("cmd:a", None, Some(true)),
+            ran("cmd:a", None, Some(true)),
+            ran("cmd:a", Some("fidelity_gap"), Some(true)),
+            ran("cmd:a", Some("crash"), Some(false)),
+            ran("cmd:a", Some("crash"), Some(false)),
+            ran("cmd:a", Some("timeout"), Some(false)),
+            // Unknown: one graded trial; an infrastructure failure is not graded at all.
+            ran("cmd:a", None, None),
+            ran("cmd:a", Some("infra"), Some(true)),
+            // cmd:b: ran 2, passed 2; did not 2, passed 1.
+            ran("cmd:b", None, Some(true)),
+            ran("cmd:b", None, Some(true)),
+            ran("cmd:b", None, Some(false)),
+            ran("cmd:b", Some("crash"), Some(false)),
+            // Not graded, not recorded: not unknown either.
+            ran("cmd:b", Some("interrupted"), None),
+        ];
+        // Claims of cmd:a: 4 claimed successes, all failed; 3 of them in a phase in which it
+        // had not run its port (the fidelity gap's phase 1, although it ran it in phase 2).
+        rows[3].agent_outcome = vec![
+            checked(1, "fail", true, Some(false)),
+            checked(2, "fail", true, Some(true)),
+        ];
+        rows[4].agent_outcome = vec![
+            checked(1, "fail", true, Some(false)),
+            checked(2, "fail", true, Some(false)),
+        ];
+        rows[5].agent_outcome = vec![checked(1, "fail", false, Some(false))];
+        let agents = ["cmd:a".to_string(), "cmd:b".to_string()];
+        let report = build(rows, &agents);
+        assert!(has_ran_port(&report));
+        let lines: Vec<&str> = report.ran_port.iter().map(|l| l.agent.as_str()).collect();
+        assert_eq!(lines, ["cmd:a", "cmd:b", ALL_AGENTS]);
+
+        // By hand: Wilson 95% (z = 1.96): 3/4 is 0.3006–0.9544, 0/3 is 0–0.5615, 2/2 is
+        // 0.3424–1, 1/2 is 0.0945–0.9055, 5/6 is 0.4365–0.9699, 1/5 is 0.0362–0.6245.
+        // Newcombe's method 11 (continuity-corrected Wilson limits, combined as
+        // d - sqrt((p1-l1)² + (u2-p2)²) and d + sqrt((u1-p1)² + (p2-l2)²)):
+        // 3/4 - 0/3 = +75 points, -12.04 to +98.68; 2/2 - 1/2 = +50, -43.14 to +97.33;
+        // 5/6 - 1/5 = +63.33, -5.28 to +88.00.
+        let share = |passed, graded, rate, low, high| Share {
+            passed,
+            graded,
+            rate,
+            low,
+            high,
+        };
+        let a = &report.ran_port[0];
+        assert_eq!(a.ran, share(3, 4, Some(0.75), 0.3006, 0.9544));
+        assert_eq!(a.did_not, share(0, 3, Some(0.0), 0.0, 0.5615));
+        assert_eq!(a.unknown, 1);
+        assert_eq!(
+            a.difference,
+            Some(Difference {
+                points: 75.0,
+                low: -12.04,
+                high: 98.68
+            })
+        );
+        assert_eq!(a.claimed_without_running, Some(3));
+        let b = &report.ran_port[1];
+        assert_eq!(b.ran, share(2, 2, Some(1.0), 0.3424, 1.0));
+        assert_eq!(b.did_not, share(1, 2, Some(0.5), 0.0945, 0.9055));
+        assert_eq!(b.unknown, 0);
+        assert_eq!(
+            b.difference,
+            Some(Difference {
+                points: 50.0,
+                low: -43.14,
+                high: 97.33
+            })
+        );
+        // No phase of cmd:b records whether it ran its port.
+        assert_eq!(b.claimed_without_running, None);
+        let all = &report.ran_port[2];
+        assert_eq!(all.ran, share(5, 6, Some(0.8333), 0.4365, 0.9699));
+        assert_eq!(all.did_not, share(1, 5, Some(0.2), 0.0362, 0.6245));
+        assert_eq!(all.unknown, 1);
+        assert_eq!(
+            all.difference,
+            Some(Difference {
+                points: 63.33,
+                low: -5.28,
+                high: 88.0
+            })
+        );
+        assert_eq!(all.claimed_without_running, Some(3));
+
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["trials"][0]["ran_port"], json!(true));
+        assert_eq!(json["trials"][7]["ran_port"], Value::Null);
+        assert_eq!(
+            json["ran_port"][0],
+            json!({"agent": "cmd:a",
+                   "ran": {"passed": 3, "graded": 4, "rate": 0.75, "low": 0.3006, "high": 0.9544},
+                   "did_not": {"passed": 0, "graded": 3, "rate": 0.0, "low": 0.0, "high": 0.5615},
+                   "unknown": 1,
+                   "difference": {"points": 75.0, "low": -12.04, "high": 98.68},
+                   "claimed_without_running": 3})
+        );
+        assert_eq!(json["ran_port"][2]["agent"], "all");
+        assert_eq!(
+            json["trials"][4]["agent_outcome"][0]["ran_port"],
+            json!(false)
+        );
+
+        let md = markdown(&report, &context(&["t".to_string()]));
+        assert!(md.contains("\n## Did the agent run its port?\n"), "{md}");
+        assert!(md.contains("XStack's central finding"), "{md}");
+        assert!(
+            md.contains(
+                "| `cmd:a` | 3/4 (75%) | 30–95% | 0/3 (0%) | 0–56% | 1 | +75.0 | -12.0 to +98.7 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| `cmd:b` | 2/2 (100%) | 34–100% | 1/2 (50%) | 9–91% | 0 | +50.0 | -43.1 to +97.3 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| all agents | 5/6 (83%) | 44–97% | 1/5 (20%) | 4–62% | 1 | +63.3 | -5.3 to +88.0 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("![Pass rate by whether the agent ran its port](figures/ran_port.svg)"),
+            "{md}"
+        );
+        // The section sits between the agents compared and the task × agent table.
+        let at = |heading: &str| md.find(heading).unwrap();
+        assert!(at("## Agents compared") < at("## Did the agent run its port?"));
+        assert!(at("## Did the agent run its port?") < at("## Task × agent"));
+        // The claims table's new column.
+        assert!(
+            md.contains(
+                "| agent | claims | overclaims | overclaim rate | claimed success without running the port |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| `cmd:a` | 4 | 4 | 100% | 3 |"), "{md}");
+        assert!(md.contains("| `cmd:b` | 0 | 0 | – | – |"), "{md}");
+    }
+
+    #[test]
+    fn a_side_without_graded_trials_has_no_difference() {
+        let rows = vec![
+            ran("cmd:x", None, Some(true)),
+            ran("cmd:x", Some("infra"), Some(false)),
+        ];
+        let report = build(rows, &["cmd:x".to_string()]);
+        let line = &report.ran_port[0];
+        assert_eq!((line.ran.passed, line.ran.graded), (1, 1));
+        assert_eq!(line.did_not.graded, 0);
+        assert_eq!(line.did_not.rate, None);
+        assert_eq!(line.difference, None);
+        let md = markdown(&report, &context(&["t".to_string()]));
+        assert!(
+            md.contains("| `cmd:x` | 1/1 (100%) | 21–100% | 0/0 | – | 0 | – | – |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn without_a_record_of_port_runs_the_report_says_so() {
+        let mut a = trial("cmd:x", Some(1), None);
+        a.agent_outcome = vec![claimed(1, "pass", Some(true))];
+        // An ungraded trial that records it does not make a split of the graded ones.
+        let b = ran("cmd:x", Some("agent_failure"), Some(false));
+        let report = build(vec![a, b], &["cmd:x".to_string()]);
+        assert!(!has_ran_port(&report));
+        let line = &report.ran_port[0];
+        assert_eq!(
+            (line.ran.graded, line.did_not.graded, line.unknown),
+            (0, 0, 1)
+        );
+        assert_eq!(line.difference, None);
+        assert_eq!(line.claimed_without_running, None);
+        let md = markdown(&report, &context(&["t".to_string()]));
+        assert!(
+            md.contains(
+                "\n## Did the agent run its port?\n\nNo graded trial records whether its agent \
+                 ran its port (`agent_checked` of the phases in `result.json`, absent from runs \
+                 of an older xstack), so the pass rate is not split by it.\n"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains("| ran its port |"), "{md}");
+        assert!(!md.contains("ran_port.svg"), "{md}");
+        assert!(md.contains("| `cmd:x` | 1 | 0 | 0% | – |"), "{md}");
+        assert!(!figures::drawn(&report).contains(&figures::Kind::RanPort));
+    }
+
+    #[test]
+    fn whether_the_port_ran_is_read_from_each_phase() {
+        let phase = |ran_port| PhaseAgent {
+            ran_port,
+            ..claimed(1, "fail", None)
+        };
+        assert_eq!(ran_port_of(&[]), None);
+        assert_eq!(ran_port_of(&[phase(None), phase(None)]), None);
+        assert_eq!(ran_port_of(&[phase(Some(false)), phase(None)]), Some(false));
+        assert_eq!(
+            ran_port_of(&[phase(Some(false)), phase(Some(true))]),
+            Some(true)
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let checked = |port_runs: u32| {
+            json!({"port_runs": port_runs, "last_port_exit": null, "last_port_metrics": [],
+                   "source_runs": 1, "probe_runs": 0, "other_runs": 2, "compared": false,
+                   "since_last_run_s": 12.5})
+        };
+        let result = json!({
+            "task": "t", "agent": "claude", "run_id": "r", "started_at": "2025-01-01T00:00:00Z",
+            "duration_s": 12.5, "passed": false, "passed_in_phase": null,
+            "phases": [
+                {"phase": 1, "verdict": "fail", "failure": "crash", "criteria": [],
+                 "findings": [], "exit_code": 1, "duration_s": 3.0,
+                 "agent": {"exit_code": 0, "claimed_success": true},
+                 "agent_checked": checked(0)},
+                {"phase": 2, "verdict": "fail", "failure": "crash", "criteria": [],
+                 "findings": [], "exit_code": 1, "duration_s": 3.0,
+                 "agent": {"exit_code": 0, "claimed_success": true},
+                 "agent_checked": checked(3)}
+            ]
+        });
+        std::fs::write(dir.path().join(RESULT_FILE), result.to_string()).unwrap();
+        let key = TrialKey {
+            task: "t".into(),
+            agent: "claude".into(),
+            repeat: 1,
+        };
+        let row = row(&key, dir.path(), Path::new("runs/x"));
+        let phases: Vec<Option<bool>> = row.agent_outcome.iter().map(|p| p.ran_port).collect();
+        assert_eq!(phases, [Some(false), Some(true)]);
+        assert_eq!(row.ran_port, Some(true));
+        // agent_checked is not part of the phase's agent object.
+        assert!(!row.agent_outcome[0].agent.contains_key("agent_checked"));
+        let report = build(vec![row], &["claude".to_string()]);
+        assert_eq!(report.ran_port[0].claimed_without_running, Some(1));
+    }
+
     #[test]
     fn a_run_outside_a_bench_is_judged_by_its_result() {
         let dir = tempfile::tempdir().unwrap();
@@ -693,6 +1066,8 @@ mod tests {
         let report = build(vec![row], &["claude".to_string()]);
         assert_eq!(report.summary[0].overclaims, 1);
         assert_eq!(report.summary[0].cost_usd, Some(0.75));
+        // A result without agent_checked: unknown, and report.json's phases say nothing of it.
+        assert_eq!(report.trials[0].ran_port, None);
         let json = serde_json::to_value(&report.trials[0]).unwrap();
         assert_eq!(
             json["agent_outcome"][1],

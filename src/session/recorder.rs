@@ -284,6 +284,14 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                 redact(name);
             }
         }
+        Event::AgentRun(run) => {
+            redact(&mut run.program);
+            redact(&mut run.cwd);
+            run.argv.iter_mut().for_each(redact);
+            if let Some(exception) = run.exception.as_mut() {
+                redact(exception);
+            }
+        }
         Event::Finished { error, .. } | Event::PhaseEnded { detail: error, .. } => {
             if let Some(error) = error {
                 redact(error);

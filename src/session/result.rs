@@ -57,6 +57,10 @@ pub struct PhaseResult {
     /// What the agent itself said of the phase; null for a phase without an agent.
     #[serde(default)]
     pub agent: Option<AgentOutcome>,
+    /// What the agent ran in its turn (docs/CHECKS.md); absent for a phase without an agent
+    /// and in results of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_checked: Option<crate::checks::Checked>,
 }
 
 /// A phase's verify job on a runner with a queue, as `result.json` records it.
@@ -124,6 +128,15 @@ impl AgentOutcome {
     }
 }
 
+/// What the agent ran in the phase of `record`; None when no agent worked in it.
+fn checked(record: &PhaseRecord) -> Option<crate::checks::Checked> {
+    record.prompt.as_ref()?;
+    Some(crate::checks::Checked::of(
+        &record.agent_runs,
+        record.turn_ended_at,
+    ))
+}
+
 /// The whole result of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -181,6 +194,7 @@ impl RunResult {
                         parity: record.parity.clone(),
                         runner,
                         agent: AgentOutcome::of(record),
+                        agent_checked: checked(record),
                     }),
                     (None, Some((outcome, detail))) => Some(PhaseResult {
                         phase,
@@ -197,6 +211,7 @@ impl RunResult {
                         parity: None,
                         runner,
                         agent: AgentOutcome::of(record),
+                        agent_checked: checked(record),
                     }),
                     (None, None) => None,
                 }

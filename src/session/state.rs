@@ -50,6 +50,11 @@ pub struct PhaseRecord {
     pub agent_exit_code: Option<i32>,
     /// The last line the agent printed, when it exited non-zero.
     pub agent_error: Option<String>,
+    /// The Python processes the agent started in its turn, each with the session time it
+    /// ended at (or the end of the turn, for one xstack ended).
+    pub agent_runs: Vec<(f64, crate::checks::AgentRun)>,
+    /// Session time when the phase's migrate stage ended.
+    pub turn_ended_at: Option<f64>,
 }
 
 /// Where a run leaves the reference band (the reference value at the same step ± the
@@ -432,6 +437,10 @@ impl SessionState {
                 self.reference = reference_bands(&self.task);
             }
             Event::Stage { phase, stage } => {
+                if self.stage == Stage::Migrate && *stage != Stage::Migrate && self.phase >= 1 {
+                    let ended = self.phase;
+                    self.phase_mut(ended).turn_ended_at = Some(t);
+                }
                 self.phase = *phase;
                 self.stage = *stage;
                 self.waiting = None;
@@ -496,6 +505,11 @@ impl SessionState {
                 TerminalPane::Agent => self.agent_screen.resize(*cols, *rows),
                 TerminalPane::Run => self.run_screen.resize(*cols, *rows),
             },
+            Event::AgentRun(run) => {
+                let run = (**run).clone();
+                let ended = (t - run.reported_after_s).max(0.0);
+                self.phase_mut(run.phase).agent_runs.push((ended, run));
+            }
             Event::AgentExited { code } => {
                 self.agent_running = false;
                 self.paused = false;

@@ -251,6 +251,7 @@ fn pane_block<'a>(
         PaneId::Agent if app.agent_transcript => {
             Some("prompts and transcript (t: terminal)".to_string())
         }
+        PaneId::Agent => agent_checked(state),
         PaneId::Diff => diff.title_note(app),
         PaneId::RunLog => state.run_shown.clone(),
         _ => None,
@@ -276,6 +277,14 @@ fn pane_block<'a>(
         .borders(Borders::ALL)
         .border_style(Style::default().fg(if focused { c.focus } else { c.border }))
         .title(Line::from(title))
+}
+
+/// What the agent has run in the current phase's turn (docs/CHECKS.md), once it has had a
+/// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`.
+fn agent_checked(state: &Scene) -> Option<String> {
+    let record = state.phases.get(usize::from(state.phase.checked_sub(1)?))?;
+    record.prompt.as_ref()?;
+    Some(crate::checks::Checked::line(&record.agent_runs, state.now))
 }
 
 /// The stages in order, as the phase bar shows them.

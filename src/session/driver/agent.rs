@@ -72,6 +72,15 @@ impl Driver {
             let mut argv = agent.argv(&ctx, Some(&prompt_file));
             let mut env = self.child_env(phase);
             env.extend(agent.env());
+            if let Some(collector) = &self.agent_runs {
+                let pythonpath = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "PYTHONPATH")
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| std::env::var("PYTHONPATH").ok());
+                env.extend(collector.vars(pythonpath.as_deref()));
+            }
             if let Some(sandbox) = &self.cfg.sandbox {
                 let path = env
                     .iter()
@@ -87,6 +96,11 @@ impl Driver {
                     .and_then(|e| e.parent().map(Path::to_path_buf))
                 {
                     visible.push(dir);
+                }
+                let mut sandbox = sandbox.clone();
+                if let Some(collector) = &self.agent_runs {
+                    sandbox.allow_writing(collector.records_dir());
+                    visible.push(collector.hook_dir().to_path_buf());
                 }
                 argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
             }
@@ -142,6 +156,7 @@ impl Driver {
                 }
                 Input::Tick => {
                     self.scan_workspace();
+                    self.record_agent_runs(phase, false);
                     if interactive && self.pending_prompt.is_none() {
                         self.watch_agent_asks();
                     }
@@ -181,6 +196,7 @@ impl Driver {
         self.watcher = None;
         self.pending_prompt = None;
         self.clear_agent_asks();
+        self.record_agent_runs(phase, true);
         self.scan_workspace();
         let changed = self.files_changed != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
@@ -195,6 +211,17 @@ impl Driver {
             )));
         }
         Ok(())
+    }
+
+    /// Records the Python processes of the agent's that ended since the last call; at the
+    /// end of its turn, also those still going, which are ended (docs/CHECKS.md).
+    fn record_agent_runs(&mut self, phase: u8, end_of_turn: bool) {
+        let Some(collector) = self.agent_runs.as_mut() else {
+            return;
+        };
+        for run in collector.collect(phase, end_of_turn) {
+            self.rec.emit(Event::AgentRun(Box::new(run)));
+        }
     }
 
     /// The agent's last line of output (its error), with its exit status.

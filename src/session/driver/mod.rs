@@ -132,6 +132,9 @@ pub struct Driver {
     env: Option<PythonEnv>,
     tracker: Option<Tracker>,
     watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
+    /// The records of the Python processes the agent starts (docs/CHECKS.md); None when
+    /// they could not be set up (said in a note) or no agent works.
+    agent_runs: Option<crate::checks::Collector>,
     agent: Option<Supervised>,
     /// Whether the running agent's exit was recorded.
     agent_exit_recorded: bool,
@@ -197,6 +200,7 @@ impl Driver {
             env: None,
             tracker: None,
             watcher: None,
+            agent_runs: None,
             agent: None,
             agent_exit_recorded: false,
             run: None,

@@ -179,10 +179,20 @@ impl Driver {
                         .map_err(|e| e.to_string())?;
                     if let Some(env) = &env {
                         crate::grade::audit::install(&env.dir).map_err(|e| e.to_string())?;
+                        crate::checks::install(&env.dir).map_err(|e| e.to_string())?;
                     }
                     Ok(env)
                 })
                 .await?;
+        }
+        if self.cfg.agent.is_some() && self.cfg.graded_repo.is_none() {
+            let context = crate::checks::Context::new(self.task(), &self.workspace, &source);
+            match crate::checks::Collector::create(&self.cfg.run_dir.join("agent-runs"), context) {
+                Ok(collector) => self.agent_runs = Some(collector),
+                Err(e) => self.rec.emit(Event::Note {
+                    text: format!("the agent's runs are not recorded: {e}"),
+                }),
+            }
         }
         let pool = self.cfg.runner.clone();
         if !pool.is_local() {

@@ -1,0 +1,633 @@
+//! What the agent checked (docs/CHECKS.md): every Python process the agent starts during
+//! its turn, recorded by `recorder.py` (installed into xstack's environments and put on the
+//! agent's PYTHONPATH) and read back here as [`AgentRun`]s: what ran (the port, the source,
+//! the parity probe, or something else), how it ended, which framework it imported, and the
+//! values of the task's graded metrics it printed, read with the task's own extractors.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::Extractor;
+use crate::task::{CriterionSpec, Reduce, Task};
+
+/// The recorder's source.
+const RECORDER_PY: &str = include_str!("recorder.py");
+/// The recorder's module name in site-packages and in the hook folder.
+const MODULE_FILE: &str = "_xstack_checks.py";
+/// The `.pth` file that imports it at start-up.
+const PTH_FILE: &str = "_xstack_checks.pth";
+/// The variable naming the folder the recorder writes into; unset, it does nothing.
+pub const DIR_VAR: &str = "XSTACK_CHECKS_DIR";
+/// How long a run left going at the end of the agent's turn gets to end after SIGTERM.
+const END_GRACE: Duration = Duration::from_secs(2);
+
+/// The records could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("agent run records: {}: {source}", path.display())]
+pub struct ChecksError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ChecksError> {
+    let err = |source| ChecksError {
+        path: path.to_path_buf(),
+        source,
+    };
+    if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(err)
+}
+
+/// Installs (or refreshes) the recorder in the virtualenv at `env_dir`: the module and its
+/// `.pth` file in every `lib/python*/site-packages` of it.
+pub fn install(env_dir: &Path) -> Result<(), ChecksError> {
+    let sites = crate::env::site_packages(env_dir).map_err(|source| ChecksError {
+        path: env_dir.join("lib"),
+        source,
+    })?;
+    for site in sites {
+        write(&site.join(MODULE_FILE), RECORDER_PY)?;
+        write(&site.join(PTH_FILE), "import _xstack_checks\n")?;
+    }
+    Ok(())
+}
+
+/// What a run of the agent's ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunTarget {
+    /// Its port: a script or module of the workspace (that did not run PyTorch alone).
+    Port,
+    /// The PyTorch source: a script under the task's source, or a workspace script that
+    /// imported PyTorch and not JAX (the source before it was ported).
+    Source,
+    /// The task's parity probe.
+    Probe,
+    /// Any other Python process (`python -c`, pip, a test runner, a script elsewhere).
+    Other,
+}
+
+impl RunTarget {
+    /// The word the screen and the docs use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunTarget::Port => "port",
+            RunTarget::Source => "source",
+            RunTarget::Probe => "probe",
+            RunTarget::Other => "other",
+        }
+    }
+}
+
+/// One graded metric's value as a run of the agent's printed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckedMetric {
+    /// Metric name.
+    pub metric: String,
+    /// How the criterion reduces its series.
+    pub reduce: Reduce,
+    /// The reduced value.
+    pub value: f64,
+    /// Whether it is inside the task's criterion.
+    pub within: bool,
+}
+
+/// One Python process the agent started during its turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRun {
+    /// The phase whose turn it ran in.
+    pub phase: u8,
+    /// What it ran.
+    pub target: RunTarget,
+    /// What it ran, shortly: `train.py` (relative to the workspace), `-m pkg`, `-c`.
+    pub program: String,
+    /// Its whole command line, the interpreter first.
+    pub argv: Vec<String>,
+    /// Its working folder.
+    pub cwd: String,
+    /// Seconds it ran (until the end of the turn, for one xstack ended).
+    pub duration_s: f64,
+    /// Its exit status; None when unknown (a signal, `os._exit`, ended by xstack).
+    pub exit_code: Option<i32>,
+    /// The exception that ended it, `Name: message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    /// The frameworks it had imported when it ended (`jax`, `torch`, `tensorflow`); empty
+    /// when unknown.
+    pub frameworks: Vec<String>,
+    /// The task's graded metrics it printed, reduced as each criterion reduces them.
+    pub metrics: Vec<CheckedMetric>,
+    /// Seconds from its end to when xstack read its record (the event's time less this is
+    /// when it ended).
+    #[serde(default)]
+    pub reported_after_s: f64,
+    /// Whether it was still running at the end of the agent's turn, so xstack ended it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended_by_xstack: bool,
+}
+
+/// The recorder's `start` line.
+#[derive(Debug, Deserialize)]
+struct StartLine {
+    pid: i32,
+    argv: Vec<String>,
+    cwd: String,
+    t: f64,
+}
+
+/// The recorder's `end` line.
+#[derive(Debug, Deserialize)]
+struct EndLine {
+    t: f64,
+    exit: i32,
+    exception: Option<String>,
+    frameworks: Vec<String>,
+}
+
+/// What one process recorded.
+#[derive(Debug)]
+struct Recorded {
+    start: StartLine,
+    end: Option<EndLine>,
+}
+
+fn read_records(path: &Path) -> Option<Recorded> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut start = None;
+    let mut end = None;
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        match value.get("kind").and_then(|k| k.as_str()) {
+            Some("start") => start = serde_json::from_value(value).ok(),
+            Some("end") => end = serde_json::from_value(value).ok(),
+            _ => {}
+        }
+    }
+    Some(Recorded { start: start?, end })
+}
+
+/// `path` with `.` and `..` taken out, without touching the file system.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| lexical(path))
+}
+
+/// What a command line runs: the script (resolved against `cwd`), a module, or neither.
+enum Runs {
+    Script(PathBuf),
+    Module(String),
+    Command,
+    Interpreter,
+}
+
+fn what_runs(argv: &[String], cwd: &Path) -> Runs {
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-m" => {
+                return args
+                    .next()
+                    .map_or(Runs::Interpreter, |m| Runs::Module(m.clone()));
+            }
+            "-c" => return Runs::Command,
+            "-W" | "-X" | "--check-hash-based-pycs" => {
+                args.next();
+            }
+            a if a.starts_with("-m") && a.len() > 2 => return Runs::Module(a[2..].to_string()),
+            a if a.starts_with("-c") && a.len() > 2 => return Runs::Command,
+            a if a.starts_with('-') && a.len() > 1 => {}
+            script => return Runs::Script(canonical(&cwd.join(script))),
+        }
+    }
+    Runs::Interpreter
+}
+
+/// What the records of one session are read against: where the port and the source are,
+/// the probe's script, and the task's metrics and criteria.
+#[derive(Debug, Clone)]
+pub struct Context {
+    workspace: PathBuf,
+    source: PathBuf,
+    probe: Option<PathBuf>,
+    extractor: Extractor,
+    criteria: Vec<CriterionSpec>,
+}
+
+impl Context {
+    /// The context of a session of `task` whose agent works in `workspace`, ported from
+    /// `source`.
+    pub fn new(task: &Task, workspace: &Path, source: &Path) -> Context {
+        let probe = task.spec.parity.as_ref().and_then(|p| {
+            shell_words::split(&p.command)
+                .ok()?
+                .into_iter()
+                .find(|w| w.ends_with(".py"))
+                .map(PathBuf::from)
+        });
+        Context {
+            workspace: canonical(workspace),
+            source: canonical(source),
+            probe,
+            extractor: Extractor::for_task(task),
+            criteria: task.spec.criteria.clone(),
+        }
+    }
+
+    fn classify(&self, argv: &[String], cwd: &Path, frameworks: &[String]) -> (RunTarget, String) {
+        let cwd = canonical(cwd);
+        let (path, program) = match what_runs(argv, &cwd) {
+            Runs::Script(path) => {
+                let shown = path
+                    .strip_prefix(&self.workspace)
+                    .or_else(|_| path.strip_prefix(&self.source))
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|_| path.clone());
+                let program = shown.display().to_string();
+                (Some(path), program)
+            }
+            Runs::Module(module) => {
+                let file = cwd.join(module.replace('.', "/"));
+                let found = [file.with_extension("py"), file.join("__main__.py")]
+                    .into_iter()
+                    .find(|f| f.is_file());
+                let program = format!("-m {module}");
+                match argv.iter().position(|a| a == "_xstack_notebook") {
+                    // The notebook runner: what it runs is the notebook.
+                    Some(at) => (argv.get(at + 1).map(|nb| canonical(&cwd.join(nb))), program),
+                    None => (found, program),
+                }
+            }
+            Runs::Command => (None, "-c".to_string()),
+            Runs::Interpreter => (None, "python".to_string()),
+        };
+        let Some(path) = path else {
+            return (RunTarget::Other, program);
+        };
+        let torch_alone =
+            frameworks.iter().any(|f| f == "torch") && !frameworks.iter().any(|f| f == "jax");
+        let target = if let Ok(inside) = path.strip_prefix(&self.workspace) {
+            if self.probe.as_deref() == Some(inside) {
+                RunTarget::Probe
+            } else if torch_alone {
+                RunTarget::Source
+            } else {
+                RunTarget::Port
+            }
+        } else if path.starts_with(&self.source) {
+            if self
+                .probe
+                .as_deref()
+                .is_some_and(|p| path.strip_prefix(&self.source).is_ok_and(|i| i == p))
+            {
+                RunTarget::Probe
+            } else {
+                RunTarget::Source
+            }
+        } else {
+            RunTarget::Other
+        };
+        (target, program)
+    }
+
+    /// The graded metrics in `output`, reduced as the criteria reduce them.
+    fn metrics(&self, output: &str) -> Vec<CheckedMetric> {
+        let series = crate::metrics::parse_text(self.extractor.clone(), output);
+        self.criteria
+            .iter()
+            .filter_map(|c| {
+                let points = &series.iter().find(|(name, _)| *name == c.metric)?.1;
+                let value = crate::metrics::reduce(points, c.reduce)?;
+                Some(CheckedMetric {
+                    metric: c.metric.clone(),
+                    reduce: c.reduce,
+                    value,
+                    within: c.direction.accepts(value, c.published, c.tolerance),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The records of one session's agent turns: the folder the recorder writes into, a
+/// `sitecustomize` for the agent's PYTHONPATH, and which processes were reported already.
+#[derive(Debug)]
+pub struct Collector {
+    dir: PathBuf,
+    hook: PathBuf,
+    context: Context,
+    reported: HashSet<PathBuf>,
+}
+
+impl Collector {
+    /// Sets up `folder` (in the run folder, outside the workspace) for a session in
+    /// `context`, with what an earlier, interrupted session left there removed.
+    pub fn create(folder: &Path, context: Context) -> Result<Collector, ChecksError> {
+        let dir = folder.join("records");
+        let hook = folder.join("hook");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|source| ChecksError {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| ChecksError {
+            path: dir.clone(),
+            source,
+        })?;
+        write(&hook.join(MODULE_FILE), RECORDER_PY)?;
+        write(&hook.join("sitecustomize.py"), "import _xstack_checks\n")?;
+        Ok(Collector {
+            dir,
+            hook,
+            context,
+            reported: HashSet::new(),
+        })
+    }
+
+    /// The folder the agent's processes write into (bound writable in its sandbox).
+    pub fn records_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The folder holding the recorder as `sitecustomize` (first on the agent's
+    /// PYTHONPATH; readable in its sandbox).
+    pub fn hook_dir(&self) -> &Path {
+        &self.hook
+    }
+
+    /// The variables that turn the recorder on in the agent's processes: the records
+    /// folder, and the hook first on PYTHONPATH (before `pythonpath`, the one it had).
+    pub fn vars(&self, pythonpath: Option<&str>) -> Vec<(String, String)> {
+        let hook = self.hook.display().to_string();
+        let path = match pythonpath.filter(|p| !p.is_empty()) {
+            Some(rest) => format!("{hook}:{rest}"),
+            None => hook,
+        };
+        vec![
+            (DIR_VAR.to_string(), self.dir.display().to_string()),
+            ("PYTHONPATH".to_string(), path),
+        ]
+    }
+
+    /// The runs of `phase` that ended since the last call. At the end of the agent's turn
+    /// (`end_of_turn`), also those still going: each is ended (SIGTERM, then SIGKILL) and
+    /// reported as ended by xstack; one whose process is gone without an end record is
+    /// reported with an unknown exit status.
+    pub fn collect(&mut self, phase: u8, end_of_turn: bool) -> Vec<AgentRun> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.extension().is_some_and(|e| e == "jsonl"));
+        let mut found: Vec<(f64, AgentRun)> = Vec::new();
+        for file in files {
+            if self.reported.contains(&file) {
+                continue;
+            }
+            let Some(recorded) = read_records(&file) else {
+                continue;
+            };
+            let now = unix_now();
+            let mut ended_by_xstack = false;
+            let end = match recorded.end {
+                Some(end) => Some(end),
+                None if !end_of_turn => continue,
+                None => {
+                    if crate::reaper::alive(recorded.start.pid) {
+                        crate::reaper::end_process(recorded.start.pid, END_GRACE);
+                        ended_by_xstack = true;
+                    }
+                    // Its `end` line, when it wrote one as it went.
+                    read_records(&file).and_then(|r| r.end)
+                }
+            };
+            self.reported.insert(file.clone());
+            let output = std::fs::read(file.with_extension("out"))
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let frameworks = end
+                .as_ref()
+                .map(|e| e.frameworks.clone())
+                .unwrap_or_default();
+            let (target, program) = self.context.classify(
+                &recorded.start.argv,
+                Path::new(&recorded.start.cwd),
+                &frameworks,
+            );
+            let ended = end.as_ref().map_or(now, |e| e.t);
+            found.push((
+                recorded.start.t,
+                AgentRun {
+                    phase,
+                    target,
+                    program,
+                    argv: recorded.start.argv,
+                    cwd: recorded.start.cwd,
+                    duration_s: ((ended - recorded.start.t).max(0.0) * 1000.0).round() / 1000.0,
+                    exit_code: end.as_ref().filter(|_| !ended_by_xstack).map(|e| e.exit),
+                    exception: end.as_ref().and_then(|e| e.exception.clone()),
+                    frameworks,
+                    metrics: self.context.metrics(&output),
+                    reported_after_s: ((now - ended).max(0.0) * 1000.0).round() / 1000.0,
+                    ended_by_xstack,
+                },
+            ));
+        }
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        found.into_iter().map(|(_, run)| run).collect()
+    }
+}
+
+/// Seconds since the Unix epoch (the recorder's clock).
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A metric value in four significant decimals, trailing zeros cut.
+fn shown(value: f64) -> String {
+    let text = if value.abs() >= 100.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.4}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// One line for a run: `agent ran train.py (port, jax): exit 0 in 4.2 s; val_loss 1.91 ✓`.
+pub fn describe(run: &AgentRun) -> String {
+    let frameworks = if run.frameworks.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", run.frameworks.join("+"))
+    };
+    let ended = match (run.ended_by_xstack, run.exit_code) {
+        (true, _) => "still running at the end of the turn: ended by xstack".to_string(),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => {
+            "no exit status (a signal or the agent's process group ended it)".to_string()
+        }
+    };
+    let mut line = format!(
+        "agent ran {} ({}{frameworks}): {ended} after {:.1} s",
+        run.program,
+        run.target.as_str(),
+        run.duration_s
+    );
+    if let Some(exception) = &run.exception {
+        line.push_str(&format!(" ({exception})"));
+    }
+    for m in &run.metrics {
+        line.push_str(&format!(
+            "; {} {} {}",
+            m.metric,
+            shown(m.value),
+            if m.within { "✓" } else { "✗" }
+        ));
+    }
+    line
+}
+
+/// What the agent checked in one phase (`agent_checked` of the phase in `result.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checked {
+    /// Runs of its port.
+    pub port_runs: u32,
+    /// The exit status of the last run of its port; None when unknown or none ran.
+    pub last_port_exit: Option<i32>,
+    /// The graded metrics the last run of its port printed.
+    pub last_port_metrics: Vec<CheckedMetric>,
+    /// Runs of the PyTorch source.
+    pub source_runs: u32,
+    /// Runs of the parity probe.
+    pub probe_runs: u32,
+    /// Other Python processes.
+    pub other_runs: u32,
+    /// Whether it ran both its port and the source, or the probe, in the phase.
+    pub compared: bool,
+    /// Seconds from the end of its last run to the end of its turn; None when it ran
+    /// nothing (or the turn has not ended).
+    pub since_last_run_s: Option<f64>,
+}
+
+impl Checked {
+    /// The summary of `runs` (each with the session time it ended at) of a turn that ended
+    /// at `turn_ended_at`, if it has.
+    pub fn of(runs: &[(f64, AgentRun)], turn_ended_at: Option<f64>) -> Checked {
+        let count = |target| runs.iter().filter(|(_, r)| r.target == target).count() as u32;
+        let last_port = runs.iter().rev().find(|(_, r)| r.target == RunTarget::Port);
+        let (port_runs, source_runs, probe_runs) = (
+            count(RunTarget::Port),
+            count(RunTarget::Source),
+            count(RunTarget::Probe),
+        );
+        let since_last_run_s = match (turn_ended_at, runs.iter().map(|(t, _)| *t).reduce(f64::max))
+        {
+            (Some(end), Some(last)) => Some(((end - last).max(0.0) * 10.0).round() / 10.0),
+            _ => None,
+        };
+        Checked {
+            port_runs,
+            last_port_exit: last_port.and_then(|(_, r)| r.exit_code),
+            last_port_metrics: last_port
+                .map(|(_, r)| r.metrics.clone())
+                .unwrap_or_default(),
+            source_runs,
+            probe_runs,
+            other_runs: count(RunTarget::Other),
+            compared: probe_runs > 0 || (port_runs > 0 && source_runs > 0),
+            since_last_run_s,
+        }
+    }
+
+    /// One line for the Agent pane's title: `ran train.py 3× · last val_loss 1.91 ✓ ·
+    /// source 1×`, `has run nothing`; with how long ago the last run ended (`now`, session
+    /// time) once that is a minute or more.
+    pub fn line(runs: &[(f64, AgentRun)], now: f64) -> String {
+        let mut parts = Vec::new();
+        let port: Vec<&AgentRun> = runs
+            .iter()
+            .map(|(_, r)| r)
+            .filter(|r| r.target == RunTarget::Port)
+            .collect();
+        if let Some(last) = port.last() {
+            let mut programs: Vec<&str> = port.iter().map(|r| r.program.as_str()).collect();
+            programs.dedup();
+            let name = if programs.len() == 1 {
+                last.program.clone()
+            } else {
+                "its port".to_string()
+            };
+            parts.push(format!("ran {name} {}×", port.len()));
+            match (last.metrics.first(), last.exit_code) {
+                (Some(m), _) => parts.push(format!(
+                    "last {} {} {}",
+                    m.metric,
+                    shown(m.value),
+                    if m.within { "✓" } else { "✗" }
+                )),
+                (None, Some(0)) => parts.push("last printed no graded metric".to_string()),
+                (None, Some(code)) => parts.push(format!("last exited {code}")),
+                (None, None) => parts.push("last ended unknown".to_string()),
+            }
+        } else {
+            parts.push("has not run its port".to_string());
+        }
+        let source = runs
+            .iter()
+            .filter(|(_, r)| r.target == RunTarget::Source)
+            .count();
+        if source > 0 {
+            parts.push(format!("source {source}×"));
+        }
+        let probe = runs
+            .iter()
+            .filter(|(_, r)| r.target == RunTarget::Probe)
+            .count();
+        if probe > 0 {
+            parts.push(format!("probe {probe}×"));
+        }
+        if let Some(last) = runs.iter().map(|(t, _)| *t).reduce(f64::max) {
+            let ago = now - last;
+            if ago >= 60.0 {
+                parts.push(format!("last run {} min ago", (ago / 60.0).floor() as u64));
+            }
+        }
+        parts.join(" · ")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,307 @@
+use super::*;
+use std::process::{Command, Stdio};
+
+const TASK_TOML: &str = r#"id = "quick"
+title = "Prints a score"
+
+[source]
+path = "repo"
+
+[published]
+citation = "none"
+
+[env]
+packages = []
+
+[run]
+command = "python3 train.py"
+timeout_s = 60
+
+[parity]
+command = "python3 probe.py"
+
+[[metric]]
+name = "acc"
+regex = 'acc=(?P<value>[0-9.]+)'
+
+[[criterion]]
+metric = "acc"
+reduce = "last"
+published = 1.0
+tolerance = 0.1
+direction = "higher"
+
+[phase2]
+details = "Print acc=1.0."
+"#;
+
+/// A task (its source in `repo/`) and a workspace beside it.
+fn setting() -> (tempfile::TempDir, Task, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let task_dir = root.path().join("quick");
+    std::fs::create_dir_all(task_dir.join("repo")).unwrap();
+    std::fs::write(task_dir.join("repo/train.py"), "print('acc=0.5')\n").unwrap();
+    std::fs::write(task_dir.join("task.toml"), TASK_TOML).unwrap();
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(workspace.join("pkg")).unwrap();
+    for file in ["train.py", "probe.py", "pkg/__main__.py"] {
+        std::fs::write(workspace.join(file), "").unwrap();
+    }
+    let task = Task::load(&task_dir).unwrap();
+    (root, task, workspace)
+}
+
+fn context(task: &Task, workspace: &Path) -> Context {
+    Context::new(task, workspace, &task.dir.join("repo"))
+}
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+#[test]
+fn each_command_line_is_the_port_the_source_the_probe_or_something_else() {
+    let (_root, task, workspace) = setting();
+    let ctx = context(&task, &workspace);
+    let source = task.dir.join("repo");
+    let jax = vec!["jax".to_string()];
+    let torch = vec!["torch".to_string()];
+    type Case<'a> = (Vec<String>, &'a Path, &'a Vec<String>, RunTarget, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            argv(&["python", "train.py"]),
+            &workspace,
+            &jax,
+            RunTarget::Port,
+            "train.py",
+        ),
+        (
+            argv(&["python", "-u", "./train.py", "--x"]),
+            &workspace,
+            &jax,
+            RunTarget::Port,
+            "train.py",
+        ),
+        (
+            argv(&["python", "../../workspace/train.py"]),
+            &source,
+            &jax,
+            RunTarget::Port,
+            "train.py",
+        ),
+        // The workspace's code before it was ported: PyTorch alone.
+        (
+            argv(&["python", "train.py"]),
+            &workspace,
+            &torch,
+            RunTarget::Source,
+            "train.py",
+        ),
+        (
+            argv(&["python", "train.py"]),
+            &source,
+            &torch,
+            RunTarget::Source,
+            "train.py",
+        ),
+        (
+            argv(&["python", "probe.py"]),
+            &workspace,
+            &jax,
+            RunTarget::Probe,
+            "probe.py",
+        ),
+        (
+            argv(&["python", "-m", "pkg"]),
+            &workspace,
+            &jax,
+            RunTarget::Port,
+            "-m pkg",
+        ),
+        (
+            argv(&["python", "-m", "pytest"]),
+            &workspace,
+            &jax,
+            RunTarget::Other,
+            "-m pytest",
+        ),
+        (
+            argv(&["python", "-c", "import jax"]),
+            &workspace,
+            &jax,
+            RunTarget::Other,
+            "-c",
+        ),
+        (
+            argv(&["python"]),
+            &workspace,
+            &jax,
+            RunTarget::Other,
+            "python",
+        ),
+        (
+            argv(&["python", "/usr/lib/x.py"]),
+            &workspace,
+            &jax,
+            RunTarget::Other,
+            "/usr/lib/x.py",
+        ),
+    ];
+    let checked = cases.len();
+    for (line, cwd, frameworks, target, program) in cases {
+        assert_eq!(
+            ctx.classify(&line, cwd, frameworks),
+            (target, program.to_string()),
+            "{line:?} in {}",
+            cwd.display()
+        );
+    }
+    assert_eq!(checked, 11);
+}
+
+fn run(target: RunTarget, exit: Option<i32>, acc: Option<f64>) -> AgentRun {
+    AgentRun {
+        phase: 1,
+        target,
+        program: "train.py".into(),
+        argv: argv(&["python", "train.py"]),
+        cwd: "/w".into(),
+        duration_s: 1.0,
+        exit_code: exit,
+        exception: None,
+        frameworks: vec!["jax".into()],
+        metrics: acc
+            .map(|value| CheckedMetric {
+                metric: "acc".into(),
+                reduce: Reduce::Last,
+                value,
+                within: value >= 0.9,
+            })
+            .into_iter()
+            .collect(),
+        reported_after_s: 0.0,
+        ended_by_xstack: false,
+    }
+}
+
+#[test]
+fn a_turn_is_summed_up_by_what_ran_and_how_it_ended() {
+    let runs = vec![
+        (10.0, run(RunTarget::Source, Some(0), Some(0.95))),
+        (20.0, run(RunTarget::Port, Some(1), None)),
+        (30.0, run(RunTarget::Port, Some(0), Some(0.93))),
+        (35.0, run(RunTarget::Other, Some(0), None)),
+    ];
+    let checked = Checked::of(&runs, Some(95.0));
+    assert_eq!(
+        checked,
+        Checked {
+            port_runs: 2,
+            last_port_exit: Some(0),
+            last_port_metrics: runs[2].1.metrics.clone(),
+            source_runs: 1,
+            probe_runs: 0,
+            other_runs: 1,
+            compared: true,
+            since_last_run_s: Some(60.0),
+        }
+    );
+    assert_eq!(
+        Checked::line(&runs, 40.0),
+        "ran train.py 2× · last acc 0.93 ✓ · source 1×"
+    );
+    assert_eq!(
+        Checked::line(&runs, 35.0 + 20.0 * 60.0),
+        "ran train.py 2× · last acc 0.93 ✓ · source 1× · last run 20 min ago"
+    );
+    // Nothing run: no time since, nothing compared.
+    let none = Checked::of(&[], Some(95.0));
+    assert_eq!(
+        (none.port_runs, none.compared, none.since_last_run_s),
+        (0, false, None)
+    );
+    assert_eq!(Checked::line(&[], 10.0), "has not run its port");
+    // A crash without metrics.
+    let crashed = vec![(5.0, run(RunTarget::Port, Some(1), None))];
+    assert_eq!(
+        Checked::line(&crashed, 6.0),
+        "ran train.py 1× · last exited 1"
+    );
+}
+
+fn python(collector: &Collector, cwd: &Path, args: &[&str]) -> std::process::Child {
+    Command::new("python3")
+        .args(args)
+        .current_dir(cwd)
+        .envs(collector.vars(None))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn real_processes_are_recorded_and_one_left_running_is_ended_at_the_end_of_the_turn() {
+    let (root, task, workspace) = setting();
+    std::fs::write(
+        workspace.join("train.py"),
+        "import sys\nprint('acc=%s' % sys.argv[1])\nif sys.argv[2:]: raise ValueError('no')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.join("sleeper.py"),
+        "import time\nprint('acc=0.95', flush=True)\ntime.sleep(300)\n",
+    )
+    .unwrap();
+    let mut collector =
+        Collector::create(&root.path().join("agent-runs"), context(&task, &workspace)).unwrap();
+    for args in [&["train.py", "0.5"][..], &["train.py", "0.97", "crash"]] {
+        assert!(python(&collector, &workspace, args).wait().is_ok());
+    }
+    let mut sleeper = python(&collector, &workspace, &["sleeper.py"]);
+    // Wait for the sleeper's start record and its line (a condition, with a deadline).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let started = || {
+        std::fs::read_dir(collector.records_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "out"))
+            .any(|e| std::fs::read_to_string(e.path()).unwrap() == "acc=0.95\n")
+    };
+    while !started() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sleeper never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended = collector.collect(1, false);
+    let seen: Vec<(Option<i32>, Option<&str>, f64)> = ended
+        .iter()
+        .map(|r| (r.exit_code, r.exception.as_deref(), r.metrics[0].value))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (Some(0), None, 0.5),
+            (Some(1), Some("ValueError: no"), 0.97)
+        ]
+    );
+    assert!(
+        ended
+            .iter()
+            .all(|r| r.target == RunTarget::Port && r.program == "train.py")
+    );
+    assert!(!ended[0].metrics[0].within && ended[1].metrics[0].within);
+    // Nothing twice; the sleeper only at the end of the turn, ended by xstack.
+    assert!(collector.collect(1, false).is_empty());
+    let left = collector.collect(1, true);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].program, "sleeper.py");
+    assert!(left[0].ended_by_xstack);
+    assert_eq!(left[0].exit_code, None);
+    assert_eq!(left[0].metrics[0].value, 0.95);
+    let status = sleeper.wait().unwrap();
+    assert!(!status.success(), "the sleeper was not ended");
+    assert!(collector.collect(1, true).is_empty());
+}
