@@ -150,13 +150,15 @@ struct Prepared {
 impl Prepared {
     /// None when the CLI or network namespaces are missing (a failure under `CI=true`).
     fn new(cli: &Cli) -> Option<Prepared> {
-        Prepared::serving(cli, false)
+        Prepared::serving(cli, false, false)
     }
 
     /// As [`Prepared::new`], the server writing the port with the CLI's own `Read` and
     /// `Write` tools (file edits, which Claude Code's `acceptEdits` takes without asking)
-    /// when `file_tools`, else with its shell tool.
-    fn serving(cli: &Cli, file_tools: bool) -> Option<Prepared> {
+    /// when `file_tools`, else with its shell tool. With `run_code`, the server then has the
+    /// agent run its port and the source in phase 1 ([`PHASE1_RUN`]) and its port, which
+    /// crashes, in phase 2 ([`PHASE2_RUN`]).
+    fn serving(cli: &Cli, file_tools: bool, run_code: bool) -> Option<Prepared> {
         let Some(real) = installed(cli.program) else {
             require_tool(cli.program, || false);
             return None;
@@ -178,13 +180,17 @@ impl Prepared {
         }
         let task = root().join("tests/tasks/jsonl-protected");
         let script = work.path().join("script.json");
-        let phase = |marker: &str, source: &str, final_word: &str| {
-            serde_json::json!({
+        let phase = |marker: &str, source: &str, final_word: &str, run: String| {
+            let mut phase = serde_json::json!({
                 "marker": marker,
                 "source": task.join(source),
                 "target": "train.py",
                 "final": final_word,
-            })
+            });
+            if run_code {
+                phase["run"] = run.into();
+            }
+            phase
         };
         let script_json = serde_json::json!({
             "edit_in_text": cli.edit_in_text,
@@ -194,11 +200,13 @@ impl Prepared {
                     PHASE1_MARKER,
                     "agents/files/gap_then_pass/phase1/train.py",
                     PHASE1_FINAL,
+                    PHASE1_RUN.replace("{source}", &task.join("repo").display().to_string()),
                 ),
                 phase(
                     PHASE2_MARKER,
                     "agents/files/gap_then_pass/phase2/train.py",
                     PHASE2_FINAL,
+                    PHASE2_RUN.to_string(),
                 ),
             ],
         });
@@ -283,8 +291,24 @@ fn root_listing() -> Vec<String> {
     names
 }
 
+/// What the agent runs after writing its port in phase 1 (where the server has it run
+/// anything): its port, whose value is outside the criterion, then the PyTorch source, which
+/// cannot import torch in the JAX environment (`-B`: the task folder is not written). The
+/// interpreter is named by `VIRTUAL_ENV`: Codex runs commands in a login shell, which for
+/// root resets `PATH` (Debian's `/etc/profile`) and with it the environment's `python`.
+const PHASE1_RUN: &str =
+    "\"$VIRTUAL_ENV/bin/python\" train.py; cd {source} && \"$VIRTUAL_ENV/bin/python\" -B train.py";
+/// …and in phase 2: its port with a seed it cannot read, so that it crashes.
+const PHASE2_RUN: &str = "XSTACK_SEED=oops \"$VIRTUAL_ENV/bin/python\" train.py";
+
+/// The CLIs the headless test has run what they wrote (the issue asks for two; the
+/// others write their port and stop, so theirs is the run of an agent that checked nothing).
+fn runs_its_port(cli: &Cli) -> bool {
+    matches!(cli.preset, "claude" | "codex")
+}
+
 fn headless_two_phases(cli: &Cli) {
-    let Some(p) = Prepared::new(cli) else {
+    let Some(p) = Prepared::serving(cli, false, runs_its_port(cli)) else {
         return;
     };
     let (home, launch, runs, log, task) = (&p.home, &p.launch, &p.runs, &p.log, &p.task);
@@ -366,6 +390,53 @@ fn headless_two_phases(cli: &Cli) {
             .map(|q| q["input_tokens"].as_u64().unwrap())
             .sum();
         assert_eq!(r["phases"][1]["agent"]["tokens_in"], sent_in_phase2);
+    }
+
+    // What the agent ran, as the recorder saw it (docs/CHECKS.md).
+    let ran: Vec<(u64, String, String, Value, Value)> = journal_events(&dir)
+        .into_iter()
+        .filter(|e| e["type"] == "agent_run" && e["target"] != "other")
+        .map(|e| {
+            (
+                e["phase"].as_u64().unwrap(),
+                e["target"].as_str().unwrap().to_string(),
+                e["program"].as_str().unwrap().to_string(),
+                e["exit_code"].clone(),
+                e["exception"].clone(),
+            )
+        })
+        .collect();
+    let checked = |phase: usize| r["phases"][phase]["agent_checked"].clone();
+    if runs_its_port(cli) {
+        let torch = Value::from("ModuleNotFoundError: No module named 'torch'");
+        let seed = Value::from("ValueError: invalid literal for int() with base 10: 'oops'");
+        assert_eq!(
+            ran,
+            vec![
+                (1, "port".into(), "train.py".into(), 0.into(), Value::Null),
+                (1, "source".into(), "train.py".into(), 1.into(), torch),
+                (2, "port".into(), "train.py".into(), 1.into(), seed),
+            ],
+            "{all}"
+        );
+        let first = checked(0);
+        assert_eq!(
+            (first["port_runs"].clone(), first["source_runs"].clone()),
+            (1.into(), 1.into())
+        );
+        assert_eq!(first["compared"], true);
+        // The port's own run printed phase 1's value, outside the criterion.
+        let metric = &first["last_port_metrics"][0];
+        assert_eq!(
+            (metric["metric"].clone(), metric["within"].clone()),
+            ("eval_mse".into(), false.into())
+        );
+        assert_eq!(checked(1)["last_port_exit"], 1);
+    } else {
+        assert!(ran.is_empty(), "{ran:?}");
+        for phase in [0, 1] {
+            assert_eq!(checked(phase)["port_runs"], 0, "{}", checked(phase));
+        }
     }
 
     // Nothing was written outside the run folder but the CLI's own state under $HOME.
@@ -627,7 +698,7 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
 #[test]
 fn interactive_claude_code_in_auto_mode_trusts_its_workspace_with_no_key_pressed() {
     use std::time::Duration;
-    let Some(p) = Prepared::serving(&CLAUDE, true) else {
+    let Some(p) = Prepared::serving(&CLAUDE, true, false) else {
         return;
     };
     std::fs::write(

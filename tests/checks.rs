@@ -237,6 +237,8 @@ fn the_agent_pane_says_what_the_agent_ran_live_and_in_replay() {
         |s| s.contains("PASSED in phase 1") && s.contains(wanted),
     );
     assert!(screen.contains(" 1 Agent ran train.py 1×"), "{screen}");
+    // The Metrics pane's legend: the agent's own run beside the graded run's.
+    assert!(screen.contains("◇ agent's run 1"), "{screen}");
     tmux.keys(&["q"]);
     drop(tmux);
     let dir = only_run_dir(&runs);

@@ -110,12 +110,6 @@ impl Sandbox {
         })
     }
 
-    /// Binds `path` writable too (a folder outside the workspace the agent's processes
-    /// write into).
-    pub fn allow_writing(&mut self, path: &Path) {
-        self.writable.push(path.to_path_buf());
-    }
-
     /// `argv` wrapped in bubblewrap: `workspace` writable; `hidden` (the task folder and its
     /// siblings, the runs folder with the journal and `result.json`) replaced by empty
     /// folders; `visible` (the prompt files and the folders the agent's programs live in,

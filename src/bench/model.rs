@@ -344,22 +344,29 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
 }
 
 /// Whether the agent ran its port in some phase: Some(true) when one phase says it did,
-/// Some(false) when phases record it and none did, None when no phase records it.
+/// Some(false) when every phase says it did not, None otherwise (a phase that does not
+/// record it, or whose record is incomplete: docs/CHECKS.md).
 pub fn ran_port_of(phases: &[PhaseAgent]) -> Option<bool> {
-    phases
-        .iter()
-        .filter_map(|p| p.ran_port)
-        .reduce(|a, b| a || b)
+    if phases.iter().any(|p| p.ran_port == Some(true)) {
+        return Some(true);
+    }
+    if phases.is_empty() || phases.iter().any(|p| p.ran_port.is_none()) {
+        return None;
+    }
+    Some(false)
 }
 
 /// Whether a phase of `result.json` says the agent ran its port: its `agent_checked`
-/// object's `port_runs` above 0; None without that count.
-fn ran_port_in(phase: &Value) -> Option<bool> {
-    phase
-        .get("agent_checked")?
-        .get("port_runs")?
-        .as_f64()
-        .map(|runs| runs > 0.0)
+/// object's `port_runs` above 0; with none, unknown (None) when the recorder missed some
+/// Python process (`unknown_runs`) or the phase has no such count.
+pub(crate) fn ran_port_in(phase: &Value) -> Option<bool> {
+    let checked = phase.get("agent_checked")?;
+    let ran = checked.get("port_runs")?.as_f64()? > 0.0;
+    let missed = checked
+        .get("unknown_runs")
+        .and_then(Value::as_f64)
+        .is_some_and(|n| n > 0.0);
+    if !ran && missed { None } else { Some(ran) }
 }
 
 /// How a run outside a bench ended, from its result (as a bench would have recorded it).

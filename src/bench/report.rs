@@ -989,7 +989,12 @@ mod tests {
         };
         assert_eq!(ran_port_of(&[]), None);
         assert_eq!(ran_port_of(&[phase(None), phase(None)]), None);
-        assert_eq!(ran_port_of(&[phase(Some(false)), phase(None)]), Some(false));
+        // A phase that does not say leaves the trial unknown, unless another ran the port.
+        assert_eq!(ran_port_of(&[phase(Some(false)), phase(None)]), None);
+        assert_eq!(
+            ran_port_of(&[phase(Some(false)), phase(Some(false))]),
+            Some(false)
+        );
         assert_eq!(
             ran_port_of(&[phase(Some(false)), phase(Some(true))]),
             Some(true)
@@ -1029,6 +1034,23 @@ mod tests {
         assert!(!row.agent_outcome[0].agent.contains_key("agent_checked"));
         let report = build(vec![row], &["claude".to_string()]);
         assert_eq!(report.ran_port[0].claimed_without_running, Some(1));
+
+        // No run of the port recorded, but a Python process the recorder missed: unknown.
+        let mut missed = checked(0);
+        missed["unknown_runs"] = json!(1);
+        assert_eq!(
+            crate::bench::model::ran_port_in(&json!({"agent_checked": missed})),
+            None
+        );
+        missed["port_runs"] = json!(2);
+        assert_eq!(
+            crate::bench::model::ran_port_in(&json!({"agent_checked": missed})),
+            Some(true)
+        );
+        assert_eq!(
+            crate::bench::model::ran_port_in(&json!({"agent_checked": checked(0)})),
+            Some(false)
+        );
     }
 
     #[test]

@@ -4,9 +4,9 @@
 //! the parity probe, or something else), how it ended, which framework it imported, and the
 //! values of the task's graded metrics it printed, read with the task's own extractors.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,10 +19,17 @@ const RECORDER_PY: &str = include_str!("recorder.py");
 const MODULE_FILE: &str = "_xstack_checks.py";
 /// The `.pth` file that imports it at start-up.
 const PTH_FILE: &str = "_xstack_checks.pth";
+/// Where the records go, relative to the workspace: xstack's own folder there, which every
+/// agent's sandbox lets it write, and which the verify copy, the diff and the watcher leave
+/// out.
+pub const FOLDER: &str = ".xstack/agent-runs";
 /// The variable naming the folder the recorder writes into; unset, it does nothing.
 pub const DIR_VAR: &str = "XSTACK_CHECKS_DIR";
 /// How long a run left going at the end of the agent's turn gets to end after SIGTERM.
 const END_GRACE: Duration = Duration::from_secs(2);
+/// How long a Python process among the agent's goes without a start record before it
+/// counts as one the recorder missed (its record is written a few milliseconds in).
+const UNRECORDED_AFTER: Duration = Duration::from_secs(1);
 
 /// The records could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +85,9 @@ pub enum RunTarget {
     Probe,
     /// Any other Python process (`python -c`, pip, a test runner, a script elsewhere).
     Other,
+    /// A Python process seen among the agent's that the recorder did not record (started
+    /// without it): what it ran and how it ended are unknown.
+    Unknown,
 }
 
 impl RunTarget {
@@ -88,6 +98,7 @@ impl RunTarget {
             RunTarget::Source => "source",
             RunTarget::Probe => "probe",
             RunTarget::Other => "other",
+            RunTarget::Unknown => "unknown",
         }
     }
 }
@@ -344,11 +355,18 @@ pub struct Collector {
     hook: PathBuf,
     context: Context,
     reported: HashSet<PathBuf>,
+    /// Processes that wrote a start record, by the number they have in their own PID
+    /// namespace.
+    recorded_pids: HashSet<i32>,
+    /// The agent's Python processes without a start record, since when.
+    suspects: HashMap<i32, Instant>,
+    /// Those reported as runs the recorder missed.
+    unrecorded: HashSet<i32>,
 }
 
 impl Collector {
-    /// Sets up `folder` (in the run folder, outside the workspace) for a session in
-    /// `context`, with what an earlier, interrupted session left there removed.
+    /// Sets up `folder` ([`FOLDER`] in the workspace) for a session in `context`, with what
+    /// an earlier, interrupted session left there removed.
     pub fn create(folder: &Path, context: Context) -> Result<Collector, ChecksError> {
         let dir = folder.join("records");
         let hook = folder.join("hook");
@@ -369,18 +387,15 @@ impl Collector {
             hook,
             context,
             reported: HashSet::new(),
+            recorded_pids: HashSet::new(),
+            suspects: HashMap::new(),
+            unrecorded: HashSet::new(),
         })
     }
 
-    /// The folder the agent's processes write into (bound writable in its sandbox).
+    /// The folder the agent's processes write into.
     pub fn records_dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// The folder holding the recorder as `sitecustomize` (first on the agent's
-    /// PYTHONPATH; readable in its sandbox).
-    pub fn hook_dir(&self) -> &Path {
-        &self.hook
     }
 
     /// The variables that turn the recorder on in the agent's processes: the records
@@ -414,14 +429,17 @@ impl Collector {
             let Some(recorded) = read_records(&file) else {
                 continue;
             };
+            self.recorded_pids.insert(recorded.start.pid);
             let now = unix_now();
             let mut ended_by_xstack = false;
             let end = match recorded.end {
                 Some(end) => Some(end),
                 None if !end_of_turn => continue,
                 None => {
-                    if crate::reaper::alive(recorded.start.pid) {
-                        crate::reaper::end_process(recorded.start.pid, END_GRACE);
+                    if let Some(pid) = self.host_pid(recorded.start.pid)
+                        && crate::reaper::alive(pid)
+                    {
+                        crate::reaper::end_process(pid, END_GRACE);
                         ended_by_xstack = true;
                     }
                     // Its `end` line, when it wrote one as it went.
@@ -461,8 +479,116 @@ impl Collector {
             ));
         }
         found.sort_by(|a, b| a.0.total_cmp(&b.0));
-        found.into_iter().map(|(_, run)| run).collect()
+        let mut runs: Vec<AgentRun> = found.into_iter().map(|(_, run)| run).collect();
+        runs.extend(self.unrecorded_runs(phase));
+        runs
     }
+
+    /// The agent's process that recorded itself as `pid`: one of xstack's descendants whose
+    /// environment names this records folder and which is `pid` in its own PID namespace
+    /// (an agent's sandbox may give it one: Codex's does). None when it is gone.
+    fn host_pid(&self, pid: i32) -> Option<i32> {
+        crate::reaper::descendants().into_iter().find(|host| {
+            namespace_pids(*host).last() == Some(&pid) && has_variable(*host, DIR_VAR, &self.dir)
+        })
+    }
+
+    /// Python processes among xstack's descendants whose environment names this records
+    /// folder (the agent's, and only theirs) that have gone [`UNRECORDED_AFTER`] without a
+    /// start record (started with `-S` or `-I`): each is reported once, as a run of unknown
+    /// target and outcome.
+    fn unrecorded_runs(&mut self, phase: u8) -> Vec<AgentRun> {
+        let now = Instant::now();
+        let mut runs = Vec::new();
+        let living = crate::reaper::descendants();
+        self.suspects.retain(|pid, _| living.contains(pid));
+        for pid in living {
+            if self.unrecorded.contains(&pid)
+                || namespace_pids(pid)
+                    .iter()
+                    .any(|p| self.recorded_pids.contains(p))
+            {
+                continue;
+            }
+            let Some(argv) = python_command_line(pid) else {
+                continue;
+            };
+            if !has_variable(pid, DIR_VAR, &self.dir) {
+                continue;
+            }
+            let since = *self.suspects.entry(pid).or_insert(now);
+            if now.duration_since(since) < UNRECORDED_AFTER {
+                continue;
+            }
+            self.suspects.remove(&pid);
+            self.unrecorded.insert(pid);
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let program = match what_runs(&argv, Path::new(&cwd)) {
+                Runs::Script(path) => path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                Runs::Module(module) => format!("-m {module}"),
+                Runs::Command => "-c".to_string(),
+                Runs::Interpreter => "python".to_string(),
+            };
+            runs.push(AgentRun {
+                phase,
+                target: RunTarget::Unknown,
+                program,
+                argv,
+                cwd,
+                duration_s: 0.0,
+                exit_code: None,
+                exception: None,
+                frameworks: Vec::new(),
+                metrics: Vec::new(),
+                reported_after_s: 0.0,
+                ended_by_xstack: false,
+            });
+        }
+        runs
+    }
+}
+
+/// The command line of process `pid` when it is a Python interpreter.
+fn python_command_line(pid: i32) -> Option<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let argv: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let program = Path::new(argv.first()?)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    program.starts_with("python").then_some(argv)
+}
+
+/// Process `pid`'s numbers in each PID namespace it is in, outermost first (`NSpid` of
+/// its status); `[pid]` where the kernel does not say.
+fn namespace_pids(pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("NSpid:"))?;
+            let pids: Vec<i32> = line["NSpid:".len()..]
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            (!pids.is_empty()).then_some(pids)
+        })
+        .unwrap_or_else(|| vec![pid])
+}
+
+/// Whether process `pid`'s environment sets `name` to `value` (a process of the agent's
+/// has the records folder in it, whatever else it changed).
+fn has_variable(pid: i32, name: &str, value: &Path) -> bool {
+    let wanted = format!("{name}={}", value.display());
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|raw| raw.split(|b| *b == 0).any(|v| v == wanted.as_bytes()))
 }
 
 /// Seconds since the Unix epoch (the recorder's clock).
@@ -535,6 +661,10 @@ pub struct Checked {
     pub probe_runs: u32,
     /// Other Python processes.
     pub other_runs: u32,
+    /// Python processes the recorder missed: what they ran is unknown, so with no run of
+    /// the port recorded, whether the agent ran it is unknown too.
+    #[serde(default)]
+    pub unknown_runs: u32,
     /// Whether it ran both its port and the source, or the probe, in the phase.
     pub compared: bool,
     /// Seconds from the end of its last run to the end of its turn; None when it ran
@@ -567,6 +697,7 @@ impl Checked {
             source_runs,
             probe_runs,
             other_runs: count(RunTarget::Other),
+            unknown_runs: count(RunTarget::Unknown),
             compared: probe_runs > 0 || (port_runs > 0 && source_runs > 0),
             since_last_run_s,
         }
@@ -618,6 +749,13 @@ impl Checked {
             .count();
         if probe > 0 {
             parts.push(format!("probe {probe}×"));
+        }
+        let unknown = runs
+            .iter()
+            .filter(|(_, r)| r.target == RunTarget::Unknown)
+            .count();
+        if unknown > 0 {
+            parts.push(format!("{unknown} unrecorded"));
         }
         if let Some(last) = runs.iter().map(|(t, _)| *t).reduce(f64::max) {
             let ago = now - last;

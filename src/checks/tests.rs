@@ -202,6 +202,7 @@ fn a_turn_is_summed_up_by_what_ran_and_how_it_ended() {
             source_runs: 1,
             probe_runs: 0,
             other_runs: 1,
+            unknown_runs: 0,
             compared: true,
             since_last_run_s: Some(60.0),
         }
@@ -304,4 +305,49 @@ fn real_processes_are_recorded_and_one_left_running_is_ended_at_the_end_of_the_t
     let status = sleeper.wait().unwrap();
     assert!(!status.success(), "the sleeper was not ended");
     assert!(collector.collect(1, true).is_empty());
+}
+
+#[test]
+fn a_python_the_recorder_misses_is_reported_once_as_unknown() {
+    let (root, task, workspace) = setting();
+    let mut collector =
+        Collector::create(&root.path().join("agent-runs"), context(&task, &workspace)).unwrap();
+    // `-S` skips site, and with it the recorder.
+    let mut hidden = python(
+        &collector,
+        &workspace,
+        &["-S", "-c", "import time; time.sleep(60)"],
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut polls = 0;
+    while seen.is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never reported");
+        std::thread::sleep(Duration::from_millis(100));
+        seen = collector.collect(1, false);
+        polls += 1;
+    }
+    assert!(
+        polls > 1,
+        "reported before it had a chance to write a record"
+    );
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].target, RunTarget::Unknown);
+    assert_eq!(seen[0].program, "-c");
+    assert_eq!(seen[0].exit_code, None);
+    assert!(
+        seen[0].argv.contains(&"-S".to_string()),
+        "{:?}",
+        seen[0].argv
+    );
+    assert!(collector.collect(1, false).is_empty(), "reported twice");
+    let runs: Vec<(f64, AgentRun)> = seen.into_iter().map(|r| (1.0, r)).collect();
+    let checked = Checked::of(&runs, Some(2.0));
+    assert_eq!((checked.port_runs, checked.unknown_runs), (0, 1));
+    assert_eq!(
+        Checked::line(&runs, 2.0),
+        "has not run its port · 1 unrecorded"
+    );
+    hidden.kill().unwrap();
+    hidden.wait().unwrap();
 }

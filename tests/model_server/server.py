@@ -15,8 +15,9 @@ The script (JSON) lists the phases:
 
 For each request the server finds the conversation's latest phase (the last phase whose
 marker is in a user message) and answers, in that phase, first with one call of the shell
-tool the client offered (a `cat > TARGET` of SOURCE's content), then, once a tool result follows the phase's
-prompt, with the final message. With `edit_in_text` (aider, which has no tools) the first
+tool the client offered (a `cat > TARGET` of SOURCE's content), then, when the phase has a
+`"run"` command, with a second call of the shell tool that runs it, then, once the tool
+results follow the phase's prompt, with the final message. With `edit_in_text` (aider, which has no tools) the first
 answer is the target file's whole new content in a fenced block under its name. Requests
 that are not part of a phase (titles, summaries, checks) get a short text answer. With
 `file_tools` and a client that offers `Read` and `Write` tools (Claude Code), the target is
@@ -150,6 +151,10 @@ class Script:
             return None
         number, index = current
         results = sum(1 for kind, _ in conv.items[index + 1:] if kind == "tool_result")
+        runs = "run" in self.phases[number - 1] and not self.edit_in_text
+        writes = 2 if self.file_tools else 1
+        if runs and results == writes:
+            return number, "run"
         answered = results >= 1
         if self.file_tools:
             if results == 0:
@@ -326,9 +331,10 @@ class Handler(BaseHTTPRequestHandler):
                     return step, "", ("Read", {"file_path": path})
                 return step, "", ("Write", {"file_path": path, "content": script.content(number)})
             return None, "OK.", None
+        command = script.phases[number - 1]["run"] if kind == "run" else script.command(number)
         for name, schema in tools:
             if name.lower() in SHELL_TOOLS:
-                return step, "", (name, shell_arguments(schema, script.command(number)))
+                return step, "", (name, shell_arguments(schema, command))
         return None, "OK.", None
 
     # Anthropic Messages API.

@@ -97,11 +97,6 @@ impl Driver {
                 {
                     visible.push(dir);
                 }
-                let mut sandbox = sandbox.clone();
-                if let Some(collector) = &self.agent_runs {
-                    sandbox.allow_writing(collector.records_dir());
-                    visible.push(collector.hook_dir().to_path_buf());
-                }
                 argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
             }
             let spec = PtySpec {

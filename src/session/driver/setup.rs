@@ -187,7 +187,8 @@ impl Driver {
         }
         if self.cfg.agent.is_some() && self.cfg.graded_repo.is_none() {
             let context = crate::checks::Context::new(self.task(), &self.workspace, &source);
-            match crate::checks::Collector::create(&self.cfg.run_dir.join("agent-runs"), context) {
+            let folder = self.workspace.join(crate::checks::FOLDER);
+            match crate::checks::Collector::create(&folder, context) {
                 Ok(collector) => self.agent_runs = Some(collector),
                 Err(e) => self.rec.emit(Event::Note {
                     text: format!("the agent's runs are not recorded: {e}"),

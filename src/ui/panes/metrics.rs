@@ -48,6 +48,8 @@ pub struct CriterionView {
     /// Where this phase's run left the reference band for good (step, value), unless the
     /// phase passed.
     pub diverged: Option<(f64, f64)>,
+    /// The value the agent's own latest run of its port printed (docs/CHECKS.md).
+    pub agent_value: Option<f64>,
 }
 
 impl CriterionView {
@@ -96,6 +98,7 @@ impl CriterionView {
                 .filter(|_| passed != Some(true))
                 .and_then(|r| r.divergence.get(metric))
                 .and_then(|d| d.left_at),
+            agent_value: agent_value(scene, metric),
         }
     }
 
@@ -391,9 +394,23 @@ fn column(value: f64, (low, high): (f64, f64), width: u16) -> (u16, bool) {
     )
 }
 
+/// The value of `metric` the agent's latest run of its port printed, in the latest phase
+/// that has one.
+fn agent_value(scene: &Scene, metric: &str) -> Option<f64> {
+    scene.phases.iter().rev().find_map(|record| {
+        record
+            .agent_runs
+            .iter()
+            .rev()
+            .filter(|(_, run)| run.target == crate::checks::RunTarget::Port)
+            .find_map(|(_, run)| run.metrics.iter().find(|m| m.metric == metric))
+            .map(|m| m.value)
+    })
+}
+
 /// The gauge: the accepted region shaded, the published value `┃`, the reference `◆`, the
-/// previous phase `○` and this phase `●` (a value beyond the range shows as `◂`/`▸` at its
-/// edge).
+/// agent's own run `◇`, the previous phase `○` and this phase `●` (a value beyond the range
+/// shows as `◂`/`▸` at its edge).
 fn gauge(frame: &mut Frame<'_>, row: Rect, view: &CriterionView, range: (f64, f64), theme: &Theme) {
     let c = &theme.colors;
     let width = row.width;
@@ -427,6 +444,7 @@ fn gauge(frame: &mut Frame<'_>, row: Rect, view: &CriterionView, range: (f64, f6
     mark(Some(view.criterion.published), '┃', c.published);
     mark(view.previous_value, '○', c.series_previous);
     mark(view.reference_value, '◆', c.series_reference);
+    mark(view.agent_value, '◇', c.waiting);
     mark(view.value, '●', c.series_current);
     let spans: Vec<Span> = cells
         .into_iter()
@@ -477,6 +495,7 @@ fn legend_items<'a>(
                     Some("phase") => text.split(' ').nth(1).map(|p| format!("p{p}")),
                     Some("reference") => Some("ref".to_string()),
                     Some("published") => Some("pub".to_string()),
+                    Some("agent's") => Some("agent".to_string()),
                     _ => None,
                 };
                 short.map_or_else(|| value.to_string(), |w| format!("{w} {value}"))
@@ -504,6 +523,9 @@ fn legend_items<'a>(
     }
     if let Some(v) = view.reference_value {
         item("◆", c.series_reference, format!("reference {}", fmt_num(v)));
+    }
+    if let Some(v) = view.agent_value {
+        item("◇", c.waiting, format!("agent's run {}", fmt_num(v)));
     }
     item(
         "┃",
