@@ -41,6 +41,68 @@ pub enum Command {
     Interrupt(Interruption),
 }
 
+/// A command the human gives with a key, as the policy answers it ([`Answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyedCommand {
+    /// `n`: advance, or end an interactive agent's turn.
+    Next,
+    /// `s`: switch between step and auto mode.
+    ToggleMode,
+    /// `p`: pause or resume the agent.
+    TogglePause,
+    /// `i`: edit and send (or keep) the phase-two details.
+    Inject,
+    /// `m`: message the agent.
+    Message,
+    /// `r`: re-run verify and grade.
+    Rerun,
+    /// `x`: abort (or quit, once the session ended).
+    Abort,
+    /// `o`: a shell in the workspace.
+    OpenShell,
+}
+
+impl KeyedCommand {
+    /// Every keyed command, in the key table's order.
+    pub const ALL: [KeyedCommand; 8] = [
+        KeyedCommand::Next,
+        KeyedCommand::ToggleMode,
+        KeyedCommand::TogglePause,
+        KeyedCommand::Inject,
+        KeyedCommand::Message,
+        KeyedCommand::Rerun,
+        KeyedCommand::Abort,
+        KeyedCommand::OpenShell,
+    ];
+
+    /// The command the key gives (the texts of `i` and `m` empty: the answer does not
+    /// depend on them).
+    pub fn command(self) -> Command {
+        match self {
+            KeyedCommand::Next => Command::Next,
+            KeyedCommand::ToggleMode => Command::ToggleMode,
+            KeyedCommand::TogglePause => Command::TogglePause,
+            KeyedCommand::Inject => Command::Inject(String::new()),
+            KeyedCommand::Message => Command::Message(String::new()),
+            KeyedCommand::Rerun => Command::Rerun,
+            KeyedCommand::Abort => Command::Abort,
+            KeyedCommand::OpenShell => Command::OpenShell,
+        }
+    }
+}
+
+/// What one keyed command would do now: accepted, or declined with the reason the policy
+/// gives when it is pressed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The command.
+    pub command: KeyedCommand,
+    /// Why not now; None when it is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declined: Option<String>,
+}
+
 /// Where a session is within a phase (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -236,6 +298,12 @@ pub enum Event {
     Waiting {
         /// What `n` does next, as the status line shows it.
         what: Option<String>,
+    },
+    /// What each keyed command would do now, published by the policy whenever that changes
+    /// (the key hint offers exactly the accepted ones).
+    Answers {
+        /// One answer per keyed command.
+        answers: Vec<Answer>,
     },
     /// A line of information from xstack itself (environment build, warnings).
     Note {
@@ -551,6 +619,7 @@ impl Event {
             Event::Waiting { what: None }
             | Event::Baseline { .. }
             | Event::FileChanged { .. }
+            | Event::Answers { .. }
             | Event::AgentOutput { .. }
             | Event::Resized { .. }
             | Event::RunOutput { .. }

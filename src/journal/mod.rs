@@ -431,9 +431,9 @@ pub fn read(path: &Path) -> Result<Journal, JournalError> {
     })
 }
 
-/// Whether the journal's last whole event, resizes of a pane left aside, is the session's
-/// `finished` event (a screen resized while the ended session is on it is not a new
-/// start). Read from the file's end only (its last frame, or its last 64 KiB), unless that
+/// Whether the journal's last whole event, resizes and the policy's answers left aside, is
+/// the session's `finished` event (a screen resized while the ended session is on it is not
+/// a new start). Read from the file's end only (its last frame, or its last 64 KiB), unless that
 /// holds only resizes.
 pub fn finished(path: &Path) -> bool {
     match last_event_kind(path) {
@@ -444,13 +444,14 @@ pub fn finished(path: &Path) -> bool {
                 .entries
                 .iter()
                 .rev()
-                .find(|e| !matches!(e.event, Event::Resized { .. }))
+                .find(|e| !matches!(e.event, Event::Resized { .. } | Event::Answers { .. }))
                 .is_some_and(|e| matches!(e.event, Event::Finished { .. }))
         }),
     }
 }
 
-/// What the end of a journal holds: its last event that is not a resize.
+/// What the end of a journal holds: its last event that is not a resize or the policy's
+/// answers (both of which a TUI lingering after the end records).
 enum Last {
     /// The `finished` event.
     Finished,
@@ -458,8 +459,8 @@ enum Last {
     Other,
 }
 
-/// The last event of the journal's end that is not a resize; None when the end holds only
-/// resizes (or cannot be read whole).
+/// The last event of the journal's end that is not a resize or the policy's answers; None
+/// when the end holds only those (or cannot be read whole).
 fn last_event_kind(path: &Path) -> Option<Last> {
     let Ok(mut file) = File::open(path) else {
         return Some(Last::Other);
@@ -490,10 +491,11 @@ fn last_event_kind(path: &Path) -> Option<Last> {
         bytes
     };
     let text = String::from_utf8_lossy(&tail);
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty() && !l.contains("\"type\":\"resized\""))?;
+    let last = text.lines().rev().find(|l| {
+        !l.trim().is_empty()
+            && !l.contains("\"type\":\"resized\"")
+            && !l.contains("\"type\":\"answers\"")
+    })?;
     Some(if last.contains("\"type\":\"finished\"") {
         Last::Finished
     } else {

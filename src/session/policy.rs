@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::event::{Command, Interruption, Mode};
+use crate::event::{Answer, Command, Interruption, KeyedCommand, Mode};
 
 /// A stage that, in step mode, waits for the human's `n` before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +264,25 @@ impl Policy {
         self.at = At::Ended(self.at.phase().max(1));
     }
 
+    /// What each keyed command would do now, by the one rule [`Policy::on_command`]
+    /// applies: declined with its reason, or accepted.
+    pub fn answers(&self, agent_running: bool) -> Vec<Answer> {
+        KeyedCommand::ALL
+            .into_iter()
+            .map(|command| {
+                let declined = self
+                    .clone()
+                    .on_command(command.command(), agent_running)
+                    .into_iter()
+                    .find_map(|effect| match effect {
+                        Effect::Decline { reason, .. } => Some(reason),
+                        _ => None,
+                    });
+                Answer { command, declined }
+            })
+            .collect()
+    }
+
     /// The one rule for `command` where the session is; `agent_running` says whether an agent
     /// (or the debug shell) runs in the Agent pane. The policy's own state moves with it (a
     /// gate opens, the mode switches); the effects are for the driver to carry out.
@@ -321,9 +340,24 @@ impl Policy {
                     "i",
                     "the session has ended: there is no phase two to send details to".to_string(),
                 )],
-                _ if self.passed_of(1).is_some() || !self.has_agent => {
-                    vec![decline("i", "phase two has already started".to_string())]
-                }
+                _ if !self.has_agent => vec![decline(
+                    "i",
+                    "no agent takes part in this session: there is no phase two".to_string(),
+                )],
+                _ if self.passed_of(1) == Some(true) => vec![decline(
+                    "i",
+                    "phase 1 passed: there is no phase two".to_string(),
+                )],
+                At::Gate(Gated::Migrate(2)) => vec![decline(
+                    "i",
+                    "the phase-two details were sent: n starts phase two with them".to_string(),
+                )],
+                _ if at.phase() >= 2 => vec![decline(
+                    "i",
+                    "phase two has started: its details went with its prompt".to_string(),
+                )],
+                // Before phase 1's grade, or while it is verified again on its way back to
+                // the details: kept for the review of the details.
                 _ => vec![Effect::KeepDetails(text)],
             },
             Command::Message(text) => match at {
@@ -392,6 +426,42 @@ impl Policy {
                 )],
             },
         }
+    }
+}
+
+#[cfg(test)]
+impl Policy {
+    /// A step-mode session with an agent at every stage it goes through, phase 1 failed once
+    /// phase 2 is reached and phase 2 failed once it ended (for the tables of tests).
+    pub(crate) fn at_every_stage() -> Vec<Policy> {
+        [
+            At::Setup,
+            At::Gate(Gated::Migrate(1)),
+            At::Migrate(1),
+            At::Gate(Gated::Verify(1)),
+            At::Verify(1),
+            At::Inject,
+            At::Reverify(1, Return::Inject),
+            At::Gate(Gated::Migrate(2)),
+            At::Migrate(2),
+            At::Gate(Gated::Verify(2)),
+            At::Verify(2),
+            At::Ended(2),
+            At::Reverify(2, Return::Ended),
+        ]
+        .into_iter()
+        .map(|at| {
+            let mut policy = Policy::new(Mode::Step, true);
+            policy.at = at;
+            if at.phase() == 2 || matches!(at, At::Inject | At::Reverify(1, _)) {
+                policy.passed[0] = Some(false);
+            }
+            if matches!(at, At::Ended(2) | At::Reverify(2, _)) {
+                policy.passed[1] = Some(false);
+            }
+            policy
+        })
+        .collect()
     }
 }
 

@@ -299,6 +299,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
         }
         // No text written by a child or an agent: numbers, flags, the task's metric names.
         Event::Stage { .. }
+        | Event::Answers { .. }
         | Event::Mode { .. }
         | Event::Resized { .. }
         | Event::AgentExited { .. }

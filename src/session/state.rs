@@ -170,6 +170,9 @@ pub struct SessionState {
     pub mode: Mode,
     /// What the session waits for, if anything.
     pub waiting: Option<String>,
+    /// What each keyed command would do now, as the policy last published it (empty until
+    /// it has, and in journals of earlier versions).
+    pub answers: Vec<crate::event::Answer>,
     /// Whether the agent is paused.
     pub paused: bool,
     /// Whether an agent process is running.
@@ -303,6 +306,7 @@ impl SessionState {
             stage: Stage::Setup,
             mode: Mode::Auto,
             waiting: None,
+            answers: Vec::new(),
             paused: false,
             agent_running: false,
             run_running: false,
@@ -325,6 +329,15 @@ impl SessionState {
     }
 
     /// The last line the agent's terminal shows (its error, when it failed), or
+    /// Why `command` is declined now, as the policy published it; None when it is
+    /// accepted or nothing was published.
+    pub fn declined(&self, command: crate::event::KeyedCommand) -> Option<&str> {
+        self.answers
+            .iter()
+            .find(|a| a.command == command)
+            .and_then(|a| a.declined.as_deref())
+    }
+
     /// `(no output)`.
     pub fn agent_last_line(&self) -> String {
         self.agent_screen
@@ -356,6 +369,7 @@ impl SessionState {
                 stage: self.stage,
                 mode: self.mode,
                 waiting: self.waiting.clone(),
+                answers: self.answers.clone(),
                 paused: self.paused,
                 agent_running: self.agent_running,
                 run_running: self.run_running,
@@ -450,6 +464,7 @@ impl SessionState {
                 }
             }
             Event::Mode { mode } => self.mode = *mode,
+            Event::Answers { answers } => self.answers = answers.clone(),
             Event::Waiting { what } => self.waiting = what.clone(),
             Event::Note { text } => {
                 self.activity = Some(Said {

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use tokio::time::Instant;
 
-use crate::event::Command;
+use crate::event::{Command, KeyedCommand};
 use crate::session::state::SessionState;
 
 use super::editor::{Editor, EditorOutcome};
@@ -464,7 +464,7 @@ impl App {
             KeyAction::ToggleMode => return send(Command::ToggleMode),
             KeyAction::TogglePause => return send(Command::TogglePause),
             KeyAction::Inject => {
-                if let Some(why) = details_closed(state) {
+                if let Some(why) = state.declined(KeyedCommand::Inject) {
                     self.notify(format!("i: not now: {why}"));
                 } else {
                     let text = self
@@ -475,8 +475,8 @@ impl App {
                 }
             }
             KeyAction::Message => {
-                if state.finished.is_some() {
-                    self.notify("m: not now: the session has ended: no agent will read it");
+                if let Some(why) = state.declined(KeyedCommand::Message) {
+                    self.notify(format!("m: not now: {why}"));
                 } else {
                     self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
                 }
@@ -489,20 +489,6 @@ impl App {
             KeyAction::Regrade => return vec![Action::Regrade],
         }
         Vec::new()
-    }
-}
-
-/// Why the phase-two details can no longer be edited, if they cannot: phase two has begun,
-/// phase 1 passed, or the session ended.
-fn details_closed(state: &SessionState) -> Option<&'static str> {
-    if state.finished.is_some() {
-        Some("the session has ended")
-    } else if state.phase >= 2 {
-        Some("phase two has started: its details went with its prompt")
-    } else if state.passed_in_phase() == Some(1) {
-        Some("phase 1 passed: there is no phase two")
-    } else {
-        None
     }
 }
 
@@ -618,8 +604,18 @@ mod tests {
         tokio::time::advance(Duration::from_millis(1)).await;
         assert!(app.expire_notice(Instant::now()));
         assert_eq!(app.notice, None);
-        // `i` once phase two has started opens no editor.
-        state.phase = 2;
+        // `i` where the policy declines it opens no editor, and says the policy's reason.
+        state.apply(
+            state.now,
+            &crate::event::Event::Answers {
+                answers: vec![crate::event::Answer {
+                    command: KeyedCommand::Inject,
+                    declined: Some(
+                        "phase two has started: its details went with its prompt".to_string(),
+                    ),
+                }],
+            },
+        );
         app.on_key(key('i'), &state);
         assert!(app.popup.is_none());
         assert_eq!(

@@ -458,15 +458,14 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
 /// entries that do not fit go from the end, except help and quit (and detach), which stay.
 fn key_hint<'a>(state: &Scene, app: &App, width: u16, theme: &Theme) -> Line<'a> {
     let situation = Situation::of(app.attached, app.live, state.finished.is_some());
-    // `i` is offered only while the phase-two details can still be edited.
-    let details_open = state.phase < 2
-        && state
-            .phase(1)
-            .and_then(|p| p.verdict.as_ref())
-            .is_none_or(|v| !v.passed());
+    // A session command is offered only where the policy accepts it now.
     let (kept, mut others): (Vec<_>, Vec<_>) = keymap::hints(situation)
-        .filter(|(keys, _)| *keys != "i" || details_open)
-        .map(|(keys, what)| (keys, format!("{keys} {what}")))
+        .filter(|(_, _, action)| {
+            action
+                .command()
+                .is_none_or(|command| state.declined(command).is_none())
+        })
+        .map(|(keys, what, _)| (keys, format!("{keys} {what}")))
         .partition(|(keys, _)| matches!(*keys, "?" | "q" | "Ctrl-]"));
     let lead = if situation == Situation::Attached {
         "attached to the agent's terminal: keys go to the agent · "

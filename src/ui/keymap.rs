@@ -4,6 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::event::KeyedCommand;
+
 /// What the screen is in, as far as keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Situation {
@@ -135,6 +137,24 @@ pub struct Binding {
     pub hint: Option<(&'static [Situation], &'static str, &'static str)>,
     /// On the help screen: the keys' name and what they do (None: named by another row).
     pub help: Option<(&'static str, &'static str)>,
+}
+
+impl KeyAction {
+    /// The session command this action gives, which the policy answers
+    /// ([`crate::session::policy::Policy::answers`]); None for what the view does alone.
+    pub fn command(self) -> Option<KeyedCommand> {
+        match self {
+            A::Next => Some(KeyedCommand::Next),
+            A::ToggleMode => Some(KeyedCommand::ToggleMode),
+            A::TogglePause => Some(KeyedCommand::TogglePause),
+            A::Inject => Some(KeyedCommand::Inject),
+            A::Message => Some(KeyedCommand::Message),
+            A::Rerun => Some(KeyedCommand::Rerun),
+            A::Abort => Some(KeyedCommand::Abort),
+            A::OpenShell => Some(KeyedCommand::OpenShell),
+            _ => None,
+        }
+    }
 }
 
 use KeyAction as A;
@@ -464,10 +484,14 @@ pub fn lookup(key: &KeyEvent, situation: Situation) -> Option<&'static Binding> 
 }
 
 /// The key hint's entries in `situation`: the keys' name and what they do.
-pub fn hints(situation: Situation) -> impl Iterator<Item = (&'static str, &'static str)> {
+pub fn hints(
+    situation: Situation,
+) -> impl Iterator<Item = (&'static str, &'static str, KeyAction)> {
     BINDINGS.iter().filter_map(move |b| {
         let (situations, keys, text) = b.hint?;
-        situations.contains(&situation).then_some((keys, text))
+        situations
+            .contains(&situation)
+            .then_some((keys, text, b.action))
     })
 }
 

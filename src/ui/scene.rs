@@ -55,6 +55,8 @@ pub struct Scene {
     pub mode: Mode,
     /// What the session waits for, if anything.
     pub waiting: Option<String>,
+    /// What each keyed command would do now, as the policy published it.
+    pub answers: Vec<crate::event::Answer>,
     /// The verify run's job while it waits in a runner's queue.
     pub queued: Option<String>,
     /// Whether the agent is paused.
@@ -85,6 +87,14 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// Why `command` is declined now; None when the policy accepts it (or said nothing).
+    pub fn declined(&self, command: crate::event::KeyedCommand) -> Option<&str> {
+        self.answers
+            .iter()
+            .find(|a| a.command == command)
+            .and_then(|a| a.declined.as_deref())
+    }
+
     /// Copies what a frame laid out as `layout` needs from `state`, as `view` shows it: of a
     /// terminal, the rows its pane shows, or on a compact screen the row its summary shows.
     pub fn capture(state: &SessionState, view: &App, layout: &FrameLayout) -> Scene {
@@ -109,6 +119,7 @@ impl Scene {
             stage: state.stage,
             mode: state.mode,
             waiting: state.waiting.clone(),
+            answers: state.answers.clone(),
             queued: state.queued.clone(),
             paused: state.paused,
             now: state.now,

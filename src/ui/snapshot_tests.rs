@@ -688,6 +688,24 @@ fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
     assert_eq!(checked, 2);
 }
 
+/// The policy of a step-mode session with an agent, walked to `phase`'s migrate stage (phase
+/// 1 failing on the way to phase 2).
+fn policy_migrating(phase: u8) -> crate::session::policy::Policy {
+    use crate::session::policy::{At, Policy};
+    let mut policy = Policy::new(crate::event::Mode::Step, true);
+    policy.done(At::Setup, None);
+    policy.on_command(crate::event::Command::Next, false);
+    if phase == 2 {
+        policy.done(At::Migrate(1), None);
+        policy.on_command(crate::event::Command::Next, false);
+        policy.done(At::Verify(1), Some(false));
+        policy.on_command(crate::event::Command::Next, false);
+        policy.on_command(crate::event::Command::Next, false);
+    }
+    assert_eq!(policy.at(), At::Migrate(phase));
+    policy
+}
+
 #[test]
 fn inject_is_offered_only_while_the_details_can_be_edited() {
     let hint_of = |state: &SessionState| {
@@ -702,6 +720,12 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
             stage: Stage::Migrate,
         },
     );
+    phase_one.apply(
+        0.0,
+        &Event::Answers {
+            answers: policy_migrating(1).answers(true),
+        },
+    );
     assert!(hint_of(&phase_one).contains("i inject"));
     let criterion = CriterionSpec {
         metric: "test_acc".into(),
@@ -711,7 +735,14 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
         direction: Direction::Higher,
         claim: None,
     };
-    let phase_two = criterion_session(criterion, &[0.9], &[0.5], &[0.96], false);
+    let mut phase_two = criterion_session(criterion, &[0.9], &[0.5], &[0.96], false);
+    let now = phase_two.now;
+    phase_two.apply(
+        now,
+        &Event::Answers {
+            answers: policy_migrating(2).answers(true),
+        },
+    );
     let hint = hint_of(&phase_two);
     assert!(!hint.contains("i inject"), "{hint}");
     assert!(hint.contains("m message"), "{hint}");
@@ -981,4 +1012,99 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
     assert_ne!(colour_of("import jax"), Color::Reset, "{screen}");
     assert_eq!(colour_of("## makemore"), Color::Reset, "{screen}");
     insta::assert_snapshot!("diff_notebook_cells", screen);
+}
+
+/// Over every stage × whether an agent runs: the key hint offers exactly the session keys the
+/// policy accepts there; a hidden key pressed is declined with the policy's own reason, and an
+/// offered one does what its hint says (`i` and `m` open their editor, the others go to the
+/// session).
+#[test]
+fn the_key_hint_offers_exactly_what_the_policy_accepts() {
+    use super::app::Action;
+    use super::keymap::{self, Situation};
+    use crate::session::policy::{At, Policy};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut checked = 0;
+    for policy in Policy::at_every_stage() {
+        for agent_running in [false, true] {
+            let at = policy.at();
+            let answers = policy.answers(agent_running);
+            let mut state = SessionState::new();
+            let stage = match at {
+                At::Setup => Stage::Setup,
+                At::Gate(_) | At::Inject => Stage::Inject,
+                At::Migrate(_) => Stage::Migrate,
+                At::Verify(_) | At::Reverify(..) => Stage::Verify,
+                At::Ended(_) => Stage::Done,
+            };
+            state.apply(
+                0.0,
+                &Event::Stage {
+                    phase: at.phase(),
+                    stage,
+                },
+            );
+            if matches!(at, At::Ended(_)) {
+                state.apply(
+                    0.0,
+                    &Event::Finished {
+                        passed: false,
+                        passed_in_phase: None,
+                        exit_code: 1,
+                        error: None,
+                        interrupted: None,
+                    },
+                );
+            }
+            state.apply(
+                0.0,
+                &Event::Answers {
+                    answers: answers.clone(),
+                },
+            );
+            let situation = Situation::of(false, true, state.finished.is_some());
+            let (terminal, layout) = draw_frame(&state, &App::new(true), 200, 50);
+            let hint = row_text(terminal.backend().buffer(), layout.hint);
+            let offered: Vec<&str> = hint
+                .split(" · ")
+                .filter_map(|entry| entry.split_whitespace().next())
+                .collect();
+            for (keys, _, action) in keymap::hints(situation) {
+                let Some(command) = action.command() else {
+                    continue;
+                };
+                let answer = answers.iter().find(|a| a.command == command).unwrap();
+                assert_eq!(
+                    offered.contains(&keys),
+                    answer.declined.is_none(),
+                    "{at:?} running={agent_running}: `{keys}` in `{hint}` against {answer:?}"
+                );
+                // Pressing it.
+                let key = keys.chars().next().unwrap();
+                let mut app = App::new(true);
+                let actions = app.on_key(
+                    KeyEvent::new(KeyCode::Char(key), KeyModifiers::NONE),
+                    &state,
+                );
+                let notice = app.notice.as_ref().map(|n| n.text.clone());
+                match (&answer.declined, key) {
+                    (Some(reason), 'i' | 'm') => {
+                        assert!(app.popup.is_none());
+                        assert_eq!(notice, Some(format!("{key}: not now: {reason}")));
+                    }
+                    (None, 'i' | 'm') => assert!(app.popup.is_some(), "{at:?} `{key}`"),
+                    // The abort asks first.
+                    (_, 'x') => assert!(app.popup.is_some()),
+                    // The others go to the session, whose policy declines (with the reason
+                    // above) or carries them out.
+                    _ => assert!(
+                        matches!(actions[..], [Action::Send(ref c)] if *c == command.command()),
+                        "{at:?} `{key}`: {actions:?}"
+                    ),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 13 * 2 * 5, "{checked}");
 }

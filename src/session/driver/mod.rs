@@ -132,6 +132,8 @@ pub struct Driver {
     env: Option<PythonEnv>,
     tracker: Option<Tracker>,
     watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
+    /// The policy's answers as last published ([`Event::Answers`]).
+    published_answers: Vec<crate::event::Answer>,
     /// The records of the Python processes the agent starts (docs/CHECKS.md); None when
     /// they could not be set up (said in a note) or no agent works.
     agent_runs: Option<crate::checks::Collector>,
@@ -201,6 +203,7 @@ impl Driver {
             tracker: None,
             watcher: None,
             agent_runs: None,
+            published_answers: Vec::new(),
             agent: None,
             agent_exit_recorded: false,
             run: None,
@@ -281,6 +284,7 @@ impl Driver {
                 stage: Stage::Setup,
             });
         }
+        self.publish_answers();
         let interactive = self.interactive();
         let mut prompt_text = self
             .resume_prompt
@@ -525,7 +529,18 @@ impl Driver {
 
     /// Waits for the next input, recording terminal output (and the metric points in it) on
     /// the way.
+    /// Publishes what each keyed command would do now, when that changed since last time.
+    fn publish_answers(&mut self) {
+        let running = self.agent.as_ref().is_some_and(Supervised::running);
+        let answers = self.policy.answers(running);
+        if answers != self.published_answers {
+            self.published_answers = answers.clone();
+            self.rec.emit(Event::Answers { answers });
+        }
+    }
+
     async fn next_input(&mut self) -> Input {
+        self.publish_answers();
         let tick_at = Instant::now() + TICK;
         loop {
             let woken = {

@@ -22,34 +22,15 @@ fn commands() -> Vec<Command> {
 
 /// Every stage of a two-phase session.
 fn stages() -> Vec<At> {
-    vec![
-        At::Setup,
-        At::Gate(Gated::Migrate(1)),
-        At::Migrate(1),
-        At::Gate(Gated::Verify(1)),
-        At::Verify(1),
-        At::Inject,
-        At::Reverify(1, Return::Inject),
-        At::Gate(Gated::Migrate(2)),
-        At::Migrate(2),
-        At::Gate(Gated::Verify(2)),
-        At::Verify(2),
-        At::Ended(2),
-        At::Reverify(2, Return::Ended),
-    ]
+    Policy::at_every_stage().iter().map(Policy::at).collect()
 }
 
 /// A step-mode session with an agent, at `at` (phase 1 failed once phase 2 is reached).
 fn policy_at(at: At) -> Policy {
-    let mut policy = Policy::new(Mode::Step, true);
-    policy.at = at;
-    if at.phase() == 2 || matches!(at, At::Inject | At::Reverify(1, _)) {
-        policy.passed[0] = Some(false);
-    }
-    if matches!(at, At::Ended(2) | At::Reverify(2, _)) {
-        policy.passed[1] = Some(false);
-    }
-    policy
+    Policy::at_every_stage()
+        .into_iter()
+        .find(|p| p.at() == at)
+        .unwrap()
 }
 
 /// What a command does, in a few words, for the table below.
@@ -184,7 +165,7 @@ async fn next_rerun_inject_and_shell_by_stage() {
         "Inject OpenShell: decline o",
         "Reverify(1, Inject) Next: decline n",
         "Reverify(1, Inject) Rerun: decline r",
-        "Reverify(1, Inject) Inject(\"edited\"): decline i",
+        "Reverify(1, Inject) Inject(\"edited\"): KeepDetails(\"edited\")",
         "Reverify(1, Inject) OpenShell: decline o",
         "Gate(Migrate(2)) Next:  -> Migrate(2)",
         "Gate(Migrate(2)) Rerun: decline r",
