@@ -455,6 +455,14 @@ pub enum Event {
         /// The points.
         points: Vec<MetricPoint>,
     },
+    /// The metric points read from one piece of the seed check's run (the second verify run
+    /// of `[integrity] seed_check`): that run's series, apart from the phase's.
+    SeedCheckMetrics {
+        /// Phase.
+        phase: u8,
+        /// The points.
+        points: Vec<MetricPoint>,
+    },
     /// The grader's verdict on a phase.
     Graded {
         /// Phase.
@@ -623,7 +631,8 @@ impl Event {
             | Event::AgentOutput { .. }
             | Event::Resized { .. }
             | Event::RunOutput { .. }
-            | Event::Metrics { .. } => None,
+            | Event::Metrics { .. }
+            | Event::SeedCheckMetrics { .. } => None,
         }
     }
 }

@@ -257,6 +257,19 @@ fn a_published_number_without_training_fails_the_seed_check() {
         "seed_check",
         "`eval_mse` is 0.0112 under seeds 0 and 1: the result does not come from the seeded run",
     );
+    // The seed check's own points are in the journal, so a replay shows that run's values.
+    let (_dir, repo) = port("hard_coded");
+    let (_, _, output) = grade(&repo);
+    let seed_points: Vec<serde_json::Value> = output
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "seed_check_metrics")
+        .flat_map(|e| e["points"].as_array().unwrap().clone())
+        .collect();
+    assert!(
+        seed_points.iter().any(|p| p[2] == 0.0112),
+        "{seed_points:?}\n{output}"
+    );
 }
 
 #[test]

@@ -306,6 +306,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
         | Event::Paused { .. }
         | Event::RunExited { .. }
         | Event::Metric { .. }
-        | Event::Metrics { .. } => {}
+        | Event::Metrics { .. }
+        | Event::SeedCheckMetrics { .. } => {}
     }
 }

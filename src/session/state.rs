@@ -55,6 +55,8 @@ pub struct PhaseRecord {
     pub agent_runs: Vec<(f64, crate::checks::AgentRun)>,
     /// Session time when the phase's migrate stage ended.
     pub turn_ended_at: Option<f64>,
+    /// Metric series of the latest seed check's run, by metric name.
+    pub seed_check_metrics: BTreeMap<String, Series>,
 }
 
 /// Where a run leaves the reference band (the reference value at the same step ± the
@@ -554,8 +556,10 @@ impl SessionState {
                 } else {
                     format!("phase {phase} run")
                 });
-                if !seed_check {
-                    let record = self.phase_mut(*phase);
+                let record = self.phase_mut(*phase);
+                if *seed_check {
+                    record.seed_check_metrics.clear();
+                } else {
                     record.metrics.clear();
                     record.divergence.clear();
                 }
@@ -597,6 +601,18 @@ impl SessionState {
                         continue;
                     };
                     self.push_point(*phase, &name, Point { step, value });
+                }
+            }
+            Event::SeedCheckMetrics { phase, points } => {
+                for &MetricPoint(metric, step, value) in points {
+                    let Some(name) = self.task.metrics.get(usize::from(metric)).cloned() else {
+                        continue;
+                    };
+                    self.phase_mut(*phase)
+                        .seed_check_metrics
+                        .entry(name)
+                        .or_default()
+                        .push(Point { step, value });
                 }
             }
             Event::Graded {

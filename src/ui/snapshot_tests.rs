@@ -1108,3 +1108,47 @@ fn the_key_hint_offers_exactly_what_the_policy_accepts() {
     }
     assert!(checked >= 13 * 2 * 5, "{checked}");
 }
+
+/// The seed check's run is recorded as its own series, and the Metrics pane's legend gives
+/// its value beside the phase's (so a replay shows why a seed check failed).
+#[test]
+fn the_metrics_pane_gives_the_seed_checks_value() {
+    let criterion = CriterionSpec {
+        metric: "test_acc".into(),
+        reduce: Reduce::Last,
+        published: 0.97,
+        tolerance: 0.01,
+        direction: Direction::Higher,
+        claim: None,
+    };
+    let mut state = criterion_session(criterion, &[0.9], &[0.5], &[0.96], false);
+    let now = state.now;
+    // The session's one metric is index 0.
+    let index = 0;
+    state.apply(
+        now,
+        &Event::RunStarted {
+            phase: 2,
+            command: "python train.py".into(),
+            cols: 80,
+            rows: 24,
+            seed_check: true,
+        },
+    );
+    state.apply(
+        now,
+        &Event::SeedCheckMetrics {
+            phase: 2,
+            points: vec![MetricPoint(index, Some(1.0), 0.9612)],
+        },
+    );
+    let series = &state.phase(2).unwrap().seed_check_metrics["test_acc"];
+    assert_eq!(series.reduce(Reduce::Last), Some(0.9612));
+    // The phase's own series is untouched.
+    assert_eq!(
+        state.phase(2).unwrap().metrics["test_acc"].reduce(Reduce::Last),
+        Some(0.96)
+    );
+    let (screen, _) = metrics_pane(&state, 200, 50);
+    assert!(screen.contains("◌ seed 0.9612"), "{screen}");
+}

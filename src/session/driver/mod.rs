@@ -10,7 +10,6 @@ mod parity;
 mod setup;
 mod verify;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +22,7 @@ use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
 use crate::grade::Verdict;
-use crate::metrics::{MetricStream, Series};
+use crate::metrics::MetricStream;
 use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
 use crate::pty::supervise::{ChildEvent, Supervised};
 use crate::runner::RunnerPool;
@@ -142,8 +141,8 @@ pub struct Driver {
     agent_exit_recorded: bool,
     run: Option<Supervised>,
     metric_stream: Option<MetricStream>,
-    /// The seed check's run keeps its metric points here rather than in the phase.
-    check_series: Option<BTreeMap<String, Series>>,
+    /// Whether the verify run going on is the seed check's (its points are its own series).
+    seed_check_run: bool,
     /// What interrupted the session, when a signal or the human did.
     interruption: Option<Interruption>,
     pending_messages: Vec<String>,
@@ -208,7 +207,7 @@ impl Driver {
             agent_exit_recorded: false,
             run: None,
             metric_stream: None,
-            check_series: None,
+            seed_check_run: false,
             interruption: None,
             pending_messages: Vec::new(),
             kept_details: None,

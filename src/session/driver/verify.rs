@@ -279,7 +279,7 @@ impl Driver {
         let child = Supervised::spawn(&pty, Some(timeout))
             .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
         self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
-        self.check_series = seed_check.then(BTreeMap::new);
+        self.seed_check_run = seed_check;
         self.rec.emit(Event::RunStarted {
             phase,
             command,
@@ -313,7 +313,16 @@ impl Driver {
             .and_then(|run| run.exit_info())
             .unwrap_or(ExitInfo { code: None });
         self.metric_stream = None;
-        let series = self.check_series.take().unwrap_or_default();
+        // The seed check's series, as its events recorded them (the first run's are the
+        // phase's, which the grade reads from the state).
+        let series = if std::mem::take(&mut self.seed_check_run) {
+            lock(self.rec.state())
+                .phase(phase)
+                .map(|r| r.seed_check_metrics.clone())
+                .unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
         if !lease.runner().is_local() {
             let run_dir = self.cfg.run_dir.clone();
             let remote = lease.clone();
@@ -461,26 +470,21 @@ impl Driver {
     }
 
     /// Records the points read from one piece of output as one `Metrics` event (during the
-    /// seed check's run: keeps them apart, as that run's series).
+    /// seed check's run, one `SeedCheckMetrics` event: that run's series).
     fn emit_points(&mut self, points: Vec<(usize, Point)>) {
-        if let Some(series) = self.check_series.as_mut() {
-            for (i, point) in points {
-                if let Some(metric) = self.cfg.task.spec.metrics.get(i) {
-                    series.entry(metric.name.clone()).or_default().push(point);
-                }
-            }
-            return;
-        }
         let points: Vec<MetricPoint> = points
             .into_iter()
             .filter_map(|(i, p)| Some(MetricPoint(u16::try_from(i).ok()?, p.step, p.value)))
             .collect();
-        if !points.is_empty() {
-            self.rec.emit(Event::Metrics {
-                phase: self.policy.at().phase(),
-                points,
-            });
+        if points.is_empty() {
+            return;
         }
+        let phase = self.policy.at().phase();
+        self.rec.emit(if self.seed_check_run {
+            Event::SeedCheckMetrics { phase, points }
+        } else {
+            Event::Metrics { phase, points }
+        });
     }
 }
 

@@ -50,6 +50,8 @@ pub struct CriterionView {
     pub diverged: Option<(f64, f64)>,
     /// The value the agent's own latest run of its port printed (docs/CHECKS.md).
     pub agent_value: Option<f64>,
+    /// The value of the phase's seed check run (`[integrity] seed_check`), when it had one.
+    pub seed_check_value: Option<f64>,
 }
 
 impl CriterionView {
@@ -99,6 +101,9 @@ impl CriterionView {
                 .and_then(|r| r.divergence.get(metric))
                 .and_then(|d| d.left_at),
             agent_value: agent_value(scene, metric),
+            seed_check_value: record
+                .and_then(|r| r.seed_check_metrics.get(metric))
+                .and_then(|s| s.reduce(criterion.reduce)),
         }
     }
 
@@ -409,7 +414,7 @@ fn agent_value(scene: &Scene, metric: &str) -> Option<f64> {
 }
 
 /// The gauge: the accepted region shaded, the published value `┃`, the reference `◆`, the
-/// agent's own run `◇`, the previous phase `○` and this phase `●` (a value beyond the range
+/// agent's own run `◇`, the seed check's run `◌`, the previous phase `○` and this phase `●` (a value beyond the range
 /// shows as `◂`/`▸` at its edge).
 fn gauge(frame: &mut Frame<'_>, row: Rect, view: &CriterionView, range: (f64, f64), theme: &Theme) {
     let c = &theme.colors;
@@ -445,6 +450,7 @@ fn gauge(frame: &mut Frame<'_>, row: Rect, view: &CriterionView, range: (f64, f6
     mark(view.previous_value, '○', c.series_previous);
     mark(view.reference_value, '◆', c.series_reference);
     mark(view.agent_value, '◇', c.waiting);
+    mark(view.seed_check_value, '◌', c.series_current);
     mark(view.value, '●', c.series_current);
     let spans: Vec<Span> = cells
         .into_iter()
@@ -496,6 +502,7 @@ fn legend_items<'a>(
                     Some("reference") => Some("ref".to_string()),
                     Some("published") => Some("pub".to_string()),
                     Some("agent's") => Some("agent".to_string()),
+                    Some("seed") => Some("seed".to_string()),
                     _ => None,
                 };
                 short.map_or_else(|| value.to_string(), |w| format!("{w} {value}"))
@@ -526,6 +533,9 @@ fn legend_items<'a>(
     }
     if let Some(v) = view.agent_value {
         item("◇", c.waiting, format!("agent's run {}", fmt_num(v)));
+    }
+    if let Some(v) = view.seed_check_value {
+        item("◌", c.series_current, format!("seed check {}", fmt_num(v)));
     }
     item(
         "┃",
