@@ -19,7 +19,7 @@ import sys
 import time
 
 _LIMIT = 16 * 1024 * 1024
-_FRAMEWORKS = ("torch", "jax", "tensorflow", "flax", "numpy")
+_FRAMEWORKS = ("torch", "jax", "tensorflow")
 
 
 def _install(folder):
