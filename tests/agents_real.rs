@@ -393,6 +393,11 @@ fn headless_two_phases(cli: &Cli) {
     }
 
     // What the agent ran, as the recorder saw it (docs/CHECKS.md).
+    let frameworks: Vec<Value> = journal_events(&dir)
+        .into_iter()
+        .filter(|e| e["type"] == "agent_run" && e["target"] != "other")
+        .map(|e| e["frameworks"].clone())
+        .collect();
     let ran: Vec<(u64, String, String, Value, Value)> = journal_events(&dir)
         .into_iter()
         .filter(|e| e["type"] == "agent_run" && e["target"] != "other")
@@ -418,6 +423,16 @@ fn headless_two_phases(cli: &Cli) {
                 (2, "port".into(), "train.py".into(), 1.into(), seed),
             ],
             "{all}"
+        );
+        // Its port imported JAX (the crashing one too, before it read the seed); the
+        // source's import of torch failed, so it imported none.
+        assert_eq!(
+            frameworks,
+            vec![
+                serde_json::json!(["jax"]),
+                serde_json::json!([]),
+                serde_json::json!(["jax"])
+            ]
         );
         let first = checked(0);
         assert_eq!(

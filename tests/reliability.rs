@@ -111,7 +111,7 @@ fn secrets_are_redacted_from_everything_recorded() {
     let solution = root().join(TASK).join("solution/train.py");
     // The value is printed in two writes with a pause between, so it spans two chunks.
     let agent = format!(
-        "cmd:bash -c 'printf \"token: s3cr3t-val\"; sleep 0.3; printf \"ue-0123456789 end\\n\"; echo \"$XSTACK_DEMO_API_KEY\" > leaked.txt; cp {} train.py'",
+        "cmd:bash -c 'printf \"token: s3cr3t-val\"; sleep 0.3; printf \"ue-0123456789 end\\n\"; echo \"$XSTACK_DEMO_API_KEY\" > leaked.txt; python -c \"import sys\" \"$XSTACK_DEMO_API_KEY\"; cp {} train.py'",
         solution.display()
     );
     let out = xstack()
@@ -142,6 +142,23 @@ fn secrets_are_redacted_from_everything_recorded() {
         .map(|e| e["text"].as_str().unwrap().to_string())
         .collect();
     assert!(agent_text.contains("token: [redacted] end"), "{agent_text}");
+    // The agent's own Python run, its command line redacted; its raw records gone once read.
+    let runs: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["type"] == "agent_run").collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["program"], "-c");
+    assert_eq!(runs[0]["exit_code"], 0);
+    assert_eq!(
+        runs[0]["argv"].as_array().unwrap().last().unwrap(),
+        "[redacted]"
+    );
+    let records = dir.join("workspace/.xstack/agent-runs/records");
+    assert_eq!(
+        std::fs::read_dir(&records).unwrap().count(),
+        0,
+        "{}",
+        records.display()
+    );
     // The agent's exit is recorded after the last of its output, never before it.
     let mut exited = false;
     for event in &events {

@@ -415,7 +415,7 @@ impl Collector {
     /// The runs of `phase` that ended since the last call. At the end of the agent's turn
     /// (`end_of_turn`), also those still going: each is ended (SIGTERM, then SIGKILL) and
     /// reported as ended by xstack; one whose process is gone without an end record is
-    /// reported with an unknown exit status.
+    /// reported with an unknown exit status; and the records read are removed.
     pub fn collect(&mut self, phase: u8, end_of_turn: bool) -> Vec<AgentRun> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
@@ -481,6 +481,14 @@ impl Collector {
         found.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut runs: Vec<AgentRun> = found.into_iter().map(|(_, run)| run).collect();
         runs.extend(self.unrecorded_runs(phase));
+        if end_of_turn {
+            // Everything in them is reported (redacted, in the journal): the raw records,
+            // which hold the processes' whole output, go.
+            for file in self.reported.drain() {
+                let _ = std::fs::remove_file(file.with_extension("out"));
+                let _ = std::fs::remove_file(&file);
+            }
+        }
         runs
     }
 
