@@ -362,6 +362,11 @@ pub struct Collector {
     suspects: HashMap<i32, Instant>,
     /// Those reported as runs the recorder missed.
     unrecorded: HashSet<i32>,
+    /// The agent's own process (its terminal's child), when one runs.
+    agent: Option<i32>,
+    /// Records of the agent's own process (an agent that is a Python program): never
+    /// reported as its runs, never ended.
+    own: HashSet<PathBuf>,
 }
 
 impl Collector {
@@ -390,12 +395,31 @@ impl Collector {
             recorded_pids: HashSet::new(),
             suspects: HashMap::new(),
             unrecorded: HashSet::new(),
+            agent: None,
+            own: HashSet::new(),
         })
     }
 
     /// The folder the agent's processes write into.
     pub fn records_dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The agent started as process `pid` (its terminal's child): that process, or the one
+    /// bubblewrap starts for it, is the agent itself, not one of its runs.
+    pub fn agent_started(&mut self, pid: i32) {
+        self.agent = Some(pid);
+    }
+
+    /// Whether `host` (a pid as xstack sees it) is the agent's own process.
+    fn is_agent(&self, host: i32) -> bool {
+        let Some(agent) = self.agent else {
+            return false;
+        };
+        host == agent
+            || (parent_of(host) == Some(agent)
+                && std::fs::read_to_string(format!("/proc/{agent}/comm"))
+                    .is_ok_and(|comm| comm.trim() == "bwrap"))
     }
 
     /// The variables that turn the recorder on in the agent's processes: the records
@@ -423,13 +447,21 @@ impl Collector {
         files.retain(|f| f.extension().is_some_and(|e| e == "jsonl"));
         let mut found: Vec<(f64, AgentRun)> = Vec::new();
         for file in files {
-            if self.reported.contains(&file) {
+            if self.reported.contains(&file) || self.own.contains(&file) {
                 continue;
             }
             let Some(recorded) = read_records(&file) else {
                 continue;
             };
             self.recorded_pids.insert(recorded.start.pid);
+            if recorded.end.is_none()
+                && self
+                    .host_pid(recorded.start.pid)
+                    .is_some_and(|host| self.is_agent(host))
+            {
+                self.own.insert(file);
+                continue;
+            }
             let now = unix_now();
             let mut ended_by_xstack = false;
             let end = match recorded.end {
@@ -512,6 +544,7 @@ impl Collector {
         self.suspects.retain(|pid, _| living.contains(pid));
         for pid in living {
             if self.unrecorded.contains(&pid)
+                || self.is_agent(pid)
                 || namespace_pids(pid)
                     .iter()
                     .any(|p| self.recorded_pids.contains(p))
@@ -573,6 +606,18 @@ fn python_command_line(pid: i32) -> Option<Vec<String>> {
         .to_string_lossy()
         .into_owned();
     program.starts_with("python").then_some(argv)
+}
+
+/// The parent of process `pid`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`: the command may hold spaces and parentheses.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// Process `pid`'s numbers in each PID namespace it is in, outermost first (`NSpid` of

@@ -351,3 +351,36 @@ fn a_python_the_recorder_misses_is_reported_once_as_unknown() {
     hidden.kill().unwrap();
     hidden.wait().unwrap();
 }
+
+#[test]
+fn the_agent_itself_is_neither_a_run_nor_ended() {
+    let (root, task, workspace) = setting();
+    let mut collector =
+        Collector::create(&root.path().join("agent-runs"), context(&task, &workspace)).unwrap();
+    // An agent that is a Python program, still working at the end of its turn.
+    let mut agent = python(
+        &collector,
+        &workspace,
+        &[
+            "-c",
+            "import time; print('acc=0.9', flush=True); time.sleep(60)",
+        ],
+    );
+    collector.agent_started(agent.id() as i32);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(collector.records_dir()).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(collector.collect(1, false).is_empty());
+    assert!(collector.collect(1, true).is_empty());
+    assert!(
+        agent.try_wait().unwrap().is_none(),
+        "the agent was ended with its turn"
+    );
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+}

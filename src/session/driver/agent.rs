@@ -107,8 +107,12 @@ impl Driver {
                 cols: self.cfg.agent_size.0,
                 rows: self.cfg.agent_size.1,
             };
-            let child = Supervised::spawn(&spec, None)
+            let mut child = Supervised::spawn(&spec, None)
                 .map_err(|e| Stop::Infra(format!("cannot start the agent: {e}")))?;
+            if let (Some(collector), Some(pid)) = (self.agent_runs.as_mut(), child.process().pgid())
+            {
+                collector.agent_started(pid);
+            }
             self.rec.emit(Event::AgentStarted {
                 phase,
                 command: shell_words::join(&argv),
