@@ -437,9 +437,11 @@ impl Collector {
     }
 
     /// The runs of `phase` that ended since the last call. At the end of the agent's turn
-    /// (`end_of_turn`), also those still going: each is ended (SIGTERM, then SIGKILL) and
-    /// reported as ended by xstack; one whose process is gone without an end record is
-    /// reported with an unknown exit status; and the records read are removed.
+    /// (`end_of_turn`), also the runs of repository code (port, source, probe) still going:
+    /// each is ended (SIGTERM, then SIGKILL) and reported as ended by xstack (other Python
+    /// processes, such as a server the agent keeps, go on and are reported when they end);
+    /// one whose process is gone without an end record is reported with an unknown exit
+    /// status; and the records read are removed.
     pub fn collect(&mut self, phase: u8, end_of_turn: bool) -> Vec<AgentRun> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
@@ -468,9 +470,20 @@ impl Collector {
                 Some(end) => Some(end),
                 None if !end_of_turn => continue,
                 None => {
-                    if let Some(pid) = self.host_pid(recorded.start.pid)
-                        && crate::reaper::alive(pid)
-                    {
+                    let host = self
+                        .host_pid(recorded.start.pid)
+                        .filter(|pid| crate::reaper::alive(*pid));
+                    let (target, _) = self.context.classify(
+                        &recorded.start.argv,
+                        Path::new(&recorded.start.cwd),
+                        &[],
+                    );
+                    if host.is_some() && target == RunTarget::Other {
+                        // Not a run of repository code (a model or tool server the agent
+                        // keeps, an install): left to go on, reported when it ends.
+                        continue;
+                    }
+                    if let Some(pid) = host {
                         crate::reaper::end_process(pid, END_GRACE);
                         ended_by_xstack = true;
                     }

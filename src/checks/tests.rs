@@ -384,3 +384,32 @@ fn the_agent_itself_is_neither_a_run_nor_ended() {
     agent.kill().unwrap();
     agent.wait().unwrap();
 }
+
+#[test]
+fn a_server_the_agent_keeps_goes_on_past_the_end_of_its_turn() {
+    let (root, task, workspace) = setting();
+    let mut collector =
+        Collector::create(&root.path().join("agent-runs"), context(&task, &workspace)).unwrap();
+    // Not repository code: a script outside the workspace and the source.
+    let tools = root.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("server.py"), "import time\ntime.sleep(60)\n").unwrap();
+    let mut server = python(&collector, &tools, &["server.py"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(collector.records_dir()).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(collector.collect(1, true).is_empty());
+    assert!(server.try_wait().unwrap().is_none(), "the server was ended");
+    // It is reported, as another process, once it ends.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let later = collector.collect(2, true);
+    assert_eq!(later.len(), 1, "{later:?}");
+    assert_eq!((later[0].target, later[0].phase), (RunTarget::Other, 2));
+    assert_eq!(later[0].exit_code, None);
+}
