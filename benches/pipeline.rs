@@ -12,7 +12,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use xstack::event::{Event, FileContent, MetricPoint, Stage};
+use xstack::event::{At, Event, FileContent, MetricPoint, Pass};
 use xstack::journal::{Entry, Header, JOURNAL_FILE, Journal, JournalWriter};
 use xstack::metrics::{Extractor, MetricStream};
 use xstack::pty::screen::Screen;
@@ -267,10 +267,7 @@ fn events(n: usize) -> Vec<Entry> {
     let mut entries = vec![
         Entry {
             t: 0.0,
-            event: Event::Stage {
-                phase: 1,
-                stage: Stage::Verify,
-            },
+            event: Event::Stage(At::Verify(1, Pass::First)),
         },
         Entry {
             t: 0.0,

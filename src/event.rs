@@ -103,7 +103,7 @@ pub struct Answer {
     pub declined: Option<String>,
 }
 
-/// Where a session is within a phase (SPEC §3).
+/// The steps of a session (SPEC §3), as the journal names them and the phase bar shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
@@ -131,6 +131,267 @@ impl Stage {
             Stage::Grade => "grade",
             Stage::Inject => "inject",
             Stage::Done => "done",
+        }
+    }
+}
+
+/// A stage that, in step mode, waits for the human's `n` before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gated {
+    /// The agent's turn in this phase.
+    Migrate(u8),
+    /// The verify run and grade of this phase.
+    Verify(u8),
+    /// The review of the phase-two details after a failed phase 1 (`n` sends them as the
+    /// task writes them, `i` as the human edits them).
+    Details,
+}
+
+impl Gated {
+    /// The stage this wait opens onto.
+    pub fn opens(self) -> At {
+        match self {
+            Gated::Migrate(p) => At::Migrate(p),
+            Gated::Verify(p) => At::Verify(p, Pass::First),
+            Gated::Details => At::Inject,
+        }
+    }
+}
+
+/// Where a verify the human asked for again (`r`) returns when its phase still fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Return {
+    /// The review of the phase-two details.
+    Details,
+    /// The end of the session (the TUI lingers there).
+    Ended,
+}
+
+/// Which verify of its phase a verify (and its grade) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// The phase's own verify, after the agent's turn.
+    First,
+    /// Again on the human's `r`, returning where it says.
+    Again(Return),
+}
+
+/// Where the session is: the one model of it. The policy moves it (its state machine's
+/// states), the driver records every move as a `stage` event, and the state, the phase bar,
+/// the status line and what waits for the human are read from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "StageRecord", try_from = "StageRecord")]
+pub enum At {
+    /// Copying the source, building the environment, preparing the runners.
+    Setup,
+    /// Step mode: waiting for the human before the stage.
+    Gate(Gated),
+    /// The agent works on this phase.
+    Migrate(u8),
+    /// The verify run of this phase (its seed check's run is part of its grade).
+    Verify(u8, Pass),
+    /// The grade of this phase: its run ended.
+    Grade(u8, Pass),
+    /// Phase 1 failed and its details are chosen: the phase-two prompt is being built.
+    Inject,
+    /// The session ended after this phase; the TUI still serves re-runs and a shell.
+    Ended(u8),
+}
+
+impl At {
+    /// The phase this state belongs to (0 during setup).
+    pub fn phase(self) -> u8 {
+        match self {
+            At::Setup => 0,
+            At::Gate(Gated::Migrate(p) | Gated::Verify(p))
+            | At::Migrate(p)
+            | At::Verify(p, _)
+            | At::Grade(p, _)
+            | At::Ended(p) => p,
+            At::Gate(Gated::Details) | At::Inject => 1,
+        }
+    }
+
+    /// The step of the session's course this state shows as: a wait before a stage shows
+    /// the step it follows (the setup before phase 1's turn, the turn before its verify), the
+    /// review of the details shows the inject step.
+    pub fn step(self) -> (u8, Stage) {
+        match self {
+            At::Setup | At::Gate(Gated::Migrate(1)) => (0, Stage::Setup),
+            At::Gate(Gated::Migrate(_) | Gated::Details) | At::Inject => (1, Stage::Inject),
+            At::Gate(Gated::Verify(p)) | At::Migrate(p) => (p, Stage::Migrate),
+            At::Verify(p, _) => (p, Stage::Verify),
+            At::Grade(p, _) => (p, Stage::Grade),
+            At::Ended(p) => (p, Stage::Done),
+        }
+    }
+
+    /// The session's course, one state for each step the phase bar shows, in order.
+    pub const COURSE: [At; 9] = [
+        At::Setup,
+        At::Migrate(1),
+        At::Verify(1, Pass::First),
+        At::Grade(1, Pass::First),
+        At::Inject,
+        At::Migrate(2),
+        At::Verify(2, Pass::First),
+        At::Grade(2, Pass::First),
+        At::Ended(2),
+    ];
+
+    /// What a wait here asks of the human (None where nothing waits for the human).
+    pub fn waiting_for(self) -> Option<String> {
+        match self {
+            At::Gate(Gated::Migrate(p)) => {
+                Some(format!("n to start phase {p}: the agent migrates"))
+            }
+            At::Gate(Gated::Verify(p)) => Some(format!("n to verify phase {p}")),
+            At::Gate(Gated::Details) => {
+                Some("i to edit the details, n to send them as written".to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// The progress line of a move here: the step (`phase 1: verify`), or what a wait asks
+    /// (`waiting: n to verify phase 1`); None for the end (the `Finished` event says it).
+    pub fn describe(self) -> Option<String> {
+        match (self, self.waiting_for()) {
+            (_, Some(what)) => Some(format!("waiting: {what}")),
+            (At::Ended(_), None) => None,
+            (At::Setup, None) => Some(Stage::Setup.as_str().to_string()),
+            (at, None) => {
+                let (phase, stage) = at.step();
+                Some(format!("phase {phase}: {}", stage.as_str()))
+            }
+        }
+    }
+
+    /// Whether this is a step of the course the session works through, not a wait for the
+    /// human nor the end (the timeline marks steps; the end has its own mark).
+    pub fn is_step(self) -> bool {
+        !matches!(self, At::Gate(_) | At::Ended(_))
+    }
+
+    /// A verify or grade the human asked for again (`r`).
+    pub fn again(self) -> bool {
+        matches!(
+            self,
+            At::Verify(_, Pass::Again(_)) | At::Grade(_, Pass::Again(_))
+        )
+    }
+}
+
+/// [`At`] as a `stage` event records it: the phase, the step, and, where they apply,
+/// `waiting` (a wait for the human before that stage) and `again` (a verify asked for
+/// again, and where it returns). Journals of earlier versions have only the first two.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StageRecord {
+    phase: u8,
+    stage: Stage,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    waiting: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    again: Option<Return>,
+}
+
+impl From<At> for StageRecord {
+    fn from(at: At) -> StageRecord {
+        let (phase, stage, waiting) = match at {
+            At::Setup => (0, Stage::Setup, false),
+            At::Gate(Gated::Migrate(p)) => (p, Stage::Migrate, true),
+            At::Gate(Gated::Verify(p)) => (p, Stage::Verify, true),
+            At::Gate(Gated::Details) => (1, Stage::Inject, true),
+            At::Migrate(p) => (p, Stage::Migrate, false),
+            At::Verify(p, _) => (p, Stage::Verify, false),
+            At::Grade(p, _) => (p, Stage::Grade, false),
+            At::Inject => (1, Stage::Inject, false),
+            At::Ended(p) => (p, Stage::Done, false),
+        };
+        let again = match at {
+            At::Verify(_, Pass::Again(to)) | At::Grade(_, Pass::Again(to)) => Some(to),
+            _ => None,
+        };
+        StageRecord {
+            phase,
+            stage,
+            waiting,
+            again,
+        }
+    }
+}
+
+impl TryFrom<StageRecord> for At {
+    type Error = String;
+
+    fn try_from(record: StageRecord) -> Result<At, String> {
+        let StageRecord {
+            phase,
+            stage,
+            waiting,
+            again,
+        } = record;
+        let pass = again.map_or(Pass::First, Pass::Again);
+        Ok(match (stage, waiting) {
+            (Stage::Setup, false) => At::Setup,
+            (Stage::Migrate, true) => At::Gate(Gated::Migrate(phase)),
+            (Stage::Migrate, false) => At::Migrate(phase),
+            (Stage::Verify, true) => At::Gate(Gated::Verify(phase)),
+            (Stage::Verify, false) => At::Verify(phase, pass),
+            (Stage::Grade, false) => At::Grade(phase, pass),
+            (Stage::Inject, true) => At::Gate(Gated::Details),
+            (Stage::Inject, false) => At::Inject,
+            (Stage::Done, false) => At::Ended(phase.max(1)),
+            (stage, true) => {
+                return Err(format!(
+                    "a stage event waits before {}, where nothing waits",
+                    stage.as_str()
+                ));
+            }
+        })
+    }
+}
+
+/// What the session waits on, as the status line says it and the bell announces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waiting {
+    /// The human, at a wait of step mode ([`At::waiting_for`]).
+    Human(At),
+    /// The agent, which asks the human something on its screen.
+    AgentAsks(String),
+    /// A wait as a journal of an earlier version said it.
+    Said(String),
+}
+
+impl Waiting {
+    /// How an earlier journal said the agent asks something.
+    const EARLIER_ASKS: (&'static str, &'static str) =
+        ("the agent asks ", " (a attaches to answer)");
+
+    /// What the status line says after `waiting: `.
+    pub fn text(&self) -> String {
+        match self {
+            Waiting::Human(at) => at.waiting_for().unwrap_or_default(),
+            Waiting::AgentAsks(question) => format!(
+                "{}{question}{}",
+                Waiting::EARLIER_ASKS.0,
+                Waiting::EARLIER_ASKS.1
+            ),
+            Waiting::Said(text) => text.clone(),
+        }
+    }
+
+    /// An earlier journal's `waiting` text read back: the agent's question, or the wait as
+    /// it was said.
+    pub fn of_earlier_journal(text: &str) -> Waiting {
+        let (prefix, suffix) = Waiting::EARLIER_ASKS;
+        match text
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(suffix))
+        {
+            Some(question) => Waiting::AgentAsks(question.to_string()),
+            None => Waiting::Said(text.to_string()),
         }
     }
 }
@@ -282,21 +543,23 @@ pub enum Event {
     /// The task and agent of the session, recorded first so replay needs nothing else
     /// (boxed: it is large, and a journal holds millions of small events).
     Task(Box<SessionTask>),
-    /// The session moved to a stage of a phase (phase 0 is setup).
-    Stage {
-        /// Phase number: 0 for setup, 1 or 2.
-        phase: u8,
-        /// The stage.
-        stage: Stage,
-    },
+    /// The session moved ([`At`]): recorded at every move of the policy.
+    Stage(At),
     /// The step/auto mode changed.
     Mode {
         /// The new mode.
         mode: Mode,
     },
-    /// The session waits for the human (`what`), or stopped waiting (None).
+    /// The agent asks the human something on its screen (`question`: a folder-trust or
+    /// permission question; `a` attaches to answer it), or its question went (None).
+    AgentAsks {
+        /// What it asks.
+        question: Option<String>,
+    },
+    /// Journals of earlier versions: what the session waited for, as text. Read, never
+    /// written ([`Waiting::of_earlier_journal`] reads it).
     Waiting {
-        /// What `n` does next, as the status line shows it.
+        /// What was waited for.
         what: Option<String>,
     },
     /// What each keyed command would do now, published by the policy whenever that changes
@@ -415,9 +678,9 @@ pub enum Event {
         runner: String,
         /// The scheduler's job id.
         job_id: String,
-        /// The job's state as the scheduler names it: `PENDING` while it waits, `RUNNING`
-        /// once it started.
-        state: String,
+        /// The job's state: waiting under the scheduler's name for it (`PENDING`), or
+        /// running.
+        state: JobState,
         /// Why it waits (Slurm's reason: `Resources`, `Priority`, `BeginTime`), when it does.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
@@ -514,10 +777,15 @@ impl Event {
     pub fn describe(&self) -> Option<String> {
         match self {
             Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
-            Event::Stage { phase: 0, stage } => Some(stage.as_str().to_string()),
-            Event::Stage { phase, stage } => Some(format!("phase {phase}: {}", stage.as_str())),
+            Event::Stage(at) => at.describe(),
             Event::Mode { mode } => Some(format!("mode {}", mode.label())),
             Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),
+            Event::AgentAsks {
+                question: Some(question),
+            } => Some(format!(
+                "waiting: {}",
+                Waiting::AgentAsks(question.clone()).text()
+            )),
             Event::Note { text } => Some(text.clone()),
             Event::Declined { command, reason } => Some(format!("{command}: not now: {reason}")),
             Event::Prompt { phase, text } => Some(format!(
@@ -625,6 +893,7 @@ impl Event {
                 _ => "FAILED".to_string(),
             }),
             Event::Waiting { what: None }
+            | Event::AgentAsks { question: None }
             | Event::Baseline { .. }
             | Event::FileChanged { .. }
             | Event::Answers { .. }
@@ -651,15 +920,60 @@ pub fn describe_point(metric: &str, point: &Point) -> String {
 pub fn queue_text(
     scheduler: &str,
     job_id: &str,
-    state: &str,
+    state: &JobState,
     reason: Option<&str>,
     waited_s: f64,
 ) -> String {
     match (state, reason) {
-        ("RUNNING", _) => {
+        (JobState::Running, _) => {
             format!("{scheduler} job {job_id} started after {waited_s:.1} s in the queue")
         }
-        (state, Some(reason)) => format!("queued on {scheduler}: job {job_id}, {state} ({reason})"),
-        (state, None) => format!("queued on {scheduler}: job {job_id}, {state}"),
+        (JobState::Waiting(state), Some(reason)) => {
+            format!("queued on {scheduler}: job {job_id}, {state} ({reason})")
+        }
+        (JobState::Waiting(state), None) => format!("queued on {scheduler}: job {job_id}, {state}"),
+    }
+}
+
+/// A verify run's job in its scheduler's queue: waiting, or started. Recorded as the
+/// scheduler names the state (`PENDING`, `RUNNING`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum JobState {
+    /// It started: the run's terminal follows.
+    Running,
+    /// It waits, in the state the scheduler names (`PENDING`, `CONFIGURING`, `REQUEUED`).
+    Waiting(String),
+}
+
+impl JobState {
+    /// What the scheduler calls a job that started.
+    const RUNNING: &'static str = "RUNNING";
+
+    /// The state as the scheduler names it.
+    pub fn name(&self) -> &str {
+        match self {
+            JobState::Running => JobState::RUNNING,
+            JobState::Waiting(name) => name,
+        }
+    }
+}
+
+impl From<String> for JobState {
+    fn from(name: String) -> JobState {
+        if name == JobState::RUNNING {
+            JobState::Running
+        } else {
+            JobState::Waiting(name)
+        }
+    }
+}
+
+impl From<JobState> for String {
+    fn from(state: JobState) -> String {
+        match state {
+            JobState::Running => JobState::RUNNING.to_string(),
+            JobState::Waiting(name) => name,
+        }
     }
 }

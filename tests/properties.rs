@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use xstack::event::{Event, Mode, Stage};
+use xstack::event::{At, Event, Mode, Pass};
 use xstack::journal::{self, Entry, Header, JournalWriter};
 use xstack::metrics::{LineSplitter, MetricStream};
 use xstack::pty::filter::{EscapeCap, MAX_STRING_PAYLOAD};
@@ -62,7 +62,7 @@ proptest! {
             let event = match i % 3 {
                 0 => Event::AgentOutput { text: text.clone() },
                 1 => Event::Note { text: text.clone() },
-                _ => Event::Stage { phase: 1, stage: Stage::Verify },
+                _ => Event::Stage(At::Verify(1, Pass::First)),
             };
             writer.append(t, &event).unwrap();
             expected.push(Entry { t, event });

@@ -57,7 +57,7 @@ async fn step_mode_waits_for_n_however_long_it_takes() {
         )
         .run(),
     );
-    let waiting = |s: &xstack::session::state::SessionState| s.waiting.clone();
+    let waiting = |s: &xstack::session::state::SessionState| s.waiting().map(|w| w.text());
     // The environment is built or found, then the session waits before the agent starts.
     until("the wait before phase 1", || {
         waiting(&lock(&state)).is_some()
@@ -82,7 +82,7 @@ async fn step_mode_waits_for_n_however_long_it_takes() {
     tx.send(Command::ToggleMode).await.unwrap();
     until("auto mode without a wait", || {
         let s = lock(&state);
-        s.waiting.is_none() && s.mode == Mode::Auto
+        s.waiting().is_none() && s.mode == Mode::Auto
     })
     .await;
     tx.send(Command::Abort).await.unwrap();

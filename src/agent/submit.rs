@@ -17,9 +17,6 @@ pub const PASTE_QUIET: Duration = Duration::from_millis(300);
 /// …or, when the screen shows no change, this long after the paste.
 pub const PASTE_MAX: Duration = Duration::from_secs(10);
 
-/// How the waiting line starts when the agent asks something (the TUI rings the bell).
-pub const ASKS_PREFIX: &str = "the agent asks ";
-
 /// What an asking screen asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Question {

@@ -465,11 +465,11 @@ fn running_view(running: &BTreeMap<usize, Running>) -> Vec<RunningTrial> {
         .values()
         .map(|r| {
             let stage = {
-                let state = lock(&r.state);
-                if state.phase == 0 {
-                    state.stage.as_str().to_string()
+                let (phase, stage) = lock(&r.state).at.step();
+                if phase == 0 {
+                    stage.as_str().to_string()
                 } else {
-                    format!("phase {} {}", state.phase, state.stage.as_str())
+                    format!("phase {phase} {}", stage.as_str())
                 }
             };
             RunningTrial {

@@ -217,7 +217,7 @@ impl JournalWriter {
         self.text.push(b'\n');
         let urgent = matches!(
             event,
-            Event::Stage { .. } | Event::Graded { .. } | Event::Finished { .. }
+            Event::Stage(_) | Event::Graded { .. } | Event::Finished { .. }
         );
         if urgent
             || self.text.len() >= FRAME_TEXT_BYTES

@@ -1,5 +1,5 @@
 use super::*;
-use crate::event::{Mode, Stage};
+use crate::event::{At, Mode, Pass};
 
 fn header() -> Header {
     Header::new("t", "script:x", "run-1", "2026-01-01T00:00:00Z")
@@ -18,14 +18,7 @@ fn sample(dir: &Path) -> PathBuf {
     let path = dir.join(JOURNAL_FILE);
     let mut w = JournalWriter::create(&path, &header()).unwrap();
     w.append(0.0, &mode()).unwrap();
-    w.append(
-        0.5,
-        &Event::Stage {
-            phase: 1,
-            stage: Stage::Migrate,
-        },
-    )
-    .unwrap();
+    w.append(0.5, &Event::Stage(At::Migrate(1))).unwrap();
     w.append(0.75, &output("héllo\r\n")).unwrap();
     w.flush().unwrap();
     path
@@ -154,14 +147,8 @@ async fn an_append_is_flushed_by_the_tick_once_the_interval_passes() {
     tokio::time::advance(FLUSH_INTERVAL).await;
     w.append(0.5, &Event::Note { text: "y".into() }).unwrap();
     assert_eq!(read(&path).unwrap().entries.len(), 2);
-    w.append(
-        0.6,
-        &Event::Stage {
-            phase: 1,
-            stage: Stage::Verify,
-        },
-    )
-    .unwrap();
+    w.append(0.6, &Event::Stage(At::Verify(1, Pass::First)))
+        .unwrap();
     assert_eq!(read(&path).unwrap().entries.len(), 3);
 }
 
@@ -301,4 +288,90 @@ fn a_session_resized_after_it_finished_is_still_finished() {
     .unwrap();
     w.flush().unwrap();
     assert!(!finished(&path));
+}
+
+/// Where the session is, as every `stage` event records it: each state reads back as
+/// itself, the steps keep the form earlier journals have, and those journals still read.
+#[test]
+fn every_place_of_the_session_is_recorded_and_read_back() {
+    use crate::event::{Gated, Return};
+    let again = |to| Pass::Again(to);
+    let places = [
+        (At::Setup, r#"{"type":"stage","phase":0,"stage":"setup"}"#),
+        (
+            At::Gate(Gated::Migrate(1)),
+            r#"{"type":"stage","phase":1,"stage":"migrate","waiting":true}"#,
+        ),
+        (
+            At::Migrate(1),
+            r#"{"type":"stage","phase":1,"stage":"migrate"}"#,
+        ),
+        (
+            At::Gate(Gated::Verify(1)),
+            r#"{"type":"stage","phase":1,"stage":"verify","waiting":true}"#,
+        ),
+        (
+            At::Verify(1, Pass::First),
+            r#"{"type":"stage","phase":1,"stage":"verify"}"#,
+        ),
+        (
+            At::Grade(1, Pass::First),
+            r#"{"type":"stage","phase":1,"stage":"grade"}"#,
+        ),
+        (
+            At::Gate(Gated::Details),
+            r#"{"type":"stage","phase":1,"stage":"inject","waiting":true}"#,
+        ),
+        (
+            At::Verify(1, again(Return::Details)),
+            r#"{"type":"stage","phase":1,"stage":"verify","again":"details"}"#,
+        ),
+        (
+            At::Grade(2, again(Return::Ended)),
+            r#"{"type":"stage","phase":2,"stage":"grade","again":"ended"}"#,
+        ),
+        (At::Inject, r#"{"type":"stage","phase":1,"stage":"inject"}"#),
+        (At::Ended(2), r#"{"type":"stage","phase":2,"stage":"done"}"#),
+    ];
+    for (at, line) in places {
+        assert_eq!(serde_json::to_string(&Event::Stage(at)).unwrap(), line);
+        assert_eq!(
+            serde_json::from_str::<Event>(line).unwrap(),
+            Event::Stage(at)
+        );
+    }
+    // A wait where nothing waits is refused, naming the step.
+    let error = serde_json::from_str::<Event>(
+        r#"{"type":"stage","phase":1,"stage":"grade","waiting":true}"#,
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("before grade"), "{error}");
+}
+
+/// An earlier journal said what the session waited for as text: the agent's question is
+/// read back as the question, any other wait as it was said.
+#[test]
+fn an_earlier_journals_waits_are_read_back() {
+    use crate::event::Waiting;
+    use crate::session::state::SessionState;
+    let mut state = SessionState::new();
+    let asks: Event = serde_json::from_str(
+        r#"{"type":"waiting","what":"the agent asks to trust this folder (a attaches to answer)"}"#,
+    )
+    .unwrap();
+    state.apply(1.0, &asks);
+    assert_eq!(state.agent_asks.as_deref(), Some("to trust this folder"));
+    assert_eq!(
+        state.waiting(),
+        Some(Waiting::AgentAsks("to trust this folder".to_string()))
+    );
+    let gate: Event =
+        serde_json::from_str(r#"{"type":"waiting","what":"n to verify phase 1"}"#).unwrap();
+    state.apply(2.0, &gate);
+    assert_eq!(
+        state.waiting().map(|w| w.text()).as_deref(),
+        Some("n to verify phase 1")
+    );
+    state.apply(3.0, &Event::Waiting { what: None });
+    assert_eq!(state.waiting(), None);
 }

@@ -77,15 +77,11 @@ pub fn export(journal: &Journal, pane: CastPane, out: &mut dyn Write) -> std::io
                 current = (*cols, *rows);
                 line(entry.t, "r", format!("{cols}x{rows}"), out)?;
             }
-            (Event::Stage { phase: 0, stage }, _) => {
-                line(entry.t, "m", stage.as_str().to_string(), out)?
+            (Event::Stage(at), _) if at.is_step() => {
+                if let Some(text) = at.describe() {
+                    line(entry.t, "m", text, out)?;
+                }
             }
-            (Event::Stage { phase, stage }, _) => line(
-                entry.t,
-                "m",
-                format!("phase {phase}: {}", stage.as_str()),
-                out,
-            )?,
             (Event::Graded { phase, verdict, .. }, _) => line(
                 entry.t,
                 "m",

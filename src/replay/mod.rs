@@ -143,8 +143,10 @@ impl Index {
 /// The label of a stage change, a verdict or the end, for the timeline and jumps.
 fn marker(event: &Event) -> Option<String> {
     match event {
-        Event::Stage { phase: 0, stage } => Some(stage.as_str().to_string()),
-        Event::Stage { phase, stage } => Some(format!("{} {phase}", stage.as_str())),
+        Event::Stage(at) if at.is_step() => Some(match at.step() {
+            (0, stage) => stage.as_str().to_string(),
+            (phase, stage) => format!("{} {phase}", stage.as_str()),
+        }),
         Event::Graded { phase, verdict, .. } => Some(format!("phase {phase} {}", verdict.label())),
         Event::Finished { .. } => Some("end".to_string()),
         _ => None,

@@ -1,19 +1,18 @@
 use super::*;
-use crate::event::{FileContent, Stage};
+use crate::event::{At, FileContent, Pass};
 use crate::journal::Header;
 
 fn fingerprint(s: &SessionState) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{}",
-        s.phase,
-        s.stage,
+        "{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{}",
+        s.at,
         s.phases,
         s.files,
         String::from_utf8_lossy(&s.agent_screen.screen().contents_formatted()),
         String::from_utf8_lossy(&s.run_screen.screen().contents_formatted()),
         s.agent_screen.screen().cursor_position(),
         s.run_screen.screen().cursor_position(),
-        s.waiting,
+        s.waiting(),
         s.now
     )
 }
@@ -25,20 +24,8 @@ fn journal(events: usize) -> Journal {
         *t += 0.01;
         entries.push(Entry { t: *t, event });
     };
-    push(
-        Event::Stage {
-            phase: 0,
-            stage: Stage::Setup,
-        },
-        &mut t,
-    );
-    push(
-        Event::Stage {
-            phase: 1,
-            stage: Stage::Migrate,
-        },
-        &mut t,
-    );
+    push(Event::Stage(At::Setup), &mut t);
+    push(Event::Stage(At::Migrate(1)), &mut t);
     push(
         Event::AgentStarted {
             phase: 1,
@@ -69,13 +56,7 @@ fn journal(events: usize) -> Journal {
             );
         }
     }
-    push(
-        Event::Stage {
-            phase: 1,
-            stage: Stage::Verify,
-        },
-        &mut t,
-    );
+    push(Event::Stage(At::Verify(1, Pass::First)), &mut t);
     push(
         Event::RunStarted {
             phase: 1,
@@ -184,9 +165,9 @@ fn jumps_go_to_stage_changes() {
     let mut player = Player::new(journal(100));
     player.seek(0.5);
     player.jump(true);
-    assert_eq!(player.state().stage, Stage::Verify);
+    assert_eq!(player.state().at, At::Verify(1, Pass::First));
     player.jump(false);
-    assert_eq!(player.state().stage, Stage::Migrate);
+    assert_eq!(player.state().at, At::Migrate(1));
     player.change_speed(true);
     assert_eq!(player.speed, 2.0);
     for _ in 0..20 {

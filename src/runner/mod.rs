@@ -182,8 +182,8 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
 pub struct QueueState {
     /// The scheduler's job id.
     pub job_id: String,
-    /// The job's state as the scheduler names it: `PENDING`, `RUNNING`, ….
-    pub state: String,
+    /// The job's state: waiting (as the scheduler names it) or running.
+    pub state: crate::event::JobState,
     /// Why it waits (Slurm's reason: `Resources`, `Priority`, `BeginTime`), when it does.
     pub reason: Option<String>,
     /// Seconds since the job was submitted.

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use super::remote::{self, parse_recorded, run_command, secret_vars};
 use super::spec::{RemoteDir, SlurmTarget};
 use super::{Job, Launch, QueueState, Recorded, Runner, RunnerError, RunnerSpec};
+use crate::event::JobState;
 
 /// How often a queued job's allocation is checked.
 const POLL: Duration = Duration::from_millis(200);
@@ -229,14 +230,14 @@ impl SlurmRunner {
     }
 
     /// The state and reason of job `id` in the queue; None when Slurm does not list it.
-    fn squeue(&self, id: &str) -> Option<(String, Option<String>)> {
+    fn squeue(&self, id: &str) -> Option<(JobState, Option<String>)> {
         let lines = self
             .client(&["squeue", "-h", "-j", id, "-o", "%T|%r"])
             .ok()?;
         let line = lines.iter().find(|l| !l.trim().is_empty())?;
         let (state, reason) = line.trim().split_once('|').unwrap_or((line.trim(), ""));
         let reason = (!reason.is_empty() && reason != "None").then(|| reason.to_string());
-        Some((state.to_string(), reason))
+        Some((JobState::from(state.to_string()), reason))
     }
 
     /// Cancels job `id` and waits until it has left the queue (its processes ended).
@@ -247,9 +248,7 @@ impl SlurmRunner {
         let deadline = Instant::now() + GONE_LIMIT;
         while Instant::now() < deadline {
             match self.squeue(id) {
-                Some((state, _)) if LIVE_STATES.contains(&state.as_str()) => {
-                    std::thread::sleep(POLL)
-                }
+                Some((state, _)) if LIVE_STATES.contains(&state.name()) => std::thread::sleep(POLL),
                 _ => return,
             }
         }
@@ -472,9 +471,9 @@ impl Runner for SlurmRunner {
         else {
             return Ok(None);
         };
-        let state = |state: &str, reason: Option<String>| QueueState {
+        let state = |state: JobState, reason: Option<String>| QueueState {
             job_id: job_id.clone(),
-            state: state.to_string(),
+            state,
             reason,
             waited_s: submitted.elapsed().as_secs_f64(),
         };
@@ -490,7 +489,7 @@ impl Runner for SlurmRunner {
                 None => return Err(RunnerError::Cancelled),
             };
             match salloc {
-                Salloc::Granted => return Ok(Some(state("RUNNING", None))),
+                Salloc::Granted => return Ok(Some(state(JobState::Running, None))),
                 Salloc::Ended(said) => {
                     self.end(job, false);
                     return Err(RunnerError::Refused {
@@ -504,10 +503,10 @@ impl Runner for SlurmRunner {
                 next_poll = Instant::now() + SQUEUE_EVERY;
                 // The job's start is reported by the return; only the waiting is reported here.
                 if let Some((now, reason)) = self.squeue(&job_id)
-                    && now != "RUNNING"
+                    && now != JobState::Running
                     && last.as_ref() != Some(&(now.clone(), reason.clone()))
                 {
-                    report(state(&now, reason.clone()));
+                    report(state(now.clone(), reason.clone()));
                     last = Some((now, reason));
                 }
             }

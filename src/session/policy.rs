@@ -1,6 +1,7 @@
 //! The session's policy: a pure state machine that says what the driver does next. Its state
-//! is where the session is ([`At`]), the mode, whether the agent is paused and how each phase
-//! was graded; its inputs are the end of a stage ([`Policy::done`]) and the human's commands
+//! is where the session is ([`At`], the one model of it, recorded in the journal), the mode,
+//! whether the agent is paused, the phase-two details the human gave and how each phase was
+//! graded; its inputs are the end of a stage ([`Policy::done`]) and the human's commands
 //! ([`Policy::on_command`]); its outputs are the next stage (start the agent, start the run and
 //! grade, wait for the human, end) and the [`Effect`]s of a command. Every command has one
 //! rule in every stage, or a [`Effect::Decline`] that says why not now. The driver carries out
@@ -10,79 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::event::{Answer, Command, Interruption, KeyedCommand, Mode};
-
-/// A stage that, in step mode, waits for the human's `n` before it starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gated {
-    /// The agent's turn in this phase.
-    Migrate(u8),
-    /// The verify run and grade of this phase.
-    Verify(u8),
-}
-
-/// Where a re-run of verify returns to when its phase still fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Return {
-    /// The review of the phase-two details.
-    Inject,
-    /// The end of the session (the TUI lingers there).
-    Ended,
-}
-
-/// Where the session is: the state machine's states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum At {
-    /// Copying the source, building the environment, preparing the runners.
-    Setup,
-    /// Step mode: waiting for the human before the stage.
-    Gate(Gated),
-    /// The agent works on this phase.
-    Migrate(u8),
-    /// The verify run and grade of this phase.
-    Verify(u8),
-    /// Verify and grade of this phase again, on the human's `r`.
-    Reverify(u8, Return),
-    /// Phase 1 failed: the phase-two details are chosen (in step mode, by the human).
-    Inject,
-    /// The session ended after this phase; the TUI still serves re-runs and a shell.
-    Ended(u8),
-}
-
-impl At {
-    /// The phase this state belongs to (0 during setup).
-    pub fn phase(self) -> u8 {
-        match self {
-            At::Setup => 0,
-            At::Gate(Gated::Migrate(p) | Gated::Verify(p))
-            | At::Migrate(p)
-            | At::Verify(p)
-            | At::Reverify(p, _)
-            | At::Ended(p) => p,
-            At::Inject => 1,
-        }
-    }
-
-    /// What a wait here asks of the human (None where nothing waits for the human).
-    pub fn waiting_for(self) -> Option<String> {
-        match self {
-            At::Gate(Gated::Migrate(p)) => {
-                Some(format!("n to start phase {p}: the agent migrates"))
-            }
-            At::Gate(Gated::Verify(p)) => Some(format!("n to verify phase {p}")),
-            At::Inject => Some("i to edit the details, n to send them as written".to_string()),
-            _ => None,
-        }
-    }
-
-    /// The stage a gate opens onto.
-    fn opened(gated: Gated) -> At {
-        match gated {
-            Gated::Migrate(p) => At::Migrate(p),
-            Gated::Verify(p) => At::Verify(p),
-        }
-    }
-}
+use crate::event::{Answer, At, Command, Gated, Interruption, KeyedCommand, Mode, Pass, Return};
 
 /// What a command makes the driver do.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,13 +20,8 @@ pub enum Effect {
     SetMode(Mode),
     /// Pause (true) or resume the agent's process group.
     Pause(bool),
-    /// End the agent's turn (a one-shot agent is ended); the policy moved on.
-    EndTurn,
-    /// Build the phase-two prompt from these details (None: as the task writes them); the
-    /// policy moved on to phase 2.
-    SendDetails(Option<String>),
-    /// Keep these phase-two details for when phase 1 fails.
-    KeepDetails(String),
+    /// Say that the human's phase-two details were kept for when phase 1 fails.
+    DetailsKept,
     /// Type the message into the interactive agent, or queue it for its next prompt.
     Message(String),
     /// Bytes typed into the agent's terminal.
@@ -129,6 +53,8 @@ pub struct Policy {
     has_agent: bool,
     paused: bool,
     passed: [Option<bool>; 2],
+    /// The phase-two details the human gave (None: as the task writes them).
+    details: Option<String>,
     /// A resumed session continues here after its setup.
     resume_at: Option<Gated>,
 }
@@ -142,6 +68,7 @@ impl Policy {
             has_agent,
             paused: false,
             passed: [None, None],
+            details: None,
             resume_at: None,
         }
     }
@@ -197,17 +124,18 @@ impl Policy {
     /// before phase 2's agent turn has started.
     pub fn prompt_to_come(&self) -> bool {
         match self.at {
-            At::Setup | At::Inject | At::Gate(Gated::Migrate(_)) => true,
-            At::Migrate(p) | At::Verify(p) | At::Reverify(p, _) | At::Gate(Gated::Verify(p)) => {
+            At::Setup | At::Inject | At::Gate(Gated::Migrate(_) | Gated::Details) => true,
+            At::Migrate(p) | At::Verify(p, _) | At::Grade(p, _) | At::Gate(Gated::Verify(p)) => {
                 p < 2 && self.passed_of(1) != Some(true)
             }
             At::Ended(_) => false,
         }
     }
 
-    /// The first phase whose latest grade passed.
-    pub fn passed_in_phase(&self) -> Option<u8> {
-        (1..=2u8).find(|&p| self.passed_of(p) == Some(true))
+    /// The phase-two details the human gave, before phase 1 failed or at their review
+    /// (None: the task's own are sent).
+    pub fn details(&self) -> Option<&str> {
+        self.details.as_deref()
     }
 
     fn passed_of(&self, phase: u8) -> Option<bool> {
@@ -221,18 +149,18 @@ impl Policy {
     fn gate(&self, gated: Gated) -> At {
         match self.mode {
             Mode::Step => At::Gate(gated),
-            Mode::Auto => At::opened(gated),
+            Mode::Auto => gated.opens(),
         }
     }
 
-    /// The stage `finished` ended (`passed`: its grade, for a verify stage); moves on and
+    /// The stage `finished` ended (`passed`: its grade, for a grade stage); moves on and
     /// returns where the session is now. A stage the session already left (the human ended
     /// it) changes nothing.
     pub fn done(&mut self, finished: At, passed: Option<bool>) -> At {
         if finished != self.at {
             return self.at;
         }
-        if let (At::Verify(p) | At::Reverify(p, _), Some(passed)) = (finished, passed)
+        if let (At::Grade(p, _), Some(passed)) = (finished, passed)
             && let Some(slot) = self.passed.get_mut(usize::from(p.max(1)) - 1)
         {
             *slot = Some(passed);
@@ -241,18 +169,21 @@ impl Policy {
             At::Setup => match (self.has_agent, self.resume_at.take()) {
                 (true, Some(gated)) => self.gate(gated),
                 (true, None) => self.gate(Gated::Migrate(1)),
-                (false, _) => At::Verify(1),
+                (false, _) => At::Verify(1, Pass::First),
             },
-            At::Gate(gated) => At::opened(gated),
+            At::Gate(gated) => gated.opens(),
             At::Migrate(p) => self.gate(Gated::Verify(p)),
-            At::Verify(p) | At::Reverify(p, Return::Inject) => {
+            At::Verify(p, pass) => At::Grade(p, pass),
+            At::Grade(p, Pass::First | Pass::Again(Return::Details)) => {
                 if passed == Some(true) || p >= 2 || !self.has_agent {
                     At::Ended(p)
-                } else {
+                } else if self.details.is_some() {
                     At::Inject
+                } else {
+                    self.gate(Gated::Details)
                 }
             }
-            At::Reverify(p, Return::Ended) => At::Ended(p),
+            At::Grade(p, Pass::Again(Return::Ended)) => At::Ended(p),
             At::Inject => self.gate(Gated::Migrate(2)),
             At::Ended(p) => At::Ended(p),
         };
@@ -291,16 +222,12 @@ impl Policy {
         match command {
             Command::Next => match at {
                 At::Gate(gated) => {
-                    self.at = At::opened(gated);
+                    self.at = gated.opens();
                     Vec::new()
                 }
                 At::Migrate(_) => {
                     self.done(at, None);
-                    vec![Effect::EndTurn]
-                }
-                At::Inject => {
-                    self.done(at, None);
-                    vec![Effect::SendDetails(None)]
+                    Vec::new()
                 }
                 _ => vec![decline("n", not_waiting(at))],
             },
@@ -309,17 +236,10 @@ impl Policy {
                     Mode::Step => Mode::Auto,
                     Mode::Auto => Mode::Step,
                 };
-                let mut effects = vec![Effect::SetMode(self.mode)];
+                let effects = vec![Effect::SetMode(self.mode)];
                 // Auto mode never waits: a wait in progress ends as `n` would end it.
-                if self.mode == Mode::Auto {
-                    match at {
-                        At::Gate(gated) => self.at = At::opened(gated),
-                        At::Inject => {
-                            self.done(at, None);
-                            effects.push(Effect::SendDetails(None));
-                        }
-                        _ => {}
-                    }
+                if let (Mode::Auto, At::Gate(gated)) = (self.mode, at) {
+                    self.at = gated.opens();
                 }
                 effects
             }
@@ -332,9 +252,10 @@ impl Policy {
                 }
             }
             Command::Inject(text) => match at {
-                At::Inject => {
-                    self.done(at, None);
-                    vec![Effect::SendDetails(Some(text))]
+                At::Gate(Gated::Details) => {
+                    self.details = Some(text);
+                    self.at = At::Inject;
+                    Vec::new()
                 }
                 At::Ended(_) => vec![decline(
                     "i",
@@ -348,7 +269,7 @@ impl Policy {
                     "i",
                     "phase 1 passed: there is no phase two".to_string(),
                 )],
-                At::Gate(Gated::Migrate(2)) => vec![decline(
+                At::Gate(Gated::Migrate(2)) | At::Inject => vec![decline(
                     "i",
                     "the phase-two details were sent: n starts phase two with them".to_string(),
                 )],
@@ -357,8 +278,11 @@ impl Policy {
                     "phase two has started: its details went with its prompt".to_string(),
                 )],
                 // Before phase 1's grade, or while it is verified again on its way back to
-                // the details: kept for the review of the details.
-                _ => vec![Effect::KeepDetails(text)],
+                // the details: kept, and sent when phase 1 fails.
+                _ => {
+                    self.details = Some(text);
+                    vec![Effect::DetailsKept]
+                }
             },
             Command::Message(text) => match at {
                 _ if !self.has_agent => vec![decline(
@@ -376,15 +300,19 @@ impl Policy {
                 _ => vec![Effect::Message(text)],
             },
             Command::Rerun => match at {
-                At::Inject => {
-                    self.at = At::Reverify(1, Return::Inject);
+                At::Gate(Gated::Details) => {
+                    self.at = At::Verify(1, Pass::Again(Return::Details));
                     Vec::new()
                 }
                 At::Ended(p) => {
-                    self.at = At::Reverify(p, Return::Ended);
+                    self.at = At::Verify(p, Pass::Again(Return::Ended));
                     Vec::new()
                 }
-                At::Verify(p) | At::Reverify(p, _) => {
+                At::Inject => vec![decline(
+                    "r",
+                    "the phase-two details are on their way to the agent".to_string(),
+                )],
+                At::Verify(p, _) | At::Grade(p, _) => {
                     vec![decline("r", format!("phase {p} is being verified now"))]
                 }
                 At::Migrate(p) => vec![decline(
@@ -439,24 +367,29 @@ impl Policy {
             At::Gate(Gated::Migrate(1)),
             At::Migrate(1),
             At::Gate(Gated::Verify(1)),
-            At::Verify(1),
+            At::Verify(1, Pass::First),
+            At::Grade(1, Pass::First),
+            At::Gate(Gated::Details),
+            At::Verify(1, Pass::Again(Return::Details)),
+            At::Grade(1, Pass::Again(Return::Details)),
             At::Inject,
-            At::Reverify(1, Return::Inject),
             At::Gate(Gated::Migrate(2)),
             At::Migrate(2),
             At::Gate(Gated::Verify(2)),
-            At::Verify(2),
+            At::Verify(2, Pass::First),
+            At::Grade(2, Pass::First),
             At::Ended(2),
-            At::Reverify(2, Return::Ended),
+            At::Verify(2, Pass::Again(Return::Ended)),
         ]
         .into_iter()
         .map(|at| {
             let mut policy = Policy::new(Mode::Step, true);
             policy.at = at;
-            if at.phase() == 2 || matches!(at, At::Inject | At::Reverify(1, _)) {
+            if at.phase() == 2 || at.again() || matches!(at, At::Inject | At::Gate(Gated::Details))
+            {
                 policy.passed[0] = Some(false);
             }
-            if matches!(at, At::Ended(2) | At::Reverify(2, _)) {
+            if matches!(at, At::Ended(2)) || at.phase() == 2 && at.again() {
                 policy.passed[1] = Some(false);
             }
             policy
@@ -473,7 +406,7 @@ fn decline(command: &'static str, reason: String) -> Effect {
 fn not_waiting(at: At) -> String {
     match at {
         At::Setup => "the session is still setting up".to_string(),
-        At::Verify(p) | At::Reverify(p, _) => format!("phase {p} is being verified now"),
+        At::Verify(p, _) | At::Grade(p, _) => format!("phase {p} is being verified now"),
         At::Ended(_) => "the session has ended".to_string(),
         At::Gate(_) | At::Migrate(_) | At::Inject => "nothing waits for it".to_string(),
     }

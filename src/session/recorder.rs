@@ -212,9 +212,9 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
             redact(&mut task.command);
             redact(&mut task.phase2_details);
         }
-        Event::Waiting { what } => {
-            if let Some(what) = what {
-                redact(what);
+        Event::Waiting { what: text } | Event::AgentAsks { question: text } => {
+            if let Some(text) = text {
+                redact(text);
             }
         }
         Event::Declined { command, reason } => {
@@ -298,7 +298,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
             }
         }
         // No text written by a child or an agent: numbers, flags, the task's metric names.
-        Event::Stage { .. }
+        Event::Stage(_)
         | Event::Answers { .. }
         | Event::Mode { .. }
         | Event::Resized { .. }

@@ -10,8 +10,8 @@ use crate::metrics::{Point, Series};
 use crate::pty::screen::{Screen, StoredScreen};
 
 use crate::event::{
-    Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, SessionTask, Stage,
-    TerminalPane,
+    At, Event, FileContent, Interruption, JobState, MetricPoint, Mode, PhaseOutcome, SessionTask,
+    TerminalPane, Waiting,
 };
 
 /// Default size of a terminal pane before the UI says otherwise.
@@ -164,14 +164,14 @@ pub struct Said {
 pub struct SessionState {
     /// The task.
     pub task: SessionTask,
-    /// Current phase (0 = setup).
-    pub phase: u8,
-    /// Current stage.
-    pub stage: Stage,
+    /// Where the session is.
+    pub at: At,
     /// Step or auto.
     pub mode: Mode,
-    /// What the session waits for, if anything.
-    pub waiting: Option<String>,
+    /// What the agent asks the human on its screen, while it asks.
+    pub agent_asks: Option<String>,
+    /// What a journal of an earlier version said the session waits for.
+    earlier_waiting: Option<String>,
     /// What each keyed command would do now, as the policy last published it (empty until
     /// it has, and in journals of earlier versions).
     pub answers: Vec<crate::event::Answer>,
@@ -304,10 +304,10 @@ impl SessionState {
     pub fn new() -> Self {
         SessionState {
             task: SessionTask::default(),
-            phase: 0,
-            stage: Stage::Setup,
+            at: At::Setup,
             mode: Mode::Auto,
-            waiting: None,
+            agent_asks: None,
+            earlier_waiting: None,
             answers: Vec::new(),
             paused: false,
             agent_running: false,
@@ -367,10 +367,10 @@ impl SessionState {
         StoredState {
             rest: SessionState {
                 task: self.task.clone(),
-                phase: self.phase,
-                stage: self.stage,
+                at: self.at,
                 mode: self.mode,
-                waiting: self.waiting.clone(),
+                agent_asks: self.agent_asks.clone(),
+                earlier_waiting: self.earlier_waiting.clone(),
                 answers: self.answers.clone(),
                 paused: self.paused,
                 agent_running: self.agent_running,
@@ -399,6 +399,18 @@ impl SessionState {
     /// The record of `phase` (1-based), if it exists.
     pub fn phase(&self, phase: u8) -> Option<&PhaseRecord> {
         self.phases.get(usize::from(phase.max(1)) - 1)
+    }
+
+    /// What the session waits on now, if anything: the human at a wait of step mode, the
+    /// agent's question, or a wait as an earlier journal said it.
+    pub fn waiting(&self) -> Option<Waiting> {
+        if self.at.waiting_for().is_some() {
+            return Some(Waiting::Human(self.at));
+        }
+        self.agent_asks
+            .clone()
+            .map(Waiting::AgentAsks)
+            .or_else(|| self.earlier_waiting.clone().map(Waiting::Said))
     }
 
     /// The first phase whose verdict passed: the one rule for "passed in phase N", used by
@@ -452,22 +464,33 @@ impl SessionState {
                 self.task = (**task).clone();
                 self.reference = reference_bands(&self.task);
             }
-            Event::Stage { phase, stage } => {
-                if self.stage == Stage::Migrate && *stage != Stage::Migrate && self.phase >= 1 {
-                    let ended = self.phase;
+            Event::Stage(at) => {
+                if let (At::Migrate(ended), false) = (self.at, matches!(at, At::Migrate(_))) {
                     self.phase_mut(ended).turn_ended_at = Some(t);
                 }
-                self.phase = *phase;
-                self.stage = *stage;
-                self.waiting = None;
-                self.activity = event.describe().map(|text| Said { at: t, text });
-                if *stage == Stage::Migrate {
+                self.at = *at;
+                self.agent_asks = None;
+                self.earlier_waiting = None;
+                if at.waiting_for().is_none() && !matches!(at, At::Ended(_)) {
+                    self.activity = event.describe().map(|text| Said { at: t, text });
+                }
+                if let At::Migrate(phase) = at {
                     self.phase_mut(*phase).started_at = Some(t);
                 }
             }
             Event::Mode { mode } => self.mode = *mode,
             Event::Answers { answers } => self.answers = answers.clone(),
-            Event::Waiting { what } => self.waiting = what.clone(),
+            Event::AgentAsks { question } => self.agent_asks = question.clone(),
+            Event::Waiting { what } => {
+                // One wait at a time, as the earlier journal said it.
+                self.agent_asks = None;
+                self.earlier_waiting = None;
+                match what.as_deref().map(Waiting::of_earlier_journal) {
+                    Some(Waiting::AgentAsks(question)) => self.agent_asks = Some(question),
+                    Some(_) => self.earlier_waiting = what.clone(),
+                    None => {}
+                }
+            }
             Event::Note { text } => {
                 self.activity = Some(Said {
                     at: t,
@@ -531,7 +554,7 @@ impl SessionState {
                 self.agent_running = false;
                 self.paused = false;
                 let error = code.filter(|c| *c != 0).map(|_| self.agent_last_line());
-                let record = self.phase_mut(self.phase);
+                let record = self.phase_mut(self.at.step().0);
                 record.agent_exit_code = *code;
                 record.agent_error = error;
             }
@@ -576,7 +599,7 @@ impl SessionState {
                 let job = record.job.get_or_insert_with(RunnerJob::default);
                 job.runner = runner.clone();
                 job.job_id = job_id.clone();
-                if state == "RUNNING" {
+                if *state == JobState::Running {
                     job.queue_s += waited_s;
                     self.queued = None;
                 } else {
@@ -645,8 +668,11 @@ impl SessionState {
                 error,
                 interrupted,
             } => {
-                self.stage = Stage::Done;
-                self.waiting = None;
+                if !matches!(self.at, At::Ended(_)) {
+                    self.at = At::Ended(self.at.phase().max(1));
+                }
+                self.agent_asks = None;
+                self.earlier_waiting = None;
                 self.queued = None;
                 self.agent_running = false;
                 self.run_running = false;

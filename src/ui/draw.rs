@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::event::Stage;
+use crate::event::{At, Stage};
 use crate::session::state::SessionState;
 
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
@@ -166,8 +166,8 @@ fn summary(
 /// show, what it is doing and for how long; otherwise when the pane will fill.
 fn placeholder(pane: PaneId, scene: &Scene) -> Option<String> {
     let busy = match pane {
-        PaneId::Agent => matches!(scene.stage, Stage::Setup | Stage::Migrate),
-        _ => scene.stage == Stage::Setup || scene.run_running || scene.queued.is_some(),
+        PaneId::Agent => matches!(scene.at.step().1, Stage::Setup | Stage::Migrate),
+        _ => scene.at.step().1 == Stage::Setup || scene.run_running || scene.queued.is_some(),
     };
     if scene.finished.is_none() && busy {
         return scene.activity_line();
@@ -282,23 +282,12 @@ fn pane_block<'a>(
 /// What the agent has run in the current phase's turn (docs/CHECKS.md), once it has had a
 /// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`.
 fn agent_checked(state: &Scene) -> Option<String> {
-    let record = state.phases.get(usize::from(state.phase.checked_sub(1)?))?;
+    let record = state
+        .phases
+        .get(usize::from(state.at.step().0.checked_sub(1)?))?;
     record.prompt.as_ref()?;
     Some(crate::checks::Checked::line(&record.agent_runs, state.now))
 }
-
-/// The stages in order, as the phase bar shows them.
-const BAR: [(u8, Stage, &str); 9] = [
-    (0, Stage::Setup, "setup"),
-    (1, Stage::Migrate, "migrate 1"),
-    (1, Stage::Verify, "verify 1"),
-    (1, Stage::Grade, "grade 1"),
-    (1, Stage::Inject, "inject"),
-    (2, Stage::Migrate, "migrate 2"),
-    (2, Stage::Verify, "verify 2"),
-    (2, Stage::Grade, "grade 2"),
-    (0, Stage::Done, "done"),
-];
 
 /// The phase trail, fitted to `width`: stage names in full where they fit, else short
 /// (`m1`, `v1`, `g1`), the verdicts' classes last to go.
@@ -317,10 +306,12 @@ fn phase_bar<'a>(state: &Scene, width: u16, theme: &Theme) -> Line<'a> {
 fn phase_bar_as<'a>(state: &Scene, terse: u8, theme: &Theme) -> Line<'a> {
     let short = terse > 0;
     let c = &theme.colors;
-    let current = BAR
+    let (now_phase, now_stage) = state.at.step();
+    let current = At::COURSE
         .iter()
-        .position(|(p, s, _)| {
-            *s == state.stage && (*p == state.phase || matches!(s, Stage::Setup | Stage::Done))
+        .position(|at| {
+            let (p, s) = at.step();
+            s == now_stage && (p == now_phase || matches!(s, Stage::Setup | Stage::Done))
         })
         .unwrap_or(0);
     // A pass in phase 1 ends the session: phase two will not come, so the trail drops it.
@@ -329,16 +320,16 @@ fn phase_bar_as<'a>(state: &Scene, terse: u8, theme: &Theme) -> Line<'a> {
         .and_then(|p| p.verdict.as_ref())
         .is_some_and(|v| v.passed());
     let mut spans = Vec::new();
-    for (i, (phase, stage, label)) in BAR.iter().enumerate() {
-        if one_phase && (*phase == 2 || *stage == Stage::Inject) {
+    for (i, (phase, stage)) in At::COURSE.iter().map(|at| at.step()).enumerate() {
+        if one_phase && (phase == 2 && stage != Stage::Done || stage == Stage::Inject) {
             continue;
         }
         if !spans.is_empty() {
             let arrow = if terse > 1 { "▸" } else { " ▸ " };
             spans.push(Span::styled(arrow, Style::default().fg(c.dim)));
         }
-        let verdict = (*stage == Stage::Grade)
-            .then(|| state.phase(*phase).and_then(|p| p.verdict.as_ref()))
+        let verdict = (stage == Stage::Grade)
+            .then(|| state.phase(phase).and_then(|p| p.verdict.as_ref()))
             .flatten();
         let style = if i == current && state.finished.is_none() {
             Style::default()
@@ -354,15 +345,10 @@ fn phase_bar_as<'a>(state: &Scene, terse: u8, theme: &Theme) -> Line<'a> {
         } else {
             Style::default().fg(c.dim)
         };
-        let label = if short {
-            match (stage, phase) {
-                (Stage::Migrate, p) => format!("m{p}"),
-                (Stage::Verify, p) => format!("v{p}"),
-                (Stage::Grade, p) => format!("g{p}"),
-                _ => (*label).to_string(),
-            }
-        } else {
-            (*label).to_string()
+        let label = match (stage, short) {
+            (Stage::Setup | Stage::Inject | Stage::Done, _) => stage.as_str().to_string(),
+            (_, false) => format!("{} {phase}", stage.as_str()),
+            (_, true) => format!("{}{phase}", &stage.as_str()[..1]),
         };
         let text = match verdict {
             Some(v) if terse > 1 => format!("{label} {}", if v.passed() { "PASS" } else { "FAIL" }),
@@ -387,10 +373,9 @@ pub fn clock(seconds: f64) -> String {
 fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
     let c = &theme.colors;
     let base = Style::default().fg(c.status_fg).bg(c.status_bg);
-    let phase = match state.stage {
-        Stage::Setup => "setup".to_string(),
-        Stage::Done => "done".to_string(),
-        stage => format!("phase {} {}", state.phase, stage.as_str()),
+    let phase = match state.at.step() {
+        (_, stage @ (Stage::Setup | Stage::Done)) => stage.as_str().to_string(),
+        (phase, stage) => format!("phase {phase} {}", stage.as_str()),
     };
     let mut spans = vec![Span::styled(
         format!(
@@ -431,7 +416,7 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
     }
     if let Some(what) = &state.waiting {
         spans.push(Span::styled(
-            format!(" waiting: {what} "),
+            format!(" waiting: {} ", what.text()),
             Style::default().fg(c.waiting).add_modifier(Modifier::BOLD),
         ));
     }

@@ -308,9 +308,10 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                 }
                 app.expire_notice(Instant::now());
                 // The bell: step mode waits for the human, or the agent asks something.
-                let waiting = scene.waiting.as_deref().is_some_and(|what| {
-                    scene.mode == Mode::Step || what.starts_with(crate::agent::submit::ASKS_PREFIX)
-                });
+                let waiting = match &scene.waiting {
+                    Some(crate::event::Waiting::Said(_)) => scene.mode == Mode::Step,
+                    waiting => waiting.is_some(),
+                };
                 let mut layout = None;
                 let drawn = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate)
                     .and_then(|()| {

@@ -4,7 +4,7 @@
 
 use ratatui::widgets::{Block, Borders};
 
-use crate::event::{Mode, SessionTask, Stage};
+use crate::event::{At, Mode, SessionTask, Waiting};
 use crate::replay::Player;
 use crate::session::state::{FinishInfo, PhaseRecord, Said, SessionState};
 
@@ -47,14 +47,12 @@ impl Playback {
 pub struct Scene {
     /// The task.
     pub task: SessionTask,
-    /// Current phase (0 = setup).
-    pub phase: u8,
-    /// Current stage.
-    pub stage: Stage,
+    /// Where the session is.
+    pub at: At,
     /// Step or auto.
     pub mode: Mode,
-    /// What the session waits for, if anything.
-    pub waiting: Option<String>,
+    /// What the session waits on, if anything.
+    pub waiting: Option<Waiting>,
     /// What each keyed command would do now, as the policy published it.
     pub answers: Vec<crate::event::Answer>,
     /// The verify run's job while it waits in a runner's queue.
@@ -115,10 +113,9 @@ impl Scene {
         };
         Scene {
             task: state.task.clone(),
-            phase: state.phase,
-            stage: state.stage,
+            at: state.at,
             mode: state.mode,
-            waiting: state.waiting.clone(),
+            waiting: state.waiting(),
             answers: state.answers.clone(),
             queued: state.queued.clone(),
             paused: state.paused,

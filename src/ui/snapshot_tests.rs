@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 
-use crate::event::{Event, FileContent, MetricPoint, Mode, ReferenceSeries, SessionTask, Stage};
+use crate::event::{At, Event, FileContent, MetricPoint, Mode, Pass, ReferenceSeries, SessionTask};
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
 use crate::session::state::SessionState;
@@ -91,14 +91,14 @@ fn session() -> SessionState {
             reference: vec![ReferenceSeries { metric: "test_acc".into(), points: points(&[0.90, 0.95, 0.97]) }],
         })),
         Event::Mode { mode: Mode::Auto },
-        Event::Stage { phase: 0, stage: Stage::Setup },
+        Event::Stage(At::Setup),
         Event::Baseline { files: vec![FileContent { path: "train.py".into(), text: Some(TORCH.into()), size: 1 }] },
-        Event::Stage { phase: 1, stage: Stage::Migrate },
+        Event::Stage(At::Migrate(1)),
         Event::AgentStarted { phase: 1, command: "agent".into(), cols: 60, rows: 10 },
         Event::AgentOutput { text: "[xstack scripted agent] replaying\r\nPorting train.py to JAX.\r\nwrote train.py\r\n".into() },
         Event::FileChanged { file: FileContent { path: "train.py".into(), text: Some(JAX.into()), size: 1 }, deleted: false },
         Event::AgentExited { code: Some(0) },
-        Event::Stage { phase: 1, stage: Stage::Verify },
+        Event::Stage(At::Verify(1, Pass::First)),
         Event::RunStarted { phase: 1, command: "python train.py".into(), cols: 60, rows: 10, seed_check: false },
         Event::RunOutput { text: "epoch 1 acc=0.50\r\nepoch 2 acc=0.61\r\nepoch 3 acc=0.70\r\n".into() },
     ];
@@ -122,14 +122,8 @@ fn session() -> SessionState {
             exit_code: Some(0),
             duration_s: 3.0,
         },
-        Event::Stage {
-            phase: 2,
-            stage: Stage::Migrate,
-        },
-        Event::Stage {
-            phase: 2,
-            stage: Stage::Verify,
-        },
+        Event::Stage(At::Migrate(2)),
+        Event::Stage(At::Verify(2, Pass::First)),
         Event::RunStarted {
             phase: 2,
             command: "python train.py".into(),
@@ -358,10 +352,7 @@ fn criterion_session(
                 points: points(reference),
             }],
         })),
-        Event::Stage {
-            phase: 1,
-            stage: Stage::Verify,
-        },
+        Event::Stage(At::Verify(1, Pass::First)),
         run(1),
         batch(1, phase1),
         Event::Graded {
@@ -370,10 +361,7 @@ fn criterion_session(
             exit_code: Some(0),
             duration_s: 3.0,
         },
-        Event::Stage {
-            phase: 2,
-            stage: Stage::Verify,
-        },
+        Event::Stage(At::Verify(2, Pass::First)),
         run(2),
         batch(2, phase2),
     ];
@@ -580,13 +568,7 @@ fn help_is_sized_to_its_rows_and_the_screen() {
 #[test]
 fn a_pass_in_phase_one_ends_the_phase_trail_there() {
     let mut state = SessionState::new();
-    state.apply(
-        0.0,
-        &Event::Stage {
-            phase: 1,
-            stage: Stage::Verify,
-        },
-    );
+    state.apply(0.0, &Event::Stage(At::Verify(1, Pass::First)));
     let graded = Event::Graded {
         phase: 1,
         verdict: verdict(None, 0.972),
@@ -594,13 +576,7 @@ fn a_pass_in_phase_one_ends_the_phase_trail_there() {
         duration_s: 1.0,
     };
     state.apply(1.0, &graded);
-    state.apply(
-        2.0,
-        &Event::Stage {
-            phase: 0,
-            stage: Stage::Done,
-        },
-    );
+    state.apply(2.0, &Event::Stage(At::Ended(1)));
     let (terminal, layout) = draw_frame(&state, &App::new(true), 120, 30);
     let text = row_text(terminal.backend().buffer(), layout.phase_bar);
     assert_eq!(
@@ -691,15 +667,17 @@ fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
 /// The policy of a step-mode session with an agent, walked to `phase`'s migrate stage (phase
 /// 1 failing on the way to phase 2).
 fn policy_migrating(phase: u8) -> crate::session::policy::Policy {
-    use crate::session::policy::{At, Policy};
+    use crate::session::policy::Policy;
     let mut policy = Policy::new(crate::event::Mode::Step, true);
     policy.done(At::Setup, None);
     policy.on_command(crate::event::Command::Next, false);
     if phase == 2 {
         policy.done(At::Migrate(1), None);
         policy.on_command(crate::event::Command::Next, false);
-        policy.done(At::Verify(1), Some(false));
+        policy.done(At::Verify(1, Pass::First), None);
+        policy.done(At::Grade(1, Pass::First), Some(false));
         policy.on_command(crate::event::Command::Next, false);
+        policy.done(At::Inject, None);
         policy.on_command(crate::event::Command::Next, false);
     }
     assert_eq!(policy.at(), At::Migrate(phase));
@@ -713,13 +691,7 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
         row_text(terminal.backend().buffer(), layout.hint)
     };
     let mut phase_one = SessionState::new();
-    phase_one.apply(
-        0.0,
-        &Event::Stage {
-            phase: 1,
-            stage: Stage::Migrate,
-        },
-    );
+    phase_one.apply(0.0, &Event::Stage(At::Migrate(1)));
     phase_one.apply(
         0.0,
         &Event::Answers {
@@ -966,17 +938,11 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
     };
     let mut state = SessionState::new();
     let events = [
-        Event::Stage {
-            phase: 0,
-            stage: Stage::Setup,
-        },
+        Event::Stage(At::Setup),
         Event::Baseline {
             files: vec![file(&source)],
         },
-        Event::Stage {
-            phase: 1,
-            stage: Stage::Migrate,
-        },
+        Event::Stage(At::Migrate(1)),
         Event::FileChanged {
             file: file(&port),
             deleted: false,
@@ -1022,7 +988,7 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
 fn the_key_hint_offers_exactly_what_the_policy_accepts() {
     use super::app::Action;
     use super::keymap::{self, Situation};
-    use crate::session::policy::{At, Policy};
+    use crate::session::policy::Policy;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut checked = 0;
     for policy in Policy::at_every_stage() {
@@ -1030,20 +996,7 @@ fn the_key_hint_offers_exactly_what_the_policy_accepts() {
             let at = policy.at();
             let answers = policy.answers(agent_running);
             let mut state = SessionState::new();
-            let stage = match at {
-                At::Setup => Stage::Setup,
-                At::Gate(_) | At::Inject => Stage::Inject,
-                At::Migrate(_) => Stage::Migrate,
-                At::Verify(_) | At::Reverify(..) => Stage::Verify,
-                At::Ended(_) => Stage::Done,
-            };
-            state.apply(
-                0.0,
-                &Event::Stage {
-                    phase: at.phase(),
-                    stage,
-                },
-            );
+            state.apply(0.0, &Event::Stage(at));
             if matches!(at, At::Ended(_)) {
                 state.apply(
                     0.0,

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use crate::agent::sandbox;
 use crate::agent::submit::{
-    ASKS_PREFIX, AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
+    AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
     asking_screen, trust_keys,
 };
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
@@ -17,9 +17,10 @@ use crate::pty::PtySpec;
 use crate::pty::supervise::Supervised;
 use crate::workspace::watch::WorkspaceWatcher;
 
-use super::super::policy::{AgentClock, At};
+use super::super::policy::AgentClock;
 use super::super::recorder::lock;
 use super::{Driver, Input, Stop};
+use crate::event::At;
 use crate::event::{Event, Mode};
 
 /// Quiet time the workspace watcher waits for before reporting a burst of writes.
@@ -355,28 +356,25 @@ impl Driver {
         }
     }
 
-    /// Says `waiting: the agent asks WHAT (a attaches to answer)` (once). The agent waits for
-    /// the human, not the other way round: in the TUI, where someone can answer, the wait is
-    /// not the agent's idleness.
+    /// Records that the agent asks WHAT (once): `waiting: the agent asks WHAT (a attaches to
+    /// answer)`. The agent waits for the human, not the other way round: in the TUI, where
+    /// someone can answer, the wait is not the agent's idleness.
     fn report_agent_asks(&mut self, what: &str) {
         if self.cfg.linger {
             self.agent_clock.active_at = Instant::now();
         }
-        let asking = Some(format!("{ASKS_PREFIX}{what} (a attaches to answer)"));
-        if lock(self.rec.state()).waiting != asking {
-            self.rec.emit(Event::Waiting { what: asking });
+        if lock(self.rec.state()).agent_asks.as_deref() != Some(what) {
+            self.rec.emit(Event::AgentAsks {
+                question: Some(what.to_string()),
+            });
         }
     }
 
-    /// Takes back `waiting: the agent asks …` once the asking screen is answered (or the
-    /// turn ended).
+    /// Takes back the agent's question once the asking screen is answered (or the turn
+    /// ended).
     fn clear_agent_asks(&mut self) {
-        let asked = lock(self.rec.state())
-            .waiting
-            .as_deref()
-            .is_some_and(|w| w.starts_with(ASKS_PREFIX));
-        if asked {
-            self.rec.emit(Event::Waiting { what: None });
+        if lock(self.rec.state()).agent_asks.is_some() {
+            self.rec.emit(Event::AgentAsks { question: None });
         }
     }
 

@@ -21,7 +21,6 @@ use crate::agent::sandbox::Sandbox;
 use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
-use crate::grade::Verdict;
 use crate::metrics::MetricStream;
 use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
 use crate::pty::supervise::{ChildEvent, Supervised};
@@ -30,11 +29,13 @@ use crate::task::Task;
 use crate::workspace::Tracker;
 use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 
-use super::policy::{AgentClock, At, Effect, Policy, Return};
+use super::policy::{AgentClock, Effect, Policy};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
 use crate::agent::submit::Submission;
-use crate::event::{Command, Event, Interruption, Mode, PhaseOutcome, Stage, TerminalPane};
+use crate::event::{
+    At, Command, Event, Interruption, Mode, Pass, PhaseOutcome, Return, TerminalPane,
+};
 
 /// How often the workspace is scanned and the journal flushed while waiting.
 const TICK: Duration = Duration::from_millis(200);
@@ -131,8 +132,6 @@ pub struct Driver {
     env: Option<PythonEnv>,
     tracker: Option<Tracker>,
     watcher: Option<(WorkspaceWatcher, std::sync::mpsc::Receiver<WatchEvent>)>,
-    /// The policy's answers as last published ([`Event::Answers`]).
-    published_answers: Vec<crate::event::Answer>,
     /// The records of the Python processes the agent starts (docs/CHECKS.md); None when
     /// they could not be set up (said in a note) or no agent works.
     agent_runs: Option<crate::checks::Collector>,
@@ -146,12 +145,6 @@ pub struct Driver {
     /// What interrupted the session, when a signal or the human did.
     interruption: Option<Interruption>,
     pending_messages: Vec<String>,
-    /// Phase-two details the human gave before phase 1 failed.
-    kept_details: Option<String>,
-    /// The details the human chose during the inject stage.
-    chosen_details: Option<String>,
-    /// The latest verdict (the phase-two prompt is built from it).
-    verdict: Option<Verdict>,
     /// The prompt of the phase the session continues, when resuming.
     resume_prompt: Option<String>,
     /// File changes recorded so far (did the agent's turn change anything?).
@@ -202,7 +195,6 @@ impl Driver {
             tracker: None,
             watcher: None,
             agent_runs: None,
-            published_answers: Vec::new(),
             agent: None,
             agent_exit_recorded: false,
             run: None,
@@ -210,9 +202,6 @@ impl Driver {
             seed_check_run: false,
             interruption: None,
             pending_messages: Vec::new(),
-            kept_details: None,
-            chosen_details: None,
-            verdict: None,
             resume_prompt: None,
             trust_keys_typed: 0,
             trust_answered_at: None,
@@ -278,55 +267,49 @@ impl Driver {
             self.rec.emit(Event::Mode {
                 mode: self.policy.mode(),
             });
-            self.rec.emit(Event::Stage {
-                phase: 0,
-                stage: Stage::Setup,
-            });
+            self.rec.emit(Event::Stage(At::Setup));
         }
-        self.publish_answers();
         let interactive = self.interactive();
         let mut prompt_text = self
             .resume_prompt
             .take()
             .unwrap_or_else(|| prompt::migration_prompt(&self.cfg.task, interactive));
         loop {
+            self.publish();
             let at = self.policy.at();
             let mut passed = None;
             match at {
                 At::Setup => self.setup().await?,
                 At::Gate(_) => self.wait_human(at).await?,
-                At::Migrate(phase) => {
-                    self.rec.emit(Event::Stage {
-                        phase,
-                        stage: Stage::Migrate,
-                    });
-                    self.migrate(phase, &prompt_text).await?;
-                }
-                At::Verify(phase) | At::Reverify(phase, _) => {
-                    passed = Some(self.grade_phase(at, phase).await?);
-                }
-                At::Inject => {
-                    if let Some(text) = self.inject(interactive).await? {
-                        prompt_text = text;
+                At::Migrate(phase) => self.migrate(phase, &prompt_text).await?,
+                At::Verify(phase, pass) | At::Grade(phase, pass) => {
+                    if pass != Pass::First {
+                        self.rec.emit(Event::Note {
+                            text: format!("re-running verify on the workspace (phase {phase})"),
+                        });
                     }
+                    passed = Some(self.verify_and_grade(phase).await?.passed());
                 }
+                At::Inject => prompt_text = self.phase_two_prompt(interactive),
                 At::Ended(_) => return Ok(()),
             }
-            self.policy.done(at, passed);
+            // A verify moved on to its grade when its run ended: the grade is what ended.
+            let finished = if passed.is_some() {
+                self.policy.at()
+            } else {
+                at
+            };
+            self.policy.done(finished, passed);
         }
     }
 
-    /// Verify and grade of `phase` (a re-run when `at` says so); whether it passed.
-    async fn grade_phase(&mut self, at: At, phase: u8) -> Result<bool, Stop> {
-        if let At::Reverify(..) = at {
-            self.rec.emit(Event::Note {
-                text: format!("re-running verify on the workspace (phase {phase})"),
-            });
+    /// The run of the verify stage ended: the policy moves on to the grade.
+    fn verify_run_ended(&mut self) {
+        let at = self.policy.at();
+        if let At::Verify(..) = at {
+            self.policy.done(at, None);
+            self.publish();
         }
-        let verdict = self.verify_and_grade(phase).await?;
-        let passed = verdict.passed();
-        self.verdict = Some(verdict);
-        Ok(passed)
     }
 
     /// Phase 1's parity report, when the task tells it to the agent (`[parity] tell_agent`).
@@ -341,47 +324,29 @@ impl Driver {
             .flatten()
     }
 
-    /// After a failed phase 1: the phase-two details, kept from earlier, as written in auto
-    /// mode, or chosen by the human in step mode. Returns the phase-two prompt, or None when
-    /// the human asked for a re-run instead (the policy moved on to it).
-    async fn inject(&mut self, interactive: bool) -> Result<Option<String>, Stop> {
-        self.rec.emit(Event::Stage {
-            phase: 1,
-            stage: Stage::Inject,
-        });
-        let as_written = self.cfg.task.spec.phase2.details.clone();
-        let details = match self.kept_details.take() {
-            Some(text) => text,
-            None if self.policy.mode() == Mode::Auto => as_written,
-            None => {
-                self.chosen_details = None;
-                self.wait_human(At::Inject).await?;
-                match self.chosen_details.take() {
-                    Some(text) => text,
-                    None => return Ok(None),
-                }
-            }
-        };
-        self.rec.emit(Event::Waiting { what: None });
-        let Some(verdict) = self.verdict.as_ref() else {
-            return Ok(None);
-        };
+    /// After a failed phase 1: the phase-two prompt, from phase 1's verdict and the details
+    /// the policy holds (the human's, or as the task writes them).
+    fn phase_two_prompt(&self, interactive: bool) -> String {
+        let details = self
+            .policy
+            .details()
+            .unwrap_or(&self.cfg.task.spec.phase2.details)
+            .to_string();
+        let verdict = lock(self.rec.state())
+            .phase(1)
+            .and_then(|p| p.verdict.clone());
         let parity = self.told_parity();
-        Ok(Some(prompt::phase2_prompt(
-            verdict,
-            parity.as_ref(),
-            &details,
-            interactive,
-        )))
+        match verdict {
+            Some(verdict) => {
+                prompt::phase2_prompt(&verdict, parity.as_ref(), &details, interactive)
+            }
+            None => details,
+        }
     }
 
-    /// Waits for the human where the policy waits (a gate, the review of the details) until
-    /// the policy moves on.
+    /// Waits for the human where the policy waits (the state says what for, from where the
+    /// session is) until the policy moves on.
     async fn wait_human(&mut self, at: At) -> Result<(), Stop> {
-        let Some(what) = at.waiting_for() else {
-            return Ok(());
-        };
-        self.rec.emit(Event::Waiting { what: Some(what) });
         while self.policy.at() == at {
             match self.next_input().await {
                 Input::Command(command) => self.command(command)?,
@@ -389,16 +354,14 @@ impl Driver {
                 Input::AgentFinished | Input::RunFinished | Input::RunTimedOut => {}
             }
         }
-        if at != At::Inject {
-            self.rec.emit(Event::Waiting { what: None });
-        }
         Ok(())
     }
 
     /// Records the end of the session (or of a re-run after it) and writes `result.json`;
     /// returns the exit status.
     fn finish(&mut self, error: Option<String>, interrupted: Option<Interruption>) -> i32 {
-        let passed_in_phase = self.policy.passed_in_phase();
+        self.publish();
+        let passed_in_phase = lock(self.rec.state()).passed_in_phase();
         let exit_code = match (&error, passed_in_phase) {
             (Some(_), _) => EXIT_INFRA,
             (None, Some(_)) => EXIT_PASS,
@@ -421,10 +384,14 @@ impl Driver {
     async fn linger(&mut self, mut exit_code: i32) -> i32 {
         loop {
             let at = self.policy.at();
-            if let At::Reverify(phase, Return::Ended) = at {
-                match self.grade_phase(at, phase).await {
-                    Ok(passed) => {
-                        self.policy.done(at, Some(passed));
+            if let At::Verify(phase, Pass::Again(Return::Ended)) = at {
+                self.publish();
+                self.rec.emit(Event::Note {
+                    text: format!("re-running verify on the workspace (phase {phase})"),
+                });
+                match self.verify_and_grade(phase).await {
+                    Ok(verdict) => {
+                        self.policy.done(self.policy.at(), Some(verdict.passed()));
                         exit_code = self.finish(None, None);
                     }
                     Err(Stop::Aborted) => break,
@@ -469,18 +436,9 @@ impl Driver {
                     }
                     self.rec.emit(Event::Paused { paused });
                 }
-                Effect::EndTurn => {}
-                Effect::SendDetails(details) => {
-                    self.chosen_details =
-                        Some(details.unwrap_or_else(|| self.cfg.task.spec.phase2.details.clone()));
-                }
-                Effect::KeepDetails(text) => {
-                    self.rec.emit(Event::Note {
-                        text: "phase-two details kept; they are sent when phase 1 fails"
-                            .to_string(),
-                    });
-                    self.kept_details = Some(text);
-                }
+                Effect::DetailsKept => self.rec.emit(Event::Note {
+                    text: "phase-two details kept; they are sent when phase 1 fails".to_string(),
+                }),
                 Effect::Message(text) => self.message_agent(text),
                 Effect::AgentInput(bytes) => {
                     if let Some(agent) = self.agent.as_mut()
@@ -526,20 +484,28 @@ impl Driver {
         self.rec.emit(Event::Resized { pane, cols, rows });
     }
 
-    /// Waits for the next input, recording terminal output (and the metric points in it) on
-    /// the way.
-    /// Publishes what each keyed command would do now, when that changed since last time.
-    fn publish_answers(&mut self) {
+    /// Records where the policy is and what each keyed command would do now, each when it
+    /// changed since the state last heard of it.
+    fn publish(&mut self) {
+        let at = self.policy.at();
         let running = self.agent.as_ref().is_some_and(Supervised::running);
         let answers = self.policy.answers(running);
-        if answers != self.published_answers {
-            self.published_answers = answers.clone();
+        let (moved, answered) = {
+            let state = lock(self.rec.state());
+            (state.at != at, state.answers != answers)
+        };
+        if moved {
+            self.rec.emit(Event::Stage(at));
+        }
+        if answered {
             self.rec.emit(Event::Answers { answers });
         }
     }
 
+    /// Waits for the next input, recording terminal output (and the metric points in it) on
+    /// the way.
     async fn next_input(&mut self) -> Input {
-        self.publish_answers();
+        self.publish();
         let tick_at = Instant::now() + TICK;
         loop {
             let woken = {

@@ -17,7 +17,7 @@ use crate::workspace::{self, Tracker};
 use super::super::policy::Policy;
 use super::super::recorder::lock;
 use super::{Driver, Stop, recv_opt};
-use crate::event::{Event, FileContent, ReferenceSeries, SessionTask, Stage};
+use crate::event::{At, Event, FileContent, ReferenceSeries, SessionTask};
 
 impl Driver {
     /// Rebuilds the policy of a resumed session from the state its journal rebuilt: the phase
@@ -25,15 +25,14 @@ impl Driver {
     /// had ended; a session whose every needed phase was graded has ended.
     pub(super) fn resume(&mut self) {
         let interactive = self.interactive();
-        let (verdicts, prompts, phase, stage, details) = {
+        let (verdicts, prompts, at, details) = {
             let state = lock(self.rec.state());
             let verdict = |p: u8| state.phase(p).and_then(|r| r.verdict.clone());
             let prompt = |p: u8| state.phase(p).and_then(|r| r.prompt.clone());
             (
                 [verdict(1), verdict(2)],
                 [prompt(1), prompt(2)],
-                state.phase,
-                state.stage,
+                state.at,
                 state.task.phase2_details.clone(),
             )
         };
@@ -53,13 +52,11 @@ impl Driver {
             )),
             _ => None,
         };
-        let [v1, _] = verdicts;
-        self.verdict = v1;
         let Some((resumed, prompt)) = continues else {
             self.policy = Policy::resumed(self.cfg.mode, self.cfg.agent.is_some(), passed, None);
             return;
         };
-        let migrated = phase == resumed && matches!(stage, Stage::Verify | Stage::Grade);
+        let migrated = matches!(at, At::Verify(p, _) | At::Grade(p, _) if p == resumed);
         self.rec.emit(Event::Note {
             text: format!(
                 "resumed from the journal: phase {resumed} continues at {}",

@@ -20,16 +20,12 @@ use crate::workspace;
 
 use super::super::recorder::lock;
 use super::{Driver, Input, Stop};
-use crate::event::{Event, MetricPoint, Stage};
+use crate::event::{Event, MetricPoint};
 
 impl Driver {
     /// Builds the verify copy, scans it, runs the experiment (twice with `seed_check`),
     /// grades it.
     pub(super) async fn verify_and_grade(&mut self, phase: u8) -> Result<Verdict, Stop> {
-        self.rec.emit(Event::Stage {
-            phase,
-            stage: Stage::Verify,
-        });
         self.scan_workspace();
         let verify_dir = self.cfg.run_dir.join("verify");
         let mut findings = self.integrity_scan(&verify_dir)?;
@@ -368,10 +364,7 @@ impl Driver {
             return Err(Stop::Infra(message));
         }
         if !seed_check {
-            self.rec.emit(Event::Stage {
-                phase,
-                stage: Stage::Grade,
-            });
+            self.verify_run_ended();
         }
         if lease_was_local {
             audit = AuditRun { dir: audit_dir }.findings();

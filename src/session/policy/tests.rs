@@ -141,56 +141,72 @@ async fn next_rerun_inject_and_shell_by_stage() {
     let expected = [
         "Setup Next: decline n",
         "Setup Rerun: decline r",
-        "Setup Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Setup Inject(\"edited\"): DetailsKept",
         "Setup OpenShell: decline o",
         "Gate(Migrate(1)) Next:  -> Migrate(1)",
         "Gate(Migrate(1)) Rerun: decline r",
-        "Gate(Migrate(1)) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Gate(Migrate(1)) Inject(\"edited\"): DetailsKept",
         "Gate(Migrate(1)) OpenShell: decline o",
-        "Migrate(1) Next: EndTurn -> Gate(Verify(1))",
+        "Migrate(1) Next:  -> Gate(Verify(1))",
         "Migrate(1) Rerun: decline r",
-        "Migrate(1) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Migrate(1) Inject(\"edited\"): DetailsKept",
         "Migrate(1) OpenShell: decline o",
-        "Gate(Verify(1)) Next:  -> Verify(1)",
+        "Gate(Verify(1)) Next:  -> Verify(1, First)",
         "Gate(Verify(1)) Rerun: decline r",
-        "Gate(Verify(1)) Inject(\"edited\"): KeepDetails(\"edited\")",
+        "Gate(Verify(1)) Inject(\"edited\"): DetailsKept",
         "Gate(Verify(1)) OpenShell: decline o",
-        "Verify(1) Next: decline n",
-        "Verify(1) Rerun: decline r",
-        "Verify(1) Inject(\"edited\"): KeepDetails(\"edited\")",
-        "Verify(1) OpenShell: decline o",
-        "Inject Next: SendDetails(None) -> Gate(Migrate(2))",
-        "Inject Rerun:  -> Reverify(1, Inject)",
-        "Inject Inject(\"edited\"): SendDetails(Some(\"edited\")) -> Gate(Migrate(2))",
+        "Verify(1, First) Next: decline n",
+        "Verify(1, First) Rerun: decline r",
+        "Verify(1, First) Inject(\"edited\"): DetailsKept",
+        "Verify(1, First) OpenShell: decline o",
+        "Grade(1, First) Next: decline n",
+        "Grade(1, First) Rerun: decline r",
+        "Grade(1, First) Inject(\"edited\"): DetailsKept",
+        "Grade(1, First) OpenShell: decline o",
+        "Gate(Details) Next:  -> Inject",
+        "Gate(Details) Rerun:  -> Verify(1, Again(Details))",
+        "Gate(Details) Inject(\"edited\"):  -> Inject",
+        "Gate(Details) OpenShell: decline o",
+        "Verify(1, Again(Details)) Next: decline n",
+        "Verify(1, Again(Details)) Rerun: decline r",
+        "Verify(1, Again(Details)) Inject(\"edited\"): DetailsKept",
+        "Verify(1, Again(Details)) OpenShell: decline o",
+        "Grade(1, Again(Details)) Next: decline n",
+        "Grade(1, Again(Details)) Rerun: decline r",
+        "Grade(1, Again(Details)) Inject(\"edited\"): DetailsKept",
+        "Grade(1, Again(Details)) OpenShell: decline o",
+        "Inject Next: decline n",
+        "Inject Rerun: decline r",
+        "Inject Inject(\"edited\"): decline i",
         "Inject OpenShell: decline o",
-        "Reverify(1, Inject) Next: decline n",
-        "Reverify(1, Inject) Rerun: decline r",
-        "Reverify(1, Inject) Inject(\"edited\"): KeepDetails(\"edited\")",
-        "Reverify(1, Inject) OpenShell: decline o",
         "Gate(Migrate(2)) Next:  -> Migrate(2)",
         "Gate(Migrate(2)) Rerun: decline r",
         "Gate(Migrate(2)) Inject(\"edited\"): decline i",
         "Gate(Migrate(2)) OpenShell: decline o",
-        "Migrate(2) Next: EndTurn -> Gate(Verify(2))",
+        "Migrate(2) Next:  -> Gate(Verify(2))",
         "Migrate(2) Rerun: decline r",
         "Migrate(2) Inject(\"edited\"): decline i",
         "Migrate(2) OpenShell: decline o",
-        "Gate(Verify(2)) Next:  -> Verify(2)",
+        "Gate(Verify(2)) Next:  -> Verify(2, First)",
         "Gate(Verify(2)) Rerun: decline r",
         "Gate(Verify(2)) Inject(\"edited\"): decline i",
         "Gate(Verify(2)) OpenShell: decline o",
-        "Verify(2) Next: decline n",
-        "Verify(2) Rerun: decline r",
-        "Verify(2) Inject(\"edited\"): decline i",
-        "Verify(2) OpenShell: decline o",
+        "Verify(2, First) Next: decline n",
+        "Verify(2, First) Rerun: decline r",
+        "Verify(2, First) Inject(\"edited\"): decline i",
+        "Verify(2, First) OpenShell: decline o",
+        "Grade(2, First) Next: decline n",
+        "Grade(2, First) Rerun: decline r",
+        "Grade(2, First) Inject(\"edited\"): decline i",
+        "Grade(2, First) OpenShell: decline o",
         "Ended(2) Next: decline n",
-        "Ended(2) Rerun:  -> Reverify(2, Ended)",
+        "Ended(2) Rerun:  -> Verify(2, Again(Ended))",
         "Ended(2) Inject(\"edited\"): decline i",
         "Ended(2) OpenShell: OpenShell",
-        "Reverify(2, Ended) Next: decline n",
-        "Reverify(2, Ended) Rerun: decline r",
-        "Reverify(2, Ended) Inject(\"edited\"): decline i",
-        "Reverify(2, Ended) OpenShell: decline o",
+        "Verify(2, Again(Ended)) Next: decline n",
+        "Verify(2, Again(Ended)) Rerun: decline r",
+        "Verify(2, Again(Ended)) Inject(\"edited\"): decline i",
+        "Verify(2, Again(Ended)) OpenShell: decline o",
     ];
     assert_eq!(table, expected);
 }
@@ -210,17 +226,26 @@ async fn a_message_is_taken_only_where_an_agent_will_read_it() {
     let declined = [
         "Migrate(2) running=false",
         "Gate(Verify(2)) running=false",
-        "Verify(2) running=false",
+        "Verify(2, First) running=false",
+        "Grade(2, First) running=false",
         "Ended(2) running=false",
         "Ended(2) running=true",
-        "Reverify(2, Ended) running=false",
+        "Verify(2, Again(Ended)) running=false",
     ];
     assert_eq!(table, declined);
 }
 
 #[tokio::test(start_paused = true)]
 async fn rerun_during_migrate_and_verify_says_why_not_now() {
-    for at in [At::Migrate(1), At::Verify(1), At::Migrate(2), At::Verify(2)] {
+    let verifying = [
+        At::Migrate(1),
+        At::Verify(1, Pass::First),
+        At::Grade(1, Pass::First),
+        At::Migrate(2),
+        At::Verify(2, Pass::First),
+        At::Grade(2, Pass::First),
+    ];
+    for at in verifying {
         let mut policy = policy_at(at);
         let effects = policy.on_command(Command::Rerun, true);
         let [Effect::Decline { command, reason }] = &effects[..] else {
@@ -244,14 +269,17 @@ async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
     seen.push(step.done(At::Migrate(1), None));
     step.on_command(Command::Next, false);
     seen.push(step.at());
-    seen.push(step.done(At::Verify(1), Some(false)));
+    seen.push(step.done(At::Verify(1, Pass::First), None));
+    seen.push(step.done(At::Grade(1, Pass::First), Some(false)));
     step.on_command(Command::Next, false);
     seen.push(step.at());
+    seen.push(step.done(At::Inject, None));
     step.on_command(Command::Next, false);
     seen.push(step.at());
     seen.push(step.done(At::Migrate(2), None));
     step.on_command(Command::Next, false);
-    seen.push(step.done(At::Verify(2), Some(false)));
+    seen.push(step.done(At::Verify(2, Pass::First), None));
+    seen.push(step.done(At::Grade(2, Pass::First), Some(false)));
     assert_eq!(
         seen,
         [
@@ -259,24 +287,40 @@ async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
             At::Gate(Gated::Migrate(1)),
             At::Migrate(1),
             At::Gate(Gated::Verify(1)),
-            At::Verify(1),
+            At::Verify(1, Pass::First),
+            At::Grade(1, Pass::First),
+            At::Gate(Gated::Details),
             At::Inject,
             At::Gate(Gated::Migrate(2)),
             At::Migrate(2),
             At::Gate(Gated::Verify(2)),
+            At::Grade(2, Pass::First),
             At::Ended(2),
         ]
     );
-    assert_eq!(step.passed_in_phase(), None);
+    assert_eq!(step.passed_of(1), Some(false));
+    assert_eq!(step.passed_of(2), Some(false));
+    assert_eq!(step.details(), None);
 
     let mut auto = Policy::new(Mode::Auto, true);
     assert_eq!(auto.done(At::Setup, None), At::Migrate(1));
-    assert_eq!(auto.done(At::Migrate(1), None), At::Verify(1));
-    assert_eq!(auto.done(At::Verify(1), Some(false)), At::Inject);
+    assert_eq!(auto.done(At::Migrate(1), None), At::Verify(1, Pass::First));
+    assert_eq!(
+        auto.done(At::Verify(1, Pass::First), None),
+        At::Grade(1, Pass::First)
+    );
+    assert_eq!(
+        auto.done(At::Grade(1, Pass::First), Some(false)),
+        At::Inject
+    );
     assert_eq!(auto.done(At::Inject, None), At::Migrate(2));
-    assert_eq!(auto.done(At::Migrate(2), None), At::Verify(2));
-    assert_eq!(auto.done(At::Verify(2), Some(true)), At::Ended(2));
-    assert_eq!(auto.passed_in_phase(), Some(2));
+    assert_eq!(auto.done(At::Migrate(2), None), At::Verify(2, Pass::First));
+    auto.done(At::Verify(2, Pass::First), None);
+    assert_eq!(
+        auto.done(At::Grade(2, Pass::First), Some(true)),
+        At::Ended(2)
+    );
+    assert_eq!(auto.passed_of(2), Some(true));
 }
 
 #[tokio::test(start_paused = true)]
@@ -284,29 +328,61 @@ async fn a_pass_in_phase_one_ends_and_grade_has_one_phase() {
     let mut policy = Policy::new(Mode::Auto, true);
     policy.done(At::Setup, None);
     policy.done(At::Migrate(1), None);
-    assert_eq!(policy.done(At::Verify(1), Some(true)), At::Ended(1));
-    assert_eq!(policy.passed_in_phase(), Some(1));
+    policy.done(At::Verify(1, Pass::First), None);
+    assert_eq!(
+        policy.done(At::Grade(1, Pass::First), Some(true)),
+        At::Ended(1)
+    );
+    assert_eq!(policy.passed_of(1), Some(true));
 
     let mut grade = Policy::new(Mode::Step, false);
-    assert_eq!(grade.done(At::Setup, None), At::Verify(1));
-    assert_eq!(grade.done(At::Verify(1), Some(false)), At::Ended(1));
+    assert_eq!(grade.done(At::Setup, None), At::Verify(1, Pass::First));
+    grade.done(At::Verify(1, Pass::First), None);
+    assert_eq!(
+        grade.done(At::Grade(1, Pass::First), Some(false)),
+        At::Ended(1)
+    );
     assert!(grade.graded(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn details_given_before_phase_one_fails_are_sent_without_a_wait() {
+    let mut policy = policy_at(At::Migrate(1));
+    assert_eq!(
+        policy.on_command(Command::Inject("use lr 3e-4".to_string()), true),
+        [Effect::DetailsKept]
+    );
+    policy.done(At::Migrate(1), None);
+    policy.on_command(Command::Next, false);
+    policy.done(At::Verify(1, Pass::First), None);
+    // Step mode, yet no review of the details: the human gave them already.
+    assert_eq!(
+        policy.done(At::Grade(1, Pass::First), Some(false)),
+        At::Inject
+    );
+    assert_eq!(policy.details(), Some("use lr 3e-4"));
+
+    let mut policy = policy_at(At::Gate(Gated::Details));
+    assert_eq!(
+        policy.on_command(Command::Inject("edited".to_string()), false),
+        []
+    );
+    assert_eq!(policy.at(), At::Inject);
+    assert_eq!(policy.details(), Some("edited"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn switching_to_auto_ends_the_wait_and_a_stage_left_early_is_not_ended_twice() {
     let mut policy = policy_at(At::Gate(Gated::Verify(1)));
     policy.on_command(Command::ToggleMode, false);
-    assert_eq!(policy.at(), At::Verify(1));
+    assert_eq!(policy.at(), At::Verify(1, Pass::First));
     assert_eq!(policy.mode(), Mode::Auto);
 
-    let mut policy = policy_at(At::Inject);
+    let mut policy = policy_at(At::Gate(Gated::Details));
     let effects = policy.on_command(Command::ToggleMode, false);
-    assert_eq!(
-        effects,
-        [Effect::SetMode(Mode::Auto), Effect::SendDetails(None)]
-    );
-    assert_eq!(policy.at(), At::Migrate(2));
+    assert_eq!(effects, [Effect::SetMode(Mode::Auto)]);
+    assert_eq!(policy.at(), At::Inject);
+    assert_eq!(policy.details(), None);
 
     // The human ended the turn: the agent's own end of it afterwards changes nothing.
     let mut policy = policy_at(At::Migrate(1));
@@ -320,26 +396,26 @@ async fn switching_to_auto_ends_the_wait_and_a_stage_left_early_is_not_ended_twi
 
 #[tokio::test(start_paused = true)]
 async fn a_rerun_returns_where_it_came_from_unless_it_passes() {
-    let mut policy = policy_at(At::Inject);
+    let again = Pass::Again(Return::Details);
+    let mut policy = policy_at(At::Gate(Gated::Details));
     policy.on_command(Command::Rerun, false);
+    assert_eq!(policy.at(), At::Verify(1, again));
+    assert_eq!(policy.done(At::Verify(1, again), None), At::Grade(1, again));
     assert_eq!(
-        policy.done(At::Reverify(1, Return::Inject), Some(false)),
-        At::Inject
+        policy.done(At::Grade(1, again), Some(false)),
+        At::Gate(Gated::Details)
     );
     policy.on_command(Command::Rerun, false);
-    assert_eq!(
-        policy.done(At::Reverify(1, Return::Inject), Some(true)),
-        At::Ended(1)
-    );
-    assert_eq!(policy.passed_in_phase(), Some(1));
+    policy.done(At::Verify(1, again), None);
+    assert_eq!(policy.done(At::Grade(1, again), Some(true)), At::Ended(1));
+    assert_eq!(policy.passed_of(1), Some(true));
 
+    let again = Pass::Again(Return::Ended);
     let mut policy = policy_at(At::Ended(2));
     policy.on_command(Command::Rerun, false);
-    assert_eq!(
-        policy.done(At::Reverify(2, Return::Ended), Some(true)),
-        At::Ended(2)
-    );
-    assert_eq!(policy.passed_in_phase(), Some(2));
+    policy.done(At::Verify(2, again), None);
+    assert_eq!(policy.done(At::Grade(2, again), Some(true)), At::Ended(2));
+    assert_eq!(policy.passed_of(2), Some(true));
 }
 
 #[tokio::test(start_paused = true)]
@@ -350,7 +426,7 @@ async fn a_resumed_session_continues_the_cut_off_phase() {
     assert_eq!(policy.done(At::Setup, None), At::Migrate(1));
     let policy = Policy::resumed(Mode::Auto, true, [Some(true), None], None);
     assert_eq!(policy.at(), At::Ended(1));
-    assert_eq!(policy.passed_in_phase(), Some(1));
+    assert_eq!(policy.passed_of(1), Some(true));
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::event::{Gated, JobState};
 use crate::grade::{CriterionResult, FailureClass};
 use crate::metrics::Point;
 use crate::task::Direction;
@@ -25,13 +26,8 @@ fn reducer_builds_phases_metrics_and_verdicts() {
     let mut s = SessionState::new();
     let events = vec![
         Event::Mode { mode: Mode::Step },
-        Event::Stage {
-            phase: 1,
-            stage: Stage::Migrate,
-        },
-        Event::Waiting {
-            what: Some("n to verify phase 1".into()),
-        },
+        Event::Stage(At::Migrate(1)),
+        Event::Stage(At::Gate(Gated::Verify(1))),
         Event::RunStarted {
             phase: 1,
             command: "python t.py".into(),
@@ -61,10 +57,7 @@ fn reducer_builds_phases_metrics_and_verdicts() {
             exit_code: Some(0),
             duration_s: 2.0,
         },
-        Event::Stage {
-            phase: 2,
-            stage: Stage::Migrate,
-        },
+        Event::Stage(At::Migrate(2)),
         Event::RunStarted {
             phase: 2,
             command: "python t.py".into(),
@@ -97,7 +90,14 @@ fn reducer_builds_phases_metrics_and_verdicts() {
     for (i, e) in events.iter().enumerate() {
         s.apply(i as f64, e);
         if i == 2 {
-            assert_eq!(s.waiting.as_deref(), Some("n to verify phase 1"));
+            assert_eq!(
+                s.waiting(),
+                Some(Waiting::Human(At::Gate(Gated::Verify(1))))
+            );
+            assert_eq!(
+                s.waiting().map(|w| w.text()).as_deref(),
+                Some("n to verify phase 1")
+            );
             assert_eq!(s.mode, Mode::Step);
         }
         if i == 4 {
@@ -119,7 +119,7 @@ fn reducer_builds_phases_metrics_and_verdicts() {
         "FAIL fidelity_gap"
     );
     assert!(s.phases[1].verdict.as_ref().unwrap().passed());
-    assert_eq!(s.stage, Stage::Done);
+    assert_eq!(s.at, At::Ended(2));
     assert!(!s.run_running);
     assert_eq!(s.finished.as_ref().unwrap().passed_in_phase, Some(2));
     assert_eq!(s.now, 12.0);
@@ -303,7 +303,7 @@ fn a_queued_job_shows_in_the_run_log_and_status_until_it_starts() {
         phase: 1,
         runner: "slurm://gpu/scratch".into(),
         job_id: "1234".into(),
-        state: state.into(),
+        state: JobState::from(state.to_string()),
         reason: reason.map(str::to_string),
         waited_s,
     };
