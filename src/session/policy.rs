@@ -231,6 +231,10 @@ impl Policy {
                 }
                 _ => vec![decline("n", not_waiting(at))],
             },
+            Command::ToggleMode if matches!(at, At::Ended(_)) => vec![decline(
+                "s",
+                "the session has ended: no stage is left to step through".to_string(),
+            )],
             Command::ToggleMode => {
                 self.mode = match self.mode {
                     Mode::Step => Mode::Auto,

@@ -229,30 +229,30 @@ pub const BINDINGS: &[Binding] = &[
     },
     Binding {
         keys: &[Key::Char('n')],
-        works: &[Running],
+        works: LIVE,
         action: A::Next,
-        hint: Some((&[Running], "n", "next")),
+        hint: Some((LIVE, "n", "next")),
         help: Some(("n", "next: advance to the next phase (step mode)")),
     },
     Binding {
         keys: &[Key::Char('s')],
-        works: &[Running],
+        works: LIVE,
         action: A::ToggleMode,
-        hint: Some((&[Running], "s", "step/auto")),
+        hint: Some((LIVE, "s", "step/auto")),
         help: Some(("s", "toggle step / auto mode")),
     },
     Binding {
         keys: &[Key::Char('p')],
-        works: &[Running],
+        works: LIVE,
         action: A::TogglePause,
-        hint: Some((&[Running], "p", "pause")),
+        hint: Some((LIVE, "p", "pause")),
         help: Some(("p", "pause / resume the agent (the whole process group)")),
     },
     Binding {
         keys: &[Key::Char('i')],
-        works: &[Running],
+        works: LIVE,
         action: A::Inject,
-        hint: Some((&[Running], "i", "inject")),
+        hint: Some((LIVE, "i", "inject")),
         help: Some((
             "i",
             "inject the phase-two details (Ctrl-S sends, Esc cancels)",
@@ -260,9 +260,9 @@ pub const BINDINGS: &[Binding] = &[
     },
     Binding {
         keys: &[Key::Char('m')],
-        works: &[Running],
+        works: LIVE,
         action: A::Message,
-        hint: Some((&[Running], "m", "message")),
+        hint: Some((LIVE, "m", "message")),
         help: Some(("m", "message the agent")),
     },
     Binding {
@@ -277,9 +277,9 @@ pub const BINDINGS: &[Binding] = &[
     },
     Binding {
         keys: &[Key::Char('o')],
-        works: &[Ended],
+        works: LIVE,
         action: A::OpenShell,
-        hint: Some((&[Ended], "o", "shell")),
+        hint: Some((LIVE, "o", "shell")),
         help: Some((
             "o",
             "after the end: open a shell in the workspace in the Agent pane",

@@ -155,12 +155,23 @@ fn session() -> SessionState {
             exit_code: Some(0),
             duration_s: 2.5,
         },
+        Event::Stage(At::Ended(2)),
         Event::Finished {
             passed: true,
             passed_in_phase: Some(2),
             exit_code: 0,
             error: None,
             interrupted: None,
+        },
+        // What the policy answers at the end, as a live session publishes it.
+        Event::Answers {
+            answers: crate::session::policy::Policy::resumed(
+                Mode::Auto,
+                true,
+                [Some(false), Some(true)],
+                None,
+            )
+            .answers(false),
         },
     ]);
     let mut state = SessionState::new();
@@ -943,6 +954,9 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
             files: vec![file(&source)],
         },
         Event::Stage(At::Migrate(1)),
+        Event::Answers {
+            answers: policy_migrating(1).answers(true),
+        },
         Event::FileChanged {
             file: file(&port),
             deleted: false,

@@ -72,9 +72,13 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                 }
                 // The commands that mean the same everywhere.
                 match &command {
-                    Command::ToggleMode => {
-                        assert_eq!(effects[0], Effect::SetMode(Mode::Auto), "{said}");
-                    }
+                    Command::ToggleMode => match at {
+                        At::Ended(_) => assert!(
+                            matches!(effects[..], [Effect::Decline { command: "s", .. }]),
+                            "{said}"
+                        ),
+                        _ => assert_eq!(effects[0], Effect::SetMode(Mode::Auto), "{said}"),
+                    },
                     Command::AgentInput(bytes) => {
                         assert_eq!(effects, [Effect::AgentInput(bytes.clone())]);
                     }
