@@ -44,18 +44,18 @@ pub fn draw_scene(
     let area = frame.area();
     let layout = FrameLayout::of(area, view);
     for pane in PaneId::ALL {
-        let line = layout.summaries[pane.index()];
+        let line = layout.summaries[pane];
         if line.area() > 0 {
             summary(frame, line, pane, scene, view, diff, theme);
         }
-        let rect = layout.panes[pane.index()];
+        let rect = layout.panes[pane];
         if rect.area() == 0 {
             continue;
         }
         let block = pane_block(pane, view, scene, diff, theme);
         match pane {
             PaneId::Agent if view.agent_transcript => {
-                panes::transcript(frame, rect, block, scene, view.scroll[0], theme)
+                panes::transcript(frame, rect, block, scene, view.scroll[PaneId::Agent], theme)
             }
             PaneId::Agent => {
                 let placeholder = (placeholder(pane, scene), theme.colors.dim);
@@ -74,7 +74,14 @@ pub fn draw_scene(
             }
             PaneId::Diff => diff.draw(frame, rect, block, view, theme),
             PaneId::Metrics => panes::metrics(frame, rect, block, scene, theme),
-            PaneId::Verdict => panes::verdict(frame, rect, block, scene, view.scroll[4], theme),
+            PaneId::Verdict => panes::verdict(
+                frame,
+                rect,
+                block,
+                scene,
+                view.scroll[PaneId::Verdict],
+                theme,
+            ),
         }
     }
     frame.render_widget(
@@ -113,7 +120,7 @@ fn summary(
     theme: &Theme,
 ) {
     let c = &theme.colors;
-    let label = format!(" {} {:<8} ", pane.index() + 1, pane.title());
+    let label = format!(" {} {:<8} ", pane.number(), pane.title());
     let label_rect = Rect::new(line.x, line.y, SUMMARY_LABEL.min(line.width), 1);
     frame.render_widget(
         Paragraph::new(Span::styled(
@@ -240,7 +247,7 @@ fn pane_block<'a>(
     let focused = app.focus == pane;
     let c = &theme.colors;
     let mut title = vec![Span::styled(
-        format!(" {} {} ", pane.index() + 1, pane.title()),
+        format!(" {} {} ", pane.number(), pane.title()),
         Style::default()
             .fg(if focused { c.focus } else { c.title })
             .add_modifier(Modifier::BOLD),
@@ -262,7 +269,7 @@ fn pane_block<'a>(
             Style::default().fg(c.waiting),
         ));
     }
-    if app.scroll[pane.index()] > 0
+    if app.scroll[pane] > 0
         && matches!(
             pane,
             PaneId::Agent | PaneId::RunLog | PaneId::Verdict | PaneId::Diff

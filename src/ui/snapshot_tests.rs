@@ -424,7 +424,7 @@ fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffe
     // On a compact screen only the focused pane is drawn whole.
     app.focus = PaneId::Metrics;
     let (terminal, layout) = draw_frame(state, &app, width, height);
-    let rect = layout.panes[PaneId::Metrics.index()];
+    let rect = layout.panes[PaneId::Metrics];
     let buffer = terminal.backend().buffer();
     let mut text = String::new();
     let mut pane = Buffer::empty(rect);
@@ -923,13 +923,13 @@ fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent
             insta::assert_snapshot!("diff_at_the_parity_line_80x24", text);
         }
         // The pane then scrolls freely, and the next file clears the mark.
-        let top = app.scroll[1];
+        let top = app.scroll[PaneId::Diff];
         app.on_key(
             KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE),
             &state,
         );
         frame(&mut app, &mut diff);
-        assert_ne!(app.scroll[1], top);
+        assert_ne!(app.scroll[PaneId::Diff], top);
         app.on_key(
             KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE),
             &state,

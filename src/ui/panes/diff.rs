@@ -22,7 +22,7 @@ use crate::diff::{
 use crate::event::FileContent;
 use crate::session::state::SessionState;
 
-use super::super::app::{App, DiffMark};
+use super::super::app::{App, DiffMark, PaneId};
 use super::super::theme::Theme;
 
 /// Identifies the inputs of a built view.
@@ -186,7 +186,7 @@ impl DiffPane {
                 .position(|e| e.path == target.path || e.old_path() == Some(target.path.as_str()))
         {
             app.diff_file = i;
-            app.scroll[1] = 0;
+            app.scroll[PaneId::Diff] = 0;
             app.diff_mark = target.line.map(|line| DiffMark {
                 path: self.entries[i].path.clone(),
                 line,
@@ -256,11 +256,11 @@ impl DiffPane {
         };
         // The last frame's Diff pane, when it had rows (a compact screen draws an unfocused
         // pane as a one-line summary): its rows below the border and the file header.
-        let rect = app.pane_rects[1];
+        let rect = app.pane_rects[PaneId::Diff];
         if rect.height < 4 {
             return;
         }
-        app.scroll[1] = mark_top(row, usize::from(rect.height - 3));
+        app.scroll[PaneId::Diff] = mark_top(row, usize::from(rect.height - 3));
         if let Some(mark) = app.diff_mark.as_mut() {
             mark.scrolled = true;
         }
@@ -405,7 +405,7 @@ impl DiffPane {
         let pending = app.diff_mark.as_ref().is_some_and(|m| !m.scrolled);
         let top = match self.marked_row(app).filter(|_| pending) {
             Some(row) => mark_top(row, height),
-            None => app.scroll[1],
+            None => app.scroll[PaneId::Diff],
         }
         .min(total.saturating_sub(height));
         let mut lines = vec![header];
