@@ -23,7 +23,7 @@ use crate::event::FileContent;
 use crate::session::state::SessionState;
 
 use super::super::app::{App, DiffMark, PaneId};
-use super::super::theme::Theme;
+use super::{Pane, PaneContext, Summary};
 
 /// Identifies the inputs of a built view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,17 +295,15 @@ impl DiffPane {
             }
         ))
     }
+}
 
-    /// Draws the pane.
-    pub fn draw(
-        &self,
-        frame: &mut Frame<'_>,
-        rect: Rect,
-        block: Block<'_>,
-        app: &App,
-        theme: &Theme,
-    ) {
-        let c = &theme.colors;
+impl Pane for DiffPane {
+    fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
+        DiffPane::title_note(self, cx.view)
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        let (app, c) = (cx.view, &cx.theme.colors);
         let inner = block.inner(rect);
         frame.render_widget(block, rect);
         if self.entries.is_empty() {
@@ -424,6 +422,14 @@ impl DiffPane {
             &palette,
         ));
         frame.render_widget(Paragraph::new(lines), area);
+    }
+
+    /// The selected file and the diff base.
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        Summary::Line(Line::from(Span::styled(
+            DiffPane::title_note(self, cx.view).unwrap_or_default(),
+            Style::default().fg(cx.theme.colors.dim),
+        )))
     }
 }
 
