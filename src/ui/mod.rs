@@ -296,11 +296,12 @@ pub async fn run(terminal: &mut Tui, source: Source, theme: &Theme) -> Ended {
                     }
                 }
                 let frame_layout = layout::FrameLayout::of(area, &app);
-                // For a live session the lock is held only to copy what the frame needs.
-                let mut scene = feed.read(|state| {
-                    diff.update(state, &mut app);
-                    Scene::capture(state, &app, &frame_layout)
+                // For a live session the lock is held only to copy what the frame needs; the
+                // view state changes only once it is released.
+                let (mut scene, diff_inputs) = feed.read(|state| {
+                    (Scene::capture(state, &app, &frame_layout), diff.read(state, &app))
                 });
+                diff.update(diff_inputs, &mut app);
                 if let Feed::Replay(player) = &feed {
                     scene.playback = Some(Playback::of(player));
                 } else {

@@ -192,7 +192,7 @@ fn render_state(
     app.focus = focus;
     app.zoom = zoom;
     let (mut diff, mut results) = DiffPane::new(theme.syntax_theme.clone());
-    diff.update(state, &mut app);
+    diff.update(diff.read(state, &app), &mut app);
     while let Ok(built) = results.try_recv() {
         diff.accept(built);
     }
@@ -857,11 +857,11 @@ fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent
             while let Ok(built) = results.try_recv() {
                 diff.accept(built);
             }
-            diff.update(&state, app);
+            diff.update(diff.read(&state, app), app);
             while let Ok(built) = results.try_recv() {
                 diff.accept(built);
             }
-            diff.update(&state, app);
+            diff.update(diff.read(&state, app), app);
             let mut layout = None;
             terminal
                 .draw(|f| layout = Some(draw::draw(f, &state, app, diff, &theme)))

@@ -63,6 +63,14 @@ struct FilesCopy {
     previous: BTreeMap<String, Option<FileContent>>,
 }
 
+/// What the Diff pane reads of the session state ([`DiffPane::read`]).
+pub struct DiffInputs {
+    files: FilesKey,
+    /// The files, copied when they or the diff base changed since the newest file list
+    /// asked for.
+    copy: Option<FilesCopy>,
+}
+
 /// The Diff pane's model.
 pub struct DiffPane {
     syntax_theme: String,
@@ -127,22 +135,32 @@ impl DiffPane {
         }
     }
 
-    /// Brings the pane up to date with the state: when the files or the diff base changed,
-    /// copies the files and compares them in the background (with the selected file's view);
-    /// otherwise starts building the selected file's view when it changed. Cheap when
-    /// nothing changed; the state is only read.
-    pub fn update(&mut self, state: &SessionState, app: &mut App) {
+    /// Reads what the pane needs of the state, for a live session under its lock: the files'
+    /// version and, when it or the diff base changed since the newest file list asked for,
+    /// a copy of the files. Changes nothing; [`DiffPane::update`] takes it in once the lock
+    /// is released.
+    pub fn read(&self, state: &SessionState, app: &App) -> DiffInputs {
         let files = FilesKey {
             files_version: state.files_version,
             against_previous: app.diff_against_previous,
         };
-        if self.wanted != Some(files) {
+        let copy = (self.wanted != Some(files)).then(|| FilesCopy {
+            baseline: state.baseline.clone(),
+            files: state.files.clone(),
+            previous: state.previous.clone(),
+        });
+        DiffInputs { files, copy }
+    }
+
+    /// Brings the pane up to date with what [`DiffPane::read`] read: when the files or the
+    /// diff base changed, compares the copied files in the background (with the selected
+    /// file's view); otherwise starts building the selected file's view when it changed; then
+    /// keeps the view state's selection, and its scroll to a marked line, in step. Cheap when
+    /// nothing changed.
+    pub fn update(&mut self, inputs: DiffInputs, app: &mut App) {
+        let DiffInputs { files, copy } = inputs;
+        if let Some(copy) = copy {
             self.wanted = Some(files);
-            let copy = FilesCopy {
-                baseline: state.baseline.clone(),
-                files: state.files.clone(),
-                previous: state.previous.clone(),
-            };
             let index = app.diff_file;
             let marked = app.diff_mark.as_ref().map(|m| m.path.clone());
             let (highlighter, theme, tx) = self.job_parts();
