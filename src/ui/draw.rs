@@ -74,7 +74,7 @@ pub fn draw_scene(
         layout.hint,
     );
     if let Some(popup) = &view.popup {
-        draw_popup(frame, area, popup, theme);
+        draw_popup(frame, area, popup, scene, theme);
     }
     layout
 }
@@ -427,7 +427,9 @@ pub(super) fn help_rect(area: Rect, rows: &[(&str, &str)]) -> (Rect, usize) {
     (centered(area, width as u16, height as u16), columns)
 }
 
-fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
+/// Draws the overlay: the help (from the key table, each session command the policy
+/// declines now dimmed with its reason), a confirmation or the editor.
+fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, scene: &Scene, theme: &Theme) {
     let c = &theme.colors;
     let block = |title: &str| {
         Block::default()
@@ -440,11 +442,20 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
     };
     match popup {
         Popup::Help(scroll) => {
-            let rows: Vec<(&str, &str)> = keymap::help_rows().collect();
-            let (rect, columns) = help_rect(area, &rows);
+            // A session command the policy declines now is dimmed, with the policy's reason.
+            let rows: Vec<(&str, String, bool)> = keymap::help_rows()
+                .map(
+                    |(keys, text, command)| match command.and_then(|c| scene.declined(c)) {
+                        Some(why) => (keys, format!("{text} (not now: {why})"), true),
+                        None => (keys, text.to_string(), false),
+                    },
+                )
+                .collect();
+            let texts: Vec<(&str, &str)> = rows.iter().map(|(k, v, _)| (*k, v.as_str())).collect();
+            let (rect, columns) = help_rect(area, &texts);
             let key_width = rows
                 .iter()
-                .map(|(k, _)| k.chars().count())
+                .map(|(k, _, _)| k.chars().count())
                 .max()
                 .unwrap_or(0);
             frame.render_widget(Clear, rect);
@@ -464,13 +475,18 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
             for (i, chunk) in rows.chunks(per_column.max(1)).enumerate() {
                 let lines: Vec<Line> = chunk
                     .iter()
-                    .map(|(k, v)| {
+                    .map(|(k, v, declined)| {
+                        let (key_color, text_color) = if *declined {
+                            (c.dim, c.dim)
+                        } else {
+                            (c.focus, c.text)
+                        };
                         Line::from(vec![
                             Span::styled(
                                 format!("{k:>key_width$}  "),
-                                Style::default().fg(c.focus),
+                                Style::default().fg(key_color),
                             ),
-                            Span::styled(*v, Style::default().fg(c.text)),
+                            Span::styled(v.clone(), Style::default().fg(text_color)),
                         ])
                     })
                     .collect();

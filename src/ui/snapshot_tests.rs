@@ -545,7 +545,9 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
 
 #[test]
 fn help_is_sized_to_its_rows_and_the_screen() {
-    let rows: Vec<(&str, &str)> = super::keymap::help_rows().collect();
+    let rows: Vec<(&str, &str)> = super::keymap::help_rows()
+        .map(|(keys, text, _)| (keys, text))
+        .collect();
     let mut checked = 0;
     for (width, height) in [(200, 50), (120, 35), (80, 24)] {
         let mut app = App::new(true);
@@ -575,6 +577,70 @@ fn help_is_sized_to_its_rows_and_the_screen() {
         }
     }
     assert_eq!(checked, 2 * rows.len());
+}
+
+/// The help, like the key hint, is the key table and the policy's answers: a session key the
+/// policy declines now is dimmed, with the policy's reason; the others are as ever.
+#[test]
+fn help_dims_the_session_keys_the_policy_declines_with_its_reason() {
+    use crate::event::{Answer, KeyedCommand};
+    let mut state = session();
+    let now = state.now;
+    let reason = "phase two has started: its details went with its prompt";
+    state.apply(
+        now,
+        &Event::Answers {
+            answers: vec![
+                Answer {
+                    command: KeyedCommand::Inject,
+                    declined: Some(reason.to_string()),
+                },
+                Answer {
+                    command: KeyedCommand::Message,
+                    declined: None,
+                },
+            ],
+        },
+    );
+    let mut app = App::new(true);
+    app.popup = Some(super::app::Popup::Help(0));
+    let (terminal, _) = draw_frame(&state, &app, 200, 50);
+    let buffer = terminal.backend().buffer();
+    let dim = Theme::dark().colors.dim;
+    let row_of = |needle: &str| {
+        (0..buffer.area.height)
+            .find(|&y| {
+                let text: String = (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect();
+                text.contains(needle)
+            })
+            .unwrap_or_else(|| panic!("no row with {needle}"))
+    };
+    let colours = |y: u16, needle: &str| -> Vec<Color> {
+        let text: Vec<&str> = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol())
+            .collect();
+        let at = text.concat().find(needle).unwrap();
+        let column = text.concat()[..at].chars().count() as u16;
+        (column..column + needle.chars().count() as u16)
+            .map(|x| buffer[(x, y)].fg)
+            .collect()
+    };
+    let inject = row_of(&format!("(not now: {reason})"));
+    assert!(
+        colours(inject, "inject the phase-two")
+            .iter()
+            .all(|c| *c == dim)
+    );
+    let message = row_of("message the agent");
+    assert!(!row_text(buffer, Rect::new(0, message, 200, 1)).contains("not now"));
+    assert!(
+        colours(message, "message the agent")
+            .iter()
+            .all(|c| *c != dim)
+    );
+    insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
