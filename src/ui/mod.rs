@@ -239,6 +239,7 @@ impl Turns {
         }
     }
 
+    /// Whether the loop plays a recorded session back.
     fn replay(&self) -> bool {
         matches!(self.feed, Feed::Replay(_))
     }

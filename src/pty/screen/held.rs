@@ -43,8 +43,8 @@ const HELD_SGR_MAX: usize = 48;
 
 impl Screen {
     /// From now on, plain log text (printable ASCII, CR, LF, SGR) is held back, up to
-    /// [`HOLD_BACK_LIMIT`], and fed when the screen is read, when other output comes, or
-    /// when the limit is reached; lines that the held text would itself scroll out of the
+    /// `HOLD_BACK_LIMIT` (8 MiB), and fed when the screen is read, when other output comes,
+    /// or when the limit is reached; lines that the held text would itself scroll out of the
     /// scrollback are then skipped, their colours kept. A read of the live end alone feeds
     /// it to a copy of the visible rows instead ([`Screen::read_scrolled`]).
     pub fn hold_back_scrolled_out_lines(&mut self) {

@@ -8,8 +8,8 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | the emulator wrapper ([`Screen`]): feeding, resizing, reading, copying, and the escape-sequence state |
-//! | `held.rs` | the held-back log text and the [`held::Tail`] that shows the live end while text is held |
+//! | `mod.rs` | the emulator wrapper ([`Screen`]): feed, resize, read, copy; the parser's state |
+//! | `held.rs` | the held-back log text and the `Tail` that shows the live end while text is held |
 //! | `stored.rs` | the stored snapshot format ([`StoredScreen`]) |
 
 mod held;
@@ -194,7 +194,8 @@ impl Screen {
     /// Reads the screen as seen `back` lines scrolled back from its live end (0 = live;
     /// more than the scrollback holds shows its oldest lines); the screen is as it was
     /// afterwards. At 0, while text is held back, `read` may be given a copy of the
-    /// visible rows with no scrollback ([`Tail`]): the same size, rows, cursor and modes.
+    /// visible rows with no scrollback (`Tail`, in `held.rs`): the same size, rows, cursor
+    /// and modes.
     pub fn read_scrolled<R>(&self, back: usize, read: impl FnOnce(&vt100::Screen) -> R) -> R {
         if back == 0 {
             if self.catch_up_tail()
