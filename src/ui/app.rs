@@ -597,6 +597,33 @@ mod tests {
     }
 
     #[test]
+    fn focus_cycles_through_the_five_panes_both_ways_and_numbers_name_them() {
+        let mut forward = vec![PaneId::Verdict];
+        let mut back = vec![PaneId::Agent];
+        for _ in 0..5 {
+            forward.push(forward[forward.len() - 1].next());
+            back.push(back[back.len() - 1].previous());
+        }
+        // From the last pane on: every pane once, in order, back to the last.
+        assert_eq!(forward[1..], PaneId::ALL);
+        let mut reversed = PaneId::ALL;
+        reversed.reverse();
+        assert_eq!(back[1..], reversed);
+        for pane in PaneId::ALL {
+            assert_eq!(PaneId::of_number(pane.number()), Some(pane));
+            assert_eq!(pane.next().previous(), pane);
+        }
+        assert_eq!(PaneId::of_number(0), None);
+        assert_eq!(PaneId::of_number(6), None);
+        let map = PaneMap::from_fn(PaneId::number);
+        assert_eq!(map[PaneId::RunLog], 3);
+        assert_eq!(
+            map.iter().map(|(pane, n)| (pane, *n)).collect::<Vec<_>>(),
+            PaneId::ALL.map(|p| (p, p.number()))
+        );
+    }
+
+    #[test]
     fn inject_editor_is_prefilled_and_sends() {
         let mut state = SessionState::new();
         state.task.phase2_details = "learning rate 1e-3".into();
