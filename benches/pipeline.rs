@@ -459,7 +459,7 @@ fn frames(c: &mut Criterion) {
         let state = filled_state();
         let mut app = App::new(true);
         let (mut diff, mut built) = DiffPane::new(theme.syntax_theme.clone());
-        diff.update(&state, &mut app);
+        diff.update(diff.read(&state, &app), &mut app);
         while let Ok(b) = built.try_recv() {
             diff.accept(b);
         }

@@ -36,7 +36,7 @@ fn main() -> anyhow::Result<()> {
     let theme = Theme::dark();
     let mut app = App::new(true);
     let (mut diff, mut built) = DiffPane::new(theme.syntax_theme.clone());
-    diff.update(player.state(), &mut app);
+    diff.update(diff.read(player.state(), &app), &mut app);
     while let Ok(b) = built.try_recv() {
         diff.accept(b);
     }

@@ -26,7 +26,7 @@ fn render(state: &SessionState, focus: PaneId) -> String {
     app.focus = focus;
     app.zoom = focus != PaneId::Agent;
     let (mut diff, mut built) = DiffPane::new(theme.syntax_theme.clone());
-    diff.update(state, &mut app);
+    diff.update(diff.read(state, &app), &mut app);
     while let Ok(b) = built.try_recv() {
         diff.accept(b);
     }

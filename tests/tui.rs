@@ -384,3 +384,231 @@ fn keys_are_answered_and_memory_bounded_during_a_flood_and_a_resize_storm() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=3", Duration::from_secs(30));
 }
+
+/// The session keys and the words the key hint gives them.
+const SESSION_KEYS: [(&str, &str); 8] = [
+    ("n", "next"),
+    ("s", "step/auto"),
+    ("p", "pause"),
+    ("i", "inject"),
+    ("m", "message"),
+    ("r", "re-verify"),
+    ("o", "shell"),
+    ("x", "abort"),
+];
+
+/// The key hint: the screen's last line that offers `q quit`.
+fn hint_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|line| line.contains("q quit"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// At a wait of the walk: the hint offers exactly `offered` of the session keys, and each of
+/// the others, pressed, is declined with `reasons`' reason for it (true at that point of the
+/// walk). Returns how many keys were checked.
+fn keys_at(tmux: &Tmux, wait: &str, offered: &[&str], reasons: &[(&str, &str)]) -> usize {
+    let screen = tmux.wait_until(&format!("the wait `{wait}` and its hint"), LONG, |screen| {
+        screen.contains(wait) && screen.contains("q quit")
+    });
+    let hint = hint_line(&screen);
+    let mut checked = 0;
+    for (key, word) in SESSION_KEYS {
+        let shown = hint.contains(&format!("{key} {word}"));
+        if offered.contains(&key) {
+            assert!(shown, "at `{wait}` the hint should offer {key}: {hint}");
+        } else if let Some((_, reason)) = reasons.iter().find(|(k, _)| *k == key) {
+            assert!(!shown, "at `{wait}` the hint should hide {key}: {hint}");
+            tmux.keys(&[key]);
+            tmux.wait_for(
+                &format!("{key}: not now: {reason}"),
+                Duration::from_secs(30),
+            );
+        } else {
+            assert!(
+                !shown,
+                "at `{wait}` {key} is neither offered nor explained: {hint}"
+            );
+            continue;
+        }
+        checked += 1;
+    }
+    checked
+}
+
+/// A step-mode session walked through both phases, a re-verify at the review of the details,
+/// the edited details, a switch to auto and a re-verify and a shell after the end: at every
+/// wait the key hint offers exactly what the policy accepts, each offered key does what the
+/// hint says, and each hidden one is declined with a reason that is true there.
+#[test]
+fn a_step_mode_walk_offers_what_the_policy_accepts_and_says_why_not_for_the_rest() {
+    let runs = tempfile::tempdir().unwrap();
+    let task = root().join("tests/tasks/jsonl-protected");
+    let command = format!(
+        "{} run {} --step --agent script:{}/agents/gap_then_pass.jsonl --runs-dir {}; echo EXIT=$?; sleep 600",
+        bin(),
+        task.display(),
+        task.display(),
+        runs.path().display()
+    );
+    let tmux = Tmux::start(&command, 200, 50);
+    let no_agent = ("p", "no agent is running to pause");
+    let no_shell = ("o", "the debug shell opens once the session has ended");
+    let mut checked = 0;
+
+    // Before phase 1: a message is queued for the prompt, the details editor opens and is
+    // cancelled, an abort is asked about and declined.
+    let wait = "waiting: n to start phase 1: the agent migrates";
+    let not_started = ("r", "phase 1 has not started yet: n starts it");
+    checked += keys_at(
+        &tmux,
+        wait,
+        &["n", "s", "i", "m", "x"],
+        &[no_agent, not_started, no_shell],
+    );
+    tmux.keys(&["m"]);
+    tmux.wait_for("Message to the agent", Duration::from_secs(30));
+    tmux.keys(&["check the loss in float32", "C-s"]);
+    tmux.wait_for(
+        "m: message queued: it goes with the agent's next prompt",
+        Duration::from_secs(30),
+    );
+    tmux.keys(&["i"]);
+    tmux.wait_for("Phase-two details", Duration::from_secs(30));
+    tmux.keys(&["Escape"]);
+    tmux.wait_until("the editor closed", Duration::from_secs(30), |s| {
+        !s.contains("Phase-two details") && s.contains(wait)
+    });
+    tmux.keys(&["x"]);
+    tmux.wait_for("Abort the run?", Duration::from_secs(30));
+    tmux.keys(&["n"]);
+    tmux.wait_until("the abort declined", Duration::from_secs(30), |s| {
+        !s.contains("Abort the run?") && s.contains(wait)
+    });
+    tmux.keys(&["n"]);
+
+    let wait = "waiting: n to verify phase 1";
+    let not_verified = ("r", "phase 1 has not been verified yet: n verifies it");
+    checked += keys_at(
+        &tmux,
+        wait,
+        &["n", "s", "i", "m", "x"],
+        &[no_agent, not_verified, no_shell],
+    );
+    tmux.keys(&["n"]);
+
+    // The review of the details: re-verify, back to the review, then edited details.
+    let wait = "waiting: i to edit the details, n to send them as written";
+    checked += keys_at(
+        &tmux,
+        wait,
+        &["n", "s", "i", "m", "r", "x"],
+        &[no_agent, no_shell],
+    );
+    tmux.keys(&["r"]);
+    tmux.wait_until("the re-verify under way", LONG, |s| !s.contains(wait));
+    checked += keys_at(
+        &tmux,
+        wait,
+        &["n", "s", "i", "m", "r", "x"],
+        &[no_agent, no_shell],
+    );
+    tmux.keys(&["i"]);
+    tmux.wait_until("the details in the editor", Duration::from_secs(30), |s| {
+        s.contains("Phase-two details") && s.contains("learning rate 0.05")
+    });
+    tmux.keys(&["End", " (edited in the walk)", "C-s"]);
+
+    let wait = "waiting: n to start phase 2: the agent migrates";
+    let sent = (
+        "i",
+        "the phase-two details were sent: n starts phase two with them",
+    );
+    let not_started = ("r", "phase 2 has not started yet: n starts it");
+    checked += keys_at(
+        &tmux,
+        wait,
+        &["n", "s", "m", "x"],
+        &[no_agent, not_started, no_shell, sent],
+    );
+    tmux.keys(&["n"]);
+
+    let wait = "waiting: n to verify phase 2";
+    let reasons = [
+        no_agent,
+        no_shell,
+        ("r", "phase 2 has not been verified yet: n verifies it"),
+        (
+            "i",
+            "phase two has started: its details went with its prompt",
+        ),
+        (
+            "m",
+            "the agent is not running and phase 2's prompt was its last",
+        ),
+    ];
+    checked += keys_at(&tmux, wait, &["n", "s", "x"], &reasons);
+    // Auto mode ends the wait: phase 2 is verified without an `n`.
+    tmux.keys(&["s"]);
+    let ended = "PASSED in phase 2";
+    tmux.wait_until("the end, in auto mode", LONG, |s| {
+        s.contains(ended) && s.contains("AUTO") && s.contains("│ done │")
+    });
+
+    let reasons = [
+        no_agent,
+        ("n", "the session has ended"),
+        (
+            "s",
+            "the session has ended: no stage is left to step through",
+        ),
+        (
+            "i",
+            "the session has ended: there is no phase two to send details to",
+        ),
+        ("m", "the session has ended: no agent will read it"),
+    ];
+    checked += keys_at(&tmux, "│ done │", &["r", "o"], &reasons);
+    tmux.keys(&["r"]);
+    tmux.wait_until("the re-verify after the end", LONG, |s| {
+        !s.contains("│ done │")
+    });
+    tmux.wait_until("the end again", LONG, |s| {
+        s.contains("│ done │") && s.contains(ended) && s.contains("o shell")
+    });
+    // The shell runs in the Agent pane: now something can be paused, and no second shell.
+    tmux.keys(&["o"]);
+    tmux.wait_until("the shell, which can be paused", LONG, |s| {
+        let hint = hint_line(s);
+        hint.contains("p pause") && !hint.contains("o shell")
+    });
+    tmux.keys(&["o"]);
+    tmux.wait_for(
+        "o: not now: a process already runs in the Agent pane",
+        Duration::from_secs(30),
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(60));
+    assert_eq!(
+        checked,
+        8 + 8 + 8 + 8 + 8 + 8 + 7,
+        "keys checked at the waits"
+    );
+
+    let dir = only_run_dir(runs.path());
+    let phase1 = std::fs::read_to_string(dir.join("prompts/phase-1.txt")).unwrap();
+    assert!(phase1.contains("check the loss in float32"), "{phase1}");
+    let phase2 = std::fs::read_to_string(dir.join("prompts/phase-2.txt")).unwrap();
+    assert!(phase2.contains("(edited in the walk)"), "{phase2}");
+    let journal = journal_text(&dir);
+    for again in [
+        r#""stage":"verify","again":"details""#,
+        r#""stage":"verify","again":"ended""#,
+        r#""stage":"inject","waiting":true"#,
+    ] {
+        assert!(journal.contains(again), "the journal lacks {again}");
+    }
+}

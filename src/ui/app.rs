@@ -39,9 +39,26 @@ impl PaneId {
         PaneId::Verdict,
     ];
 
-    /// The pane's index (0-based).
-    pub fn index(self) -> usize {
-        self as usize
+    /// The pane's number, the key that focuses it (`1`…`5`).
+    pub fn number(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// The pane of a number key (`1`…`5`).
+    pub fn of_number(number: u8) -> Option<PaneId> {
+        PaneId::ALL
+            .get(usize::from(number.checked_sub(1)?))
+            .copied()
+    }
+
+    /// The pane after this one, the last followed by the first.
+    pub fn next(self) -> PaneId {
+        PaneId::ALL[(self as usize + 1) % PaneId::ALL.len()]
+    }
+
+    /// The pane before this one, the first preceded by the last.
+    pub fn previous(self) -> PaneId {
+        PaneId::ALL[(self as usize + PaneId::ALL.len() - 1) % PaneId::ALL.len()]
     }
 
     /// The pane's title.
@@ -53,6 +70,36 @@ impl PaneId {
             PaneId::Metrics => "Metrics",
             PaneId::Verdict => "Verdict",
         }
+    }
+}
+
+/// One value per pane, indexed by [`PaneId`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PaneMap<T>([T; 5]);
+
+impl<T> PaneMap<T> {
+    /// The map holding `value(pane)` for each pane.
+    pub fn from_fn(value: impl FnMut(PaneId) -> T) -> PaneMap<T> {
+        PaneMap(PaneId::ALL.map(value))
+    }
+
+    /// Each pane with its value, in the order of [`PaneId::ALL`].
+    pub fn iter(&self) -> impl Iterator<Item = (PaneId, &T)> {
+        PaneId::ALL.into_iter().zip(&self.0)
+    }
+}
+
+impl<T> std::ops::Index<PaneId> for PaneMap<T> {
+    type Output = T;
+
+    fn index(&self, pane: PaneId) -> &T {
+        &self.0[pane as usize]
+    }
+}
+
+impl<T> std::ops::IndexMut<PaneId> for PaneMap<T> {
+    fn index_mut(&mut self, pane: PaneId) -> &mut T {
+        &mut self.0[pane as usize]
     }
 }
 
@@ -163,7 +210,7 @@ pub struct App {
     /// Whether the focused pane fills the screen.
     pub zoom: bool,
     /// Lines scrolled back from the end, per pane (0 = follow the end).
-    pub scroll: [usize; 5],
+    pub scroll: PaneMap<usize>,
     /// The open overlay.
     pub popup: Option<Popup>,
     /// Whether keys go to the agent's terminal.
@@ -175,7 +222,7 @@ pub struct App {
     /// Columns of code the Diff pane is scrolled right by (`h`/`l`).
     pub diff_column: usize,
     /// Where each pane was last drawn (for the mouse).
-    pub pane_rects: [Rect; 5],
+    pub pane_rects: PaneMap<Rect>,
     /// Whether this is a live session (false in replay: no commands).
     pub live: bool,
     /// A file the Diff pane should show next (set from a Verdict finding).
@@ -205,13 +252,13 @@ impl App {
         App {
             focus: PaneId::Agent,
             zoom: false,
-            scroll: [0; 5],
+            scroll: PaneMap::default(),
             popup: None,
             attached: false,
             diff_file: 0,
             diff_against_previous: false,
             diff_column: 0,
-            pane_rects: [Rect::default(); 5],
+            pane_rects: PaneMap::default(),
             live,
             diff_goto: None,
             diff_mark: None,
@@ -270,7 +317,7 @@ impl App {
         } else {
             back
         };
-        let s = &mut self.scroll[pane.index()];
+        let s = &mut self.scroll[pane];
         *s = s.saturating_add_signed(delta);
     }
 
@@ -281,7 +328,7 @@ impl App {
     /// Takes in where the last frame put things: the panes (for the mouse) and the size
     /// (columns, rows) of the editor's text area (which wraps at its width and scrolls to
     /// keep the cursor in view).
-    pub fn settle(&mut self, panes: [Rect; 5], (editor_cols, editor_rows): (u16, u16)) {
+    pub fn settle(&mut self, panes: PaneMap<Rect>, (editor_cols, editor_rows): (u16, u16)) {
         self.pane_rects = panes;
         if let Some(Popup::Editor(editor, _)) = self.popup.as_mut() {
             editor.scroll_to_cursor(usize::from(editor_rows), usize::from(editor_cols));
@@ -304,10 +351,7 @@ impl App {
     /// Handles a mouse event: the wheel scrolls the pane under the pointer, a click focuses it.
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
         let at = Position::new(mouse.column, mouse.row);
-        let Some(pane) = PaneId::ALL
-            .into_iter()
-            .find(|p| self.pane_rects[p.index()].contains(at))
-        else {
+        let Some((pane, _)) = self.pane_rects.iter().find(|(_, r)| r.contains(at)) else {
             return;
         };
         match mouse.kind {
@@ -387,11 +431,13 @@ impl App {
         let send = |command| vec![Action::Send(command)];
         let playback = |control| vec![Action::Playback(control)];
         match action {
-            KeyAction::FocusNext => self.focus = PaneId::ALL[(self.focus.index() + 1) % 5],
-            KeyAction::FocusPrevious => self.focus = PaneId::ALL[(self.focus.index() + 4) % 5],
+            KeyAction::FocusNext => self.focus = self.focus.next(),
+            KeyAction::FocusPrevious => self.focus = self.focus.previous(),
             KeyAction::FocusNumber => {
-                if let KeyCode::Char(c @ '1'..='5') = key.code {
-                    self.focus = PaneId::ALL[usize::from(c as u8 - b'1')];
+                if let KeyCode::Char(c @ '1'..='5') = key.code
+                    && let Some(pane) = PaneId::of_number(c as u8 - b'0')
+                {
+                    self.focus = pane;
                 }
             }
             KeyAction::Zoom => self.zoom = !self.zoom,
@@ -412,16 +458,16 @@ impl App {
                 } else {
                     usize::MAX / 2
                 };
-                self.scroll[self.focus.index()] = far;
+                self.scroll[self.focus] = far;
             }
             KeyAction::PreviousFile => {
                 self.diff_file = self.diff_file.saturating_sub(1);
-                self.scroll[PaneId::Diff.index()] = 0;
+                self.scroll[PaneId::Diff] = 0;
                 self.diff_mark = None;
             }
             KeyAction::NextFile => {
                 self.diff_file = self.diff_file.saturating_add(1);
-                self.scroll[PaneId::Diff.index()] = 0;
+                self.scroll[PaneId::Diff] = 0;
                 self.diff_mark = None;
             }
             KeyAction::ToggleDiffBase => self.diff_against_previous = !self.diff_against_previous,
@@ -445,7 +491,7 @@ impl App {
             }
             KeyAction::ToggleTranscript => {
                 self.agent_transcript = !self.agent_transcript;
-                self.scroll[PaneId::Agent.index()] = 0;
+                self.scroll[PaneId::Agent] = 0;
             }
             KeyAction::Attach => {
                 if state.agent_running {
@@ -547,6 +593,33 @@ mod tests {
         assert_eq!(
             app.on_key(key('p'), &state),
             [Action::Send(Command::TogglePause)]
+        );
+    }
+
+    #[test]
+    fn focus_cycles_through_the_five_panes_both_ways_and_numbers_name_them() {
+        let mut forward = vec![PaneId::Verdict];
+        let mut back = vec![PaneId::Agent];
+        for _ in 0..5 {
+            forward.push(forward[forward.len() - 1].next());
+            back.push(back[back.len() - 1].previous());
+        }
+        // From the last pane on: every pane once, in order, back to the last.
+        assert_eq!(forward[1..], PaneId::ALL);
+        let mut reversed = PaneId::ALL;
+        reversed.reverse();
+        assert_eq!(back[1..], reversed);
+        for pane in PaneId::ALL {
+            assert_eq!(PaneId::of_number(pane.number()), Some(pane));
+            assert_eq!(pane.next().previous(), pane);
+        }
+        assert_eq!(PaneId::of_number(0), None);
+        assert_eq!(PaneId::of_number(6), None);
+        let map = PaneMap::from_fn(PaneId::number);
+        assert_eq!(map[PaneId::RunLog], 3);
+        assert_eq!(
+            map.iter().map(|(pane, n)| (pane, *n)).collect::<Vec<_>>(),
+            PaneId::ALL.map(|p| (p, p.number()))
         );
     }
 

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::event::{At, Stage};
 use crate::session::state::SessionState;
@@ -14,8 +14,8 @@ use crate::session::state::SessionState;
 use super::app::{App, ConfirmWhat, EditorPurpose, PaneId, Popup};
 use super::keymap::{self, Situation};
 use super::layout::{FrameLayout, SUMMARY_LABEL};
-use super::panes;
 use super::panes::diff::DiffPane;
+use super::panes::{self, Pane, PaneContext, Summary};
 use super::scene::{Playback, Scene};
 use super::theme::Theme;
 
@@ -33,7 +33,8 @@ pub fn draw(
     draw_scene(frame, &scene, view, diff, theme)
 }
 
-/// Draws a whole frame from its scene. Returns where everything went.
+/// Draws a whole frame from its scene: each pane of [`panes::all`] in its rectangle or as
+/// its summary line, then the bars and the overlay. Returns where everything went.
 pub fn draw_scene(
     frame: &mut Frame<'_>,
     scene: &Scene,
@@ -43,38 +44,15 @@ pub fn draw_scene(
 ) -> FrameLayout {
     let area = frame.area();
     let layout = FrameLayout::of(area, view);
-    for pane in PaneId::ALL {
-        let line = layout.summaries[pane.index()];
+    let cx = PaneContext { scene, view, theme };
+    for (id, pane) in panes::all(diff).iter() {
+        let line = layout.summaries[id];
         if line.area() > 0 {
-            summary(frame, line, pane, scene, view, diff, theme);
+            summary(frame, line, id, pane.summary(&cx), theme);
         }
-        let rect = layout.panes[pane.index()];
-        if rect.area() == 0 {
-            continue;
-        }
-        let block = pane_block(pane, view, scene, diff, theme);
-        match pane {
-            PaneId::Agent if view.agent_transcript => {
-                panes::transcript(frame, rect, block, scene, view.scroll[0], theme)
-            }
-            PaneId::Agent => {
-                let placeholder = (placeholder(pane, scene), theme.colors.dim);
-                panes::terminal(
-                    frame,
-                    rect,
-                    block,
-                    &scene.agent,
-                    !view.attached,
-                    placeholder,
-                )
-            }
-            PaneId::RunLog => {
-                let placeholder = (placeholder(pane, scene), theme.colors.dim);
-                panes::terminal(frame, rect, block, &scene.run, true, placeholder)
-            }
-            PaneId::Diff => diff.draw(frame, rect, block, view, theme),
-            PaneId::Metrics => panes::metrics(frame, rect, block, scene, theme),
-            PaneId::Verdict => panes::verdict(frame, rect, block, scene, view.scroll[4], theme),
+        let rect = layout.panes[id];
+        if rect.area() > 0 {
+            pane.draw(frame, rect, pane_block(id, *pane, &cx), &cx);
         }
     }
     frame.render_widget(
@@ -96,24 +74,16 @@ pub fn draw_scene(
         layout.hint,
     );
     if let Some(popup) = &view.popup {
-        draw_popup(frame, area, popup, theme);
+        draw_popup(frame, area, popup, scene, theme);
     }
     layout
 }
 
-/// A pane's one-line summary on a compact screen: its number and name, then the latest row
-/// of a terminal, the Diff's file, each criterion's value and mark, or the outcome.
-fn summary(
-    frame: &mut Frame<'_>,
-    line: Rect,
-    pane: PaneId,
-    scene: &Scene,
-    view: &App,
-    diff: &DiffPane,
-    theme: &Theme,
-) {
+/// A pane's one-line summary on a compact screen: its number and name, then what the pane
+/// says of itself ([`Pane::summary`]).
+fn summary(frame: &mut Frame<'_>, line: Rect, pane: PaneId, text: Summary<'_>, theme: &Theme) {
     let c = &theme.colors;
-    let label = format!(" {} {:<8} ", pane.index() + 1, pane.title());
+    let label = format!(" {} {:<8} ", pane.number(), pane.title());
     let label_rect = Rect::new(line.x, line.y, SUMMARY_LABEL.min(line.width), 1);
     frame.render_widget(
         Paragraph::new(Span::styled(
@@ -128,58 +98,11 @@ fn summary(
         line.width - label_rect.width,
         1,
     );
-    let dim = Style::default().fg(c.dim);
-    let text: Line = match pane {
-        PaneId::Agent | PaneId::RunLog => {
-            let view_rows = if pane == PaneId::Agent {
-                &scene.agent
-            } else {
-                &scene.run
-            };
-            if !view_rows.is_blank() {
-                panes::terminal(
-                    frame,
-                    rest,
-                    Block::default(),
-                    view_rows,
-                    true,
-                    (None, c.dim),
-                );
-                return;
-            }
-            Line::from(Span::styled(
-                placeholder(pane, scene).unwrap_or_default(),
-                dim,
-            ))
+    match text {
+        Summary::Terminal(rows) => {
+            panes::terminal(frame, rest, Block::default(), rows, true, (None, c.dim))
         }
-        PaneId::Diff => Line::from(Span::styled(diff.title_note(view).unwrap_or_default(), dim)),
-        PaneId::Metrics => panes::metrics::summary(scene, theme),
-        PaneId::Verdict => panes::verdict_lines(scene, theme)
-            .into_iter()
-            .next()
-            .unwrap_or_default(),
-    };
-    frame.render_widget(Paragraph::new(text), rest);
-}
-
-/// What a blank terminal pane says instead: while the session works on what the pane will
-/// show, what it is doing and for how long; otherwise when the pane will fill.
-fn placeholder(pane: PaneId, scene: &Scene) -> Option<String> {
-    let busy = match pane {
-        PaneId::Agent => matches!(scene.at.step().1, Stage::Setup | Stage::Migrate),
-        _ => scene.at.step().1 == Stage::Setup || scene.run_running || scene.queued.is_some(),
-    };
-    if scene.finished.is_none() && busy {
-        return scene.activity_line();
-    }
-    match pane {
-        PaneId::RunLog if scene.phases.iter().all(|p| p.verdict.is_none()) => {
-            Some("no run yet: the experiment runs here when a phase is verified".to_string())
-        }
-        PaneId::Agent if !scene.agent_running && scene.finished.is_none() => {
-            Some("the agent's terminal shows here while it works".to_string())
-        }
-        _ => None,
+        Summary::Line(text) => frame.render_widget(Paragraph::new(text), rest),
     }
 }
 
@@ -230,44 +153,24 @@ pub fn timeline_line<'a>(playback: &Playback, width: u16, theme: &Theme) -> Line
     Line::from(spans)
 }
 
-fn pane_block<'a>(
-    pane: PaneId,
-    app: &App,
-    state: &Scene,
-    diff: &DiffPane,
-    theme: &Theme,
-) -> Block<'a> {
-    let focused = app.focus == pane;
-    let c = &theme.colors;
+/// A pane's border and title: its number and name, what the pane adds
+/// ([`Pane::title_note`]), and whether it is scrolled back.
+fn pane_block<'a>(pane: PaneId, shown: &dyn Pane, cx: &PaneContext<'_>) -> Block<'a> {
+    let focused = cx.view.focus == pane;
+    let c = &cx.theme.colors;
     let mut title = vec![Span::styled(
-        format!(" {} {} ", pane.index() + 1, pane.title()),
+        format!(" {} {} ", pane.number(), pane.title()),
         Style::default()
             .fg(if focused { c.focus } else { c.title })
             .add_modifier(Modifier::BOLD),
     )];
-    let note = match pane {
-        PaneId::Agent if app.attached => Some("attached: Ctrl-] detaches".to_string()),
-        PaneId::Agent if state.paused => Some("PAUSED".to_string()),
-        PaneId::Agent if app.agent_transcript => {
-            Some("prompts and transcript (t: terminal)".to_string())
-        }
-        PaneId::Agent => agent_checked(state),
-        PaneId::Diff => diff.title_note(app),
-        PaneId::RunLog => state.run_shown.clone(),
-        _ => None,
-    };
-    if let Some(note) = note {
+    if let Some(note) = shown.title_note(cx) {
         title.push(Span::styled(
             format!("{note} "),
             Style::default().fg(c.waiting),
         ));
     }
-    if app.scroll[pane.index()] > 0
-        && matches!(
-            pane,
-            PaneId::Agent | PaneId::RunLog | PaneId::Verdict | PaneId::Diff
-        )
-    {
+    if cx.view.scroll[pane] > 0 && shown.scrolls() {
         title.push(Span::styled(
             "scrolled: G follows ",
             Style::default().fg(c.dim),
@@ -279,15 +182,6 @@ fn pane_block<'a>(
         .title(Line::from(title))
 }
 
-/// What the agent has run in the current phase's turn (docs/CHECKS.md), once it has had a
-/// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`.
-fn agent_checked(state: &Scene) -> Option<String> {
-    let record = state
-        .phases
-        .get(usize::from(state.at.step().0.checked_sub(1)?))?;
-    record.prompt.as_ref()?;
-    Some(crate::checks::Checked::line(&record.agent_runs, state.now))
-}
 
 /// The phase trail, fitted to `width`: stage names in full where they fit, else short
 /// (`m1`, `v1`, `g1`), the verdicts' classes last to go.
@@ -517,7 +411,9 @@ pub(super) fn help_rect(area: Rect, rows: &[(&str, &str)]) -> (Rect, usize) {
     (centered(area, width as u16, height as u16), columns)
 }
 
-fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
+/// Draws the overlay: the help (from the key table, each session command the policy
+/// declines now dimmed with its reason), a confirmation or the editor.
+fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, scene: &Scene, theme: &Theme) {
     let c = &theme.colors;
     let block = |title: &str| {
         Block::default()
@@ -530,11 +426,20 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
     };
     match popup {
         Popup::Help(scroll) => {
-            let rows: Vec<(&str, &str)> = keymap::help_rows().collect();
-            let (rect, columns) = help_rect(area, &rows);
+            // A session command the policy declines now is dimmed, with the policy's reason.
+            let rows: Vec<(&str, String, bool)> = keymap::help_rows()
+                .map(
+                    |(keys, text, command)| match command.and_then(|c| scene.declined(c)) {
+                        Some(why) => (keys, format!("{text} (not now: {why})"), true),
+                        None => (keys, text.to_string(), false),
+                    },
+                )
+                .collect();
+            let texts: Vec<(&str, &str)> = rows.iter().map(|(k, v, _)| (*k, v.as_str())).collect();
+            let (rect, columns) = help_rect(area, &texts);
             let key_width = rows
                 .iter()
-                .map(|(k, _)| k.chars().count())
+                .map(|(k, _, _)| k.chars().count())
                 .max()
                 .unwrap_or(0);
             frame.render_widget(Clear, rect);
@@ -554,13 +459,18 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
             for (i, chunk) in rows.chunks(per_column.max(1)).enumerate() {
                 let lines: Vec<Line> = chunk
                     .iter()
-                    .map(|(k, v)| {
+                    .map(|(k, v, declined)| {
+                        let (key_color, text_color) = if *declined {
+                            (c.dim, c.dim)
+                        } else {
+                            (c.focus, c.text)
+                        };
                         Line::from(vec![
                             Span::styled(
                                 format!("{k:>key_width$}  "),
-                                Style::default().fg(c.focus),
+                                Style::default().fg(key_color),
                             ),
-                            Span::styled(*v, Style::default().fg(c.text)),
+                            Span::styled(v.clone(), Style::default().fg(text_color)),
                         ])
                     })
                     .collect();
@@ -570,10 +480,10 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, theme: &Theme) {
                     column_width,
                     inner.height,
                 );
+                // One line a row: a reason too long for the screen is cut at its edge (the
+                // key, pressed, says it whole).
                 frame.render_widget(
-                    Paragraph::new(lines)
-                        .wrap(Wrap { trim: false })
-                        .scroll((shown_from as u16, 0)),
+                    Paragraph::new(lines).scroll((shown_from as u16, 0)),
                     column,
                 );
             }

@@ -495,12 +495,16 @@ pub fn hints(
     })
 }
 
-/// The help screen's rows: the keys' name and what they do.
-pub fn help_rows() -> impl Iterator<Item = (&'static str, &'static str)> {
+/// The help screen's rows: the keys' name, what they do, and the session command they give
+/// (which the policy may decline now), if any.
+pub fn help_rows() -> impl Iterator<Item = (&'static str, &'static str, Option<KeyedCommand>)> {
     BINDINGS
         .iter()
-        .filter_map(|b| b.help)
-        .chain(std::iter::once(MOUSE_HELP))
+        .filter_map(|b| {
+            let (keys, text) = b.help?;
+            Some((keys, text, b.action.command()))
+        })
+        .chain(std::iter::once((MOUSE_HELP.0, MOUSE_HELP.1, None)))
 }
 
 #[cfg(test)]

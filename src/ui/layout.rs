@@ -5,17 +5,16 @@
 
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
-use super::app::{App, PaneId};
+use super::app::{App, PaneId, PaneMap};
 
 /// Where each part of a frame goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameLayout {
-    /// The five panes, in the order of [`PaneId::ALL`] (only the focused one when zoomed or
-    /// compact; the others are empty).
-    pub panes: [Rect; 5],
+    /// The five panes (only the focused one when zoomed or compact; the others are empty).
+    pub panes: PaneMap<Rect>,
     /// On a compact screen, a one-line summary for each pane but the focused one (empty
     /// otherwise).
-    pub summaries: [Rect; 5],
+    pub summaries: PaneMap<Rect>,
     /// The phase bar.
     pub phase_bar: Rect,
     /// Replay's timeline bar (empty in a live session).
@@ -40,18 +39,18 @@ impl FrameLayout {
             ])
             .split(area);
         let main = chunks[0];
-        let mut summaries = [Rect::default(); 5];
+        let mut summaries = PaneMap::default();
         let panes = if view.zoom {
-            let mut r = [Rect::default(); 5];
-            r[view.focus.index()] = main;
+            let mut r = PaneMap::default();
+            r[view.focus] = main;
             r
         } else if is_compact(area) {
             let (big, lines) = compact_layout(main);
-            let mut r = [Rect::default(); 5];
-            r[view.focus.index()] = big;
+            let mut r = PaneMap::default();
+            r[view.focus] = big;
             let others = PaneId::ALL.into_iter().filter(|p| *p != view.focus);
             for (pane, line) in others.zip(lines) {
-                summaries[pane.index()] = line;
+                summaries[pane] = line;
             }
             r
         } else {
@@ -68,12 +67,12 @@ impl FrameLayout {
     }
 
     /// Where each pane can be clicked: its rectangle, or on a compact screen its summary line.
-    pub fn targets(&self) -> [Rect; 5] {
-        std::array::from_fn(|i| {
-            if self.panes[i].area() > 0 {
-                self.panes[i]
+    pub fn targets(&self) -> PaneMap<Rect> {
+        PaneMap::from_fn(|pane| {
+            if self.panes[pane].area() > 0 {
+                self.panes[pane]
             } else {
-                self.summaries[i]
+                self.summaries[pane]
             }
         })
     }
@@ -100,7 +99,7 @@ fn compact_layout(main: Rect) -> (Rect, Vec<Rect>) {
 }
 
 /// The rectangles of the five panes for a terminal area (unzoomed).
-pub fn pane_layout(area: Rect) -> [Rect; 5] {
+pub fn pane_layout(area: Rect) -> PaneMap<Rect> {
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
@@ -117,7 +116,13 @@ pub fn pane_layout(area: Rect) -> [Rect; 5] {
             Constraint::Percentage(25),
         ])
         .split(rows[1]);
-    [top[0], top[1], bottom[0], bottom[1], bottom[2]]
+    PaneMap::from_fn(|pane| match pane {
+        PaneId::Agent => top[0],
+        PaneId::Diff => top[1],
+        PaneId::RunLog => bottom[0],
+        PaneId::Metrics => bottom[1],
+        PaneId::Verdict => bottom[2],
+    })
 }
 
 /// The inner size (columns, rows) of the Agent and Run log panes for a terminal size; the
@@ -128,7 +133,7 @@ pub fn terminal_sizes(width: u16, height: u16, app: &App) -> ((u16, u16), (u16, 
     // to it, so moving the focus resizes nothing.
     let rects = if is_compact(Rect::new(0, 0, width, height)) {
         let (big, _) = compact_layout(main);
-        [big; 5]
+        PaneMap::from_fn(|_| big)
     } else {
         pane_layout(main)
     };
@@ -140,8 +145,11 @@ pub fn terminal_sizes(width: u16, height: u16, app: &App) -> ((u16, u16), (u16, 
         )
     };
     (
-        inner(rects[0], app.zoom && app.focus == PaneId::Agent),
-        inner(rects[2], app.zoom && app.focus == PaneId::RunLog),
+        inner(rects[PaneId::Agent], app.zoom && app.focus == PaneId::Agent),
+        inner(
+            rects[PaneId::RunLog],
+            app.zoom && app.focus == PaneId::RunLog,
+        ),
     )
 }
 

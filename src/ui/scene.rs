@@ -97,19 +97,18 @@ impl Scene {
     /// terminal, the rows its pane shows, or on a compact screen the row its summary shows.
     pub fn capture(state: &SessionState, view: &App, layout: &FrameLayout) -> Scene {
         let terminal = |pane: PaneId, screen| {
-            let i = pane.index();
-            let (width, height) = if layout.panes[i].area() > 0 {
+            let (width, height) = if layout.panes[pane].area() > 0 {
                 let inner = Block::default()
                     .borders(Borders::ALL)
-                    .inner(layout.panes[i]);
+                    .inner(layout.panes[pane]);
                 (inner.width, inner.height)
-            } else if layout.summaries[i].area() > 0 {
-                let width = layout.summaries[i].width.saturating_sub(SUMMARY_LABEL);
+            } else if layout.summaries[pane].area() > 0 {
+                let width = layout.summaries[pane].width.saturating_sub(SUMMARY_LABEL);
                 return TerminalView::last_line(screen, width);
             } else {
                 (0, 0)
             };
-            TerminalView::capture(screen, view.scroll[i], width, height)
+            TerminalView::capture(screen, view.scroll[pane], width, height)
         };
         Scene {
             task: state.task.clone(),

@@ -197,7 +197,7 @@ fn render_state(
     app.focus = focus;
     app.zoom = zoom;
     let (mut diff, mut results) = DiffPane::new(theme.syntax_theme.clone());
-    diff.update(state, &mut app);
+    diff.update(diff.read(state, &app), &mut app);
     while let Ok(built) = results.try_recv() {
         diff.accept(built);
     }
@@ -423,7 +423,7 @@ fn metrics_pane(state: &SessionState, width: u16, height: u16) -> (String, Buffe
     // On a compact screen only the focused pane is drawn whole.
     app.focus = PaneId::Metrics;
     let (terminal, layout) = draw_frame(state, &app, width, height);
-    let rect = layout.panes[PaneId::Metrics.index()];
+    let rect = layout.panes[PaneId::Metrics];
     let buffer = terminal.backend().buffer();
     let mut text = String::new();
     let mut pane = Buffer::empty(rect);
@@ -544,7 +544,9 @@ fn the_metrics_pane_leads_with_the_verdict_for_each_kind_of_criterion() {
 
 #[test]
 fn help_is_sized_to_its_rows_and_the_screen() {
-    let rows: Vec<(&str, &str)> = super::keymap::help_rows().collect();
+    let rows: Vec<(&str, &str)> = super::keymap::help_rows()
+        .map(|(keys, text, _)| (keys, text))
+        .collect();
     let mut checked = 0;
     for (width, height) in [(200, 50), (120, 35), (80, 24)] {
         let mut app = App::new(true);
@@ -574,6 +576,54 @@ fn help_is_sized_to_its_rows_and_the_screen() {
         }
     }
     assert_eq!(checked, 2 * rows.len());
+}
+
+/// The help, like the key hint, is the key table and the policy's answers: a session key the
+/// policy declines now is dimmed, with the policy's reason; the others are as ever.
+#[test]
+fn help_dims_the_session_keys_the_policy_declines_with_its_reason() {
+    // The finished session, with the policy's answers at the end.
+    let state = session();
+    let reason = "the session has ended: there is no phase two to send details to";
+    let mut app = App::new(true);
+    app.popup = Some(super::app::Popup::Help(0));
+    let (terminal, _) = draw_frame(&state, &app, 200, 50);
+    let buffer = terminal.backend().buffer();
+    let dim = Theme::dark().colors.dim;
+    let row_of = |needle: &str| {
+        (0..buffer.area.height)
+            .find(|&y| {
+                let text: String = (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect();
+                text.contains(needle)
+            })
+            .unwrap_or_else(|| panic!("no row with {needle}"))
+    };
+    let colours = |y: u16, needle: &str| -> Vec<Color> {
+        let text: Vec<&str> = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol())
+            .collect();
+        let at = text.concat().find(needle).unwrap();
+        let column = text.concat()[..at].chars().count() as u16;
+        (column..column + needle.chars().count() as u16)
+            .map(|x| buffer[(x, y)].fg)
+            .collect()
+    };
+    let inject = row_of(&format!("(not now: {reason})"));
+    assert!(
+        colours(inject, "inject the phase-two")
+            .iter()
+            .all(|c| *c == dim)
+    );
+    let rerun = row_of("re-run verify and grade");
+    assert!(!row_text(buffer, Rect::new(0, rerun, 200, 1)).contains("not now"));
+    assert!(
+        colours(rerun, "re-run verify and grade")
+            .iter()
+            .all(|c| *c != dim)
+    );
+    insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
@@ -840,11 +890,11 @@ fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent
             while let Ok(built) = results.try_recv() {
                 diff.accept(built);
             }
-            diff.update(&state, app);
+            diff.update(diff.read(&state, app), app);
             while let Ok(built) = results.try_recv() {
                 diff.accept(built);
             }
-            diff.update(&state, app);
+            diff.update(diff.read(&state, app), app);
             let mut layout = None;
             terminal
                 .draw(|f| layout = Some(draw::draw(f, &state, app, diff, &theme)))
@@ -906,13 +956,13 @@ fn enter_in_verdict_opens_the_diff_at_the_line_that_computes_the_first_divergent
             insta::assert_snapshot!("diff_at_the_parity_line_80x24", text);
         }
         // The pane then scrolls freely, and the next file clears the mark.
-        let top = app.scroll[1];
+        let top = app.scroll[PaneId::Diff];
         app.on_key(
             KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE),
             &state,
         );
         frame(&mut app, &mut diff);
-        assert_ne!(app.scroll[1], top);
+        assert_ne!(app.scroll[PaneId::Diff], top);
         app.on_key(
             KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE),
             &state,

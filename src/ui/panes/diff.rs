@@ -22,8 +22,8 @@ use crate::diff::{
 use crate::event::FileContent;
 use crate::session::state::SessionState;
 
-use super::super::app::{App, DiffMark};
-use super::super::theme::Theme;
+use super::super::app::{App, DiffMark, PaneId};
+use super::{Pane, PaneContext, Summary};
 
 /// Identifies the inputs of a built view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,14 @@ struct FilesCopy {
     baseline: BTreeMap<String, FileContent>,
     files: BTreeMap<String, FileContent>,
     previous: BTreeMap<String, Option<FileContent>>,
+}
+
+/// What the Diff pane reads of the session state ([`DiffPane::read`]).
+pub struct DiffInputs {
+    files: FilesKey,
+    /// The files, copied when they or the diff base changed since the newest file list
+    /// asked for.
+    copy: Option<FilesCopy>,
 }
 
 /// The Diff pane's model.
@@ -127,22 +135,32 @@ impl DiffPane {
         }
     }
 
-    /// Brings the pane up to date with the state: when the files or the diff base changed,
-    /// copies the files and compares them in the background (with the selected file's view);
-    /// otherwise starts building the selected file's view when it changed. Cheap when
-    /// nothing changed; the state is only read.
-    pub fn update(&mut self, state: &SessionState, app: &mut App) {
+    /// Reads what the pane needs of the state, for a live session under its lock: the files'
+    /// version and, when it or the diff base changed since the newest file list asked for,
+    /// a copy of the files. Changes nothing; [`DiffPane::update`] takes it in once the lock
+    /// is released.
+    pub fn read(&self, state: &SessionState, app: &App) -> DiffInputs {
         let files = FilesKey {
             files_version: state.files_version,
             against_previous: app.diff_against_previous,
         };
-        if self.wanted != Some(files) {
+        let copy = (self.wanted != Some(files)).then(|| FilesCopy {
+            baseline: state.baseline.clone(),
+            files: state.files.clone(),
+            previous: state.previous.clone(),
+        });
+        DiffInputs { files, copy }
+    }
+
+    /// Brings the pane up to date with what [`DiffPane::read`] read: when the files or the
+    /// diff base changed, compares the copied files in the background (with the selected
+    /// file's view); otherwise starts building the selected file's view when it changed; then
+    /// keeps the view state's selection, and its scroll to a marked line, in step. Cheap when
+    /// nothing changed.
+    pub fn update(&mut self, inputs: DiffInputs, app: &mut App) {
+        let DiffInputs { files, copy } = inputs;
+        if let Some(copy) = copy {
             self.wanted = Some(files);
-            let copy = FilesCopy {
-                baseline: state.baseline.clone(),
-                files: state.files.clone(),
-                previous: state.previous.clone(),
-            };
             let index = app.diff_file;
             let marked = app.diff_mark.as_ref().map(|m| m.path.clone());
             let (highlighter, theme, tx) = self.job_parts();
@@ -186,7 +204,7 @@ impl DiffPane {
                 .position(|e| e.path == target.path || e.old_path() == Some(target.path.as_str()))
         {
             app.diff_file = i;
-            app.scroll[1] = 0;
+            app.scroll[PaneId::Diff] = 0;
             app.diff_mark = target.line.map(|line| DiffMark {
                 path: self.entries[i].path.clone(),
                 line,
@@ -256,11 +274,11 @@ impl DiffPane {
         };
         // The last frame's Diff pane, when it had rows (a compact screen draws an unfocused
         // pane as a one-line summary): its rows below the border and the file header.
-        let rect = app.pane_rects[1];
+        let rect = app.pane_rects[PaneId::Diff];
         if rect.height < 4 {
             return;
         }
-        app.scroll[1] = mark_top(row, usize::from(rect.height - 3));
+        app.scroll[PaneId::Diff] = mark_top(row, usize::from(rect.height - 3));
         if let Some(mark) = app.diff_mark.as_mut() {
             mark.scrolled = true;
         }
@@ -295,17 +313,15 @@ impl DiffPane {
             }
         ))
     }
+}
 
-    /// Draws the pane.
-    pub fn draw(
-        &self,
-        frame: &mut Frame<'_>,
-        rect: Rect,
-        block: Block<'_>,
-        app: &App,
-        theme: &Theme,
-    ) {
-        let c = &theme.colors;
+impl Pane for DiffPane {
+    fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
+        DiffPane::title_note(self, cx.view)
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        let (app, c) = (cx.view, &cx.theme.colors);
         let inner = block.inner(rect);
         frame.render_widget(block, rect);
         if self.entries.is_empty() {
@@ -405,7 +421,7 @@ impl DiffPane {
         let pending = app.diff_mark.as_ref().is_some_and(|m| !m.scrolled);
         let top = match self.marked_row(app).filter(|_| pending) {
             Some(row) => mark_top(row, height),
-            None => app.scroll[1],
+            None => app.scroll[PaneId::Diff],
         }
         .min(total.saturating_sub(height));
         let mut lines = vec![header];
@@ -424,6 +440,14 @@ impl DiffPane {
             &palette,
         ));
         frame.render_widget(Paragraph::new(lines), area);
+    }
+
+    /// The selected file and the diff base.
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        Summary::Line(Line::from(Span::styled(
+            DiffPane::title_note(self, cx.view).unwrap_or_default(),
+            Style::default().fg(cx.theme.colors.dim),
+        )))
     }
 }
 

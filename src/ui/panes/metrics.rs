@@ -19,7 +19,7 @@ use crate::task::{CriterionSpec, Direction, Reduce};
 
 use super::super::scene::Scene;
 use super::super::theme::Theme;
-use super::fmt_num;
+use super::{Pane, PaneContext, Summary, fmt_num};
 
 /// Rows a chart needs to be worth drawing (plot and its x labels).
 const CHART_MIN_ROWS: u16 = 4;
@@ -201,7 +201,24 @@ fn to_xy<'a>(points: impl Iterator<Item = &'a Point>) -> Vec<(f64, f64)> {
 }
 
 /// The Metrics pane: the criteria's metrics (each once), one block each.
-pub fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, scene: &Scene, theme: &Theme) {
+pub struct MetricsPane;
+
+impl Pane for MetricsPane {
+    fn scrolls(&self) -> bool {
+        false
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        metrics(frame, rect, block, cx.scene, cx.theme);
+    }
+
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        Summary::Line(summary(cx.scene, cx.theme))
+    }
+}
+
+/// Draws the criteria's metrics (each once), one block each.
+fn metrics(frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, scene: &Scene, theme: &Theme) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let mut criteria: Vec<&CriterionSpec> = Vec::new();

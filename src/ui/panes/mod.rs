@@ -1,5 +1,6 @@
-//! The five panes, a file each: each draws from the frame's [`super::scene::Scene`] and the
-//! view state, and changes neither.
+//! The five panes, a file each, in one shape ([`Pane`]): each draws through `&self` from the
+//! frame's [`Scene`] and the view state, changing neither, and says what its title adds and
+//! its one-line summary for a compact screen. [`all`] maps each [`PaneId`] to its pane.
 
 pub mod diff;
 pub mod metrics;
@@ -7,10 +8,70 @@ pub mod terminal;
 pub mod transcript;
 pub mod verdict;
 
-pub use metrics::metrics;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Block;
+
+use super::app::{App, PaneId, PaneMap};
+use super::scene::{Scene, TerminalView};
+use super::theme::Theme;
+
 pub use terminal::terminal;
 pub use transcript::{transcript, transcript_lines};
-pub use verdict::{verdict, verdict_lines};
+pub use verdict::verdict_lines;
+
+/// What a pane draws from: the frame's copy of the session state, the view state and the
+/// theme.
+#[derive(Clone, Copy)]
+pub struct PaneContext<'a> {
+    /// The frame's copy of the session state.
+    pub scene: &'a Scene,
+    /// The view state.
+    pub view: &'a App,
+    /// The colours.
+    pub theme: &'a Theme,
+}
+
+/// A pane's one-line summary on a compact screen, after its number and name.
+pub enum Summary<'a> {
+    /// A line of text.
+    Line(Line<'static>),
+    /// A terminal's latest row that holds text.
+    Terminal(&'a TerminalView),
+}
+
+/// One pane: drawn through `&self` from a [`PaneContext`], changing nothing.
+pub trait Pane {
+    /// What the pane's title adds after its number and name (attached, the selected file…).
+    fn title_note(&self, _cx: &PaneContext<'_>) -> Option<String> {
+        None
+    }
+
+    /// Whether the pane scrolls, so that its title says when it is scrolled back.
+    fn scrolls(&self) -> bool {
+        true
+    }
+
+    /// Draws the pane in `rect`, inside `block`.
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>);
+
+    /// The pane in one line, for a compact screen.
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a>;
+}
+
+/// Each pane by its id: the Diff pane's model, the others drawn from the scene alone.
+pub fn all(diff: &diff::DiffPane) -> PaneMap<&dyn Pane> {
+    PaneMap::from_fn(|id| -> &dyn Pane {
+        match id {
+            PaneId::Agent => &terminal::AgentPane,
+            PaneId::Diff => diff,
+            PaneId::RunLog => &terminal::RunLogPane,
+            PaneId::Metrics => &metrics::MetricsPane,
+            PaneId::Verdict => &verdict::VerdictPane,
+        }
+    })
+}
 
 /// A number as the panes show it: four decimals at most, trailing zeros cut, scientific
 /// for the very large and the very small.

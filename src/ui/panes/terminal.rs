@@ -1,13 +1,118 @@
 //! The Agent and Run log panes: a terminal's rows, copied into the scene under the state's
-//! lock ([`TerminalView`]), drawn.
+//! lock ([`TerminalView`]), drawn; the Agent pane shows the prompts and the agent's
+//! transcript instead on `t`.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use tui_term::widget::{Cursor, PseudoTerminal};
 
-use super::super::scene::TerminalView;
+use crate::event::Stage;
+
+use super::super::app::PaneId;
+use super::super::scene::{Scene, TerminalView};
+use super::{Pane, PaneContext, Summary};
+
+/// The Agent pane: the agent's terminal, or its prompts and transcript (`t`).
+pub struct AgentPane;
+
+/// The Run log pane: the verify run's terminal.
+pub struct RunLogPane;
+
+impl Pane for AgentPane {
+    fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
+        if cx.view.attached {
+            Some("attached: Ctrl-] detaches".to_string())
+        } else if cx.scene.paused {
+            Some("PAUSED".to_string())
+        } else if cx.view.agent_transcript {
+            Some("prompts and transcript (t: terminal)".to_string())
+        } else {
+            agent_checked(cx.scene)
+        }
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        if cx.view.agent_transcript {
+            let scroll = cx.view.scroll[PaneId::Agent];
+            super::transcript(frame, rect, block, cx.scene, scroll, cx.theme);
+            return;
+        }
+        let placeholder = (placeholder(PaneId::Agent, cx.scene), cx.theme.colors.dim);
+        terminal(
+            frame,
+            rect,
+            block,
+            &cx.scene.agent,
+            !cx.view.attached,
+            placeholder,
+        );
+    }
+
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        terminal_summary(PaneId::Agent, &cx.scene.agent, cx)
+    }
+}
+
+impl Pane for RunLogPane {
+    fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
+        cx.scene.run_shown.clone()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        let placeholder = (placeholder(PaneId::RunLog, cx.scene), cx.theme.colors.dim);
+        terminal(frame, rect, block, &cx.scene.run, true, placeholder);
+    }
+
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        terminal_summary(PaneId::RunLog, &cx.scene.run, cx)
+    }
+}
+
+/// A terminal pane's summary: its latest row that holds text, or while it is blank its
+/// placeholder.
+fn terminal_summary<'a>(pane: PaneId, rows: &'a TerminalView, cx: &PaneContext<'a>) -> Summary<'a> {
+    if !rows.is_blank() {
+        return Summary::Terminal(rows);
+    }
+    Summary::Line(Line::from(Span::styled(
+        placeholder(pane, cx.scene).unwrap_or_default(),
+        Style::default().fg(cx.theme.colors.dim),
+    )))
+}
+
+/// What a blank terminal pane says instead: while the session works on what the pane will
+/// show, what it is doing and for how long; otherwise when the pane will fill.
+fn placeholder(pane: PaneId, scene: &Scene) -> Option<String> {
+    let busy = match pane {
+        PaneId::Agent => matches!(scene.at.step().1, Stage::Setup | Stage::Migrate),
+        _ => scene.at.step().1 == Stage::Setup || scene.run_running || scene.queued.is_some(),
+    };
+    if scene.finished.is_none() && busy {
+        return scene.activity_line();
+    }
+    match pane {
+        PaneId::RunLog if scene.phases.iter().all(|p| p.verdict.is_none()) => {
+            Some("no run yet: the experiment runs here when a phase is verified".to_string())
+        }
+        PaneId::Agent if !scene.agent_running && scene.finished.is_none() => {
+            Some("the agent's terminal shows here while it works".to_string())
+        }
+        _ => None,
+    }
+}
+
+/// What the agent has run in the current phase's turn (docs/CHECKS.md), once it has had a
+/// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`.
+fn agent_checked(state: &Scene) -> Option<String> {
+    let record = state
+        .phases
+        .get(usize::from(state.at.step().0.checked_sub(1)?))?;
+    record.prompt.as_ref()?;
+    Some(crate::checks::Checked::line(&record.agent_runs, state.now))
+}
 
 /// A terminal pane: the copied rows, with the cursor unless `hide_cursor` (or the copy says
 /// the terminal hides it or is scrolled back); while the terminal is blank, `placeholder`

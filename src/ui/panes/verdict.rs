@@ -9,9 +9,10 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::agent::transcript::first_line;
 use crate::parity::{ParityReport, short};
 
+use super::super::app::PaneId;
 use super::super::scene::Scene;
 use super::super::theme::Theme;
-use super::fmt_num;
+use super::{Pane, PaneContext, Summary, fmt_num};
 
 /// The Verdict pane's lines: the outcome first, then each graded phase, newest first.
 pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
@@ -265,20 +266,28 @@ fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'
     }
 }
 
-/// The Verdict pane, scrolled down `scroll` lines.
-pub fn verdict(
-    frame: &mut Frame<'_>,
-    rect: Rect,
-    block: Block<'_>,
-    state: &Scene,
-    scroll: usize,
-    theme: &Theme,
-) {
-    let width = block.inner(rect).width;
-    let lines = super::wrap_hanging(verdict_lines(state, theme), width);
-    let top = scroll.min(lines.len().saturating_sub(1));
-    frame.render_widget(
-        Paragraph::new(lines).block(block).scroll((top as u16, 0)),
-        rect,
-    );
+/// The Verdict pane: its lines wrapped, scrolled down as the view says.
+pub struct VerdictPane;
+
+impl Pane for VerdictPane {
+    fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
+        let width = block.inner(rect).width;
+        let lines = super::wrap_hanging(verdict_lines(cx.scene, cx.theme), width);
+        let scroll = cx.view.scroll[PaneId::Verdict];
+        let top = scroll.min(lines.len().saturating_sub(1));
+        frame.render_widget(
+            Paragraph::new(lines).block(block).scroll((top as u16, 0)),
+            rect,
+        );
+    }
+
+    /// The outcome, or the newest phase's first line.
+    fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
+        Summary::Line(
+            verdict_lines(cx.scene, cx.theme)
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+        )
+    }
 }
