@@ -164,6 +164,9 @@ pub struct Notice {
     pub text: String,
     /// When it goes away.
     pub until: Instant,
+    /// The session's time when it was given: the session's own answer to a later key is
+    /// newer and shows instead.
+    pub session_at: f64,
 }
 
 /// A file (and line) of the port the Diff pane should show next, asked for from the Verdict
@@ -269,11 +272,13 @@ impl App {
         }
     }
 
-    /// Answers a key in the status line for [`NOTICE_FOR`].
-    pub fn notify(&mut self, text: impl Into<String>) {
+    /// Answers a key in the status line for [`NOTICE_FOR`], at `session_at` of the
+    /// session's time.
+    pub fn notify(&mut self, text: impl Into<String>, session_at: f64) {
         self.notice = Some(Notice {
             text: text.into(),
             until: Instant::now() + NOTICE_FOR,
+            session_at,
         });
     }
 
@@ -480,13 +485,16 @@ impl App {
             }
             KeyAction::OpenFinding => {
                 if self.focus != PaneId::Verdict {
-                    self.notify("Enter opens a finding's file from the Verdict pane (5)");
+                    self.notify(
+                        "Enter opens a finding's file from the Verdict pane (5)",
+                        state.now,
+                    );
                 } else if let Some(target) = self.next_finding_file(state) {
                     self.diff_goto = Some(target);
                     self.focus = PaneId::Diff;
                     self.zoom = false;
                 } else {
-                    self.notify("Enter: no finding names a file of this run");
+                    self.notify("Enter: no finding names a file of this run", state.now);
                 }
             }
             KeyAction::ToggleTranscript => {
@@ -498,9 +506,9 @@ impl App {
                     self.attached = true;
                     self.focus = PaneId::Agent;
                 } else if state.phases.iter().any(|p| p.prompt.is_some()) {
-                    self.notify("a: the agent has exited; t shows what it said");
+                    self.notify("a: the agent has exited; t shows what it said", state.now);
                 } else {
-                    self.notify("a: no agent is running yet");
+                    self.notify("a: no agent is running yet", state.now);
                 }
             }
             KeyAction::Detach => self.attached = false,
@@ -511,7 +519,7 @@ impl App {
             KeyAction::TogglePause => return send(Command::TogglePause),
             KeyAction::Inject => {
                 if let Some(why) = state.declined(KeyedCommand::Inject) {
-                    self.notify(format!("i: not now: {why}"));
+                    self.notify(format!("i: not now: {why}"), state.now);
                 } else {
                     let text = self
                         .sent_details
@@ -522,7 +530,7 @@ impl App {
             }
             KeyAction::Message => {
                 if let Some(why) = state.declined(KeyedCommand::Message) {
-                    self.notify(format!("m: not now: {why}"));
+                    self.notify(format!("m: not now: {why}"), state.now);
                 } else {
                     self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
                 }

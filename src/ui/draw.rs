@@ -182,7 +182,6 @@ fn pane_block<'a>(pane: PaneId, shown: &dyn Pane, cx: &PaneContext<'_>) -> Block
         .title(Line::from(title))
 }
 
-
 /// The phase trail, fitted to `width`: stage names in full where they fit, else short
 /// (`m1`, `v1`, `g1`), the verdicts' classes last to go.
 fn phase_bar<'a>(state: &Scene, width: u16, theme: &Theme) -> Line<'a> {
@@ -482,10 +481,7 @@ fn draw_popup(frame: &mut Frame<'_>, area: Rect, popup: &Popup, scene: &Scene, t
                 );
                 // One line a row: a reason too long for the screen is cut at its edge (the
                 // key, pressed, says it whole).
-                frame.render_widget(
-                    Paragraph::new(lines).scroll((shown_from as u16, 0)),
-                    column,
-                );
+                frame.render_widget(Paragraph::new(lines).scroll((shown_from as u16, 0)), column);
             }
         }
         Popup::Confirm(what) => {

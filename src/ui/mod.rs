@@ -264,7 +264,8 @@ impl Turns {
                     if let Some(tx) = &self.commands
                         && tx.send(cmd).await.is_err()
                     {
-                        app.notify("the session has ended: q leaves");
+                        let now = self.feed.read(|state| state.now);
+                        app.notify("the session has ended: q leaves", now);
                     }
                 }
                 Action::Playback(c) => {

@@ -144,13 +144,16 @@ impl Scene {
     /// The answer to a command the status line shows now: the view's own (a key that did
     /// nothing), else the session's while it is fresh.
     pub fn notice_text<'a>(&'a self, view: &'a App) -> Option<&'a str> {
-        if let Some(notice) = &view.notice {
-            return Some(&notice.text);
-        }
-        self.notice
+        let session = self
+            .notice
             .as_ref()
-            .filter(|n| self.now - n.at < NOTICE_FOR.as_secs_f64())
-            .map(|n| n.text.as_str())
+            .filter(|n| self.now - n.at < NOTICE_FOR.as_secs_f64());
+        match (&view.notice, session) {
+            // The newer of the two: the session's answer to a key pressed after the view's.
+            (Some(own), Some(said)) if said.at > own.session_at => Some(said.text.as_str()),
+            (Some(own), _) => Some(&own.text),
+            (None, said) => said.map(|n| n.text.as_str()),
+        }
     }
 
     /// The activity line an empty pane shows: a spinner that turns each second, what the
@@ -374,5 +377,38 @@ mod tests {
         assert_eq!(scene.notice_text(&view), None);
         scene.now = 45.0;
         assert!(scene.activity_line().unwrap().ends_with("(34 s)"));
+    }
+
+    /// The key's own answer (`i: not now`, given by the view) shows until the session
+    /// answers a key pressed after it (`r: not now`): the newer of the two.
+    #[test]
+    fn the_newer_answer_shows_whoever_gave_it() {
+        let declined = |t: f64, command: &str| {
+            let mut state = SessionState::new();
+            state.apply(
+                t,
+                &crate::event::Event::Declined {
+                    command: command.into(),
+                    reason: "not here".into(),
+                },
+            );
+            state
+        };
+        let mut view = App::new(true);
+        let layout = FrameLayout::of(Rect::new(0, 0, 120, 40), &view);
+        // p answered by the session at 5.0, then i answered by the view at 5.0.
+        let before = declined(5.0, "p");
+        view.notify("i: not now: the details were sent", before.now);
+        let mut scene = Scene::capture(&before, &view, &layout);
+        scene.now = 5.5;
+        assert_eq!(
+            scene.notice_text(&view),
+            Some("i: not now: the details were sent")
+        );
+        // r pressed after it, answered by the session at 5.2.
+        let after = declined(5.2, "r");
+        let mut scene = Scene::capture(&after, &view, &layout);
+        scene.now = 5.5;
+        assert_eq!(scene.notice_text(&view), Some("r: not now: not here"));
     }
 }
