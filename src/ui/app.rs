@@ -295,16 +295,7 @@ impl App {
     /// workspace or the source, cycling; after a phase's findings, the file and line where
     /// the port's parity probe records its first divergent tensor.
     fn next_finding_file(&mut self, state: &SessionState) -> Option<DiffTarget> {
-        let files: Vec<DiffTarget> = state
-            .phases
-            .iter()
-            .rev()
-            .flat_map(|p| {
-                let findings = p.verdict.as_ref().map(verdict_files).unwrap_or_default();
-                findings.into_iter().chain(parity_file(p))
-            })
-            .filter(|f| state.files.contains_key(&f.path) || state.baseline.contains_key(&f.path))
-            .collect();
+        let files = finding_files(state);
         if files.is_empty() {
             return None;
         }
@@ -544,6 +535,21 @@ impl App {
         }
         Vec::new()
     }
+}
+
+/// The files (and lines) the findings of the session name, newest phase first, each a file
+/// of the workspace or the source: where Enter in the Verdict pane goes, in turn.
+pub(super) fn finding_files(state: &SessionState) -> Vec<DiffTarget> {
+    state
+        .phases
+        .iter()
+        .rev()
+        .flat_map(|p| {
+            let findings = p.verdict.as_ref().map(verdict_files).unwrap_or_default();
+            findings.into_iter().chain(parity_file(p))
+        })
+        .filter(|f| state.files.contains_key(&f.path) || state.baseline.contains_key(&f.path))
+        .collect()
 }
 
 /// The file and line (of the port) where a phase's parity probe recorded its first

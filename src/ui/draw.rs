@@ -70,7 +70,7 @@ pub fn draw_scene(
         layout.status,
     );
     frame.render_widget(
-        Paragraph::new(key_hint(scene, view, layout.hint.width, theme)),
+        Paragraph::new(key_hint(&cx, diff, layout.hint.width)),
         layout.hint,
     );
     if let Some(popup) = &view.popup {
@@ -331,17 +331,28 @@ fn status_line<'a>(state: &Scene, app: &App, theme: &Theme) -> Line<'a> {
     Line::from(spans)
 }
 
-/// The key hint: the hinted bindings of the key table for the view's situation.
-/// The key hint, fitted to `width`: the table's order is the order of usefulness, so the
-/// entries that do not fit go from the end, except help and quit (and detach), which stay.
-fn key_hint<'a>(state: &Scene, app: &App, width: u16, theme: &Theme) -> Line<'a> {
+/// The key hint: the hinted bindings of the key table for the view's situation, each only
+/// where it does something now (a session command where the policy accepts it, a pane's key
+/// where its pane says so), fitted to `width`: the table's order is the order of
+/// usefulness, so the entries that do not fit go from the end, except help and quit (and
+/// detach), which stay.
+fn key_hint<'a>(cx: &PaneContext<'_>, diff: &DiffPane, width: u16) -> Line<'a> {
+    let (state, app, theme) = (cx.scene, cx.view, cx.theme);
     let situation = Situation::of(app.attached, app.live, state.finished.is_some());
-    // A session command is offered only where the policy accepts it now.
+    let pane_keys: Vec<panes::PaneKey> = panes::all(diff)
+        .iter()
+        .flat_map(|(_, pane)| pane.keys(cx))
+        .collect();
     let (kept, mut others): (Vec<_>, Vec<_>) = keymap::hints(situation)
         .filter(|(_, _, action)| {
-            action
+            let accepted = action
                 .command()
-                .is_none_or(|command| state.declined(command).is_none())
+                .is_none_or(|command| state.declined(command).is_none());
+            let enabled = pane_keys
+                .iter()
+                .find(|key| key.action == *action)
+                .is_none_or(|key| key.enabled);
+            accepted && enabled
         })
         .map(|(keys, what, _)| (keys, format!("{keys} {what}")))
         .partition(|(keys, _)| matches!(*keys, "?" | "q" | "Ctrl-]"));

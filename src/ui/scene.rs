@@ -74,6 +74,9 @@ pub struct Scene {
     pub run_shown: Option<String>,
     /// Set once the session ended.
     pub finished: Option<FinishInfo>,
+    /// How many files (and lines) the session's findings name: where Enter in the Verdict
+    /// pane goes.
+    pub finding_files: usize,
     /// Per-phase records, index 0 = phase 1.
     pub phases: Vec<PhaseRecord>,
     /// The rows the Agent pane shows of the agent's terminal.
@@ -126,6 +129,7 @@ impl Scene {
             run_shown: state.run_shown.clone(),
             finished: state.finished.clone(),
             phases: state.phases.clone(),
+            finding_files: super::app::finding_files(state).len(),
             agent: if view.agent_transcript {
                 TerminalView::default()
             } else {

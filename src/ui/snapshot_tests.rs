@@ -756,7 +756,7 @@ fn inject_is_offered_only_while_the_details_can_be_edited() {
     phase_one.apply(
         0.0,
         &Event::Answers {
-            answers: policy_migrating(1).answers(true),
+            answers: policy_migrating(1).answers(false),
         },
     );
     assert!(hint_of(&phase_one).contains("i inject"));
@@ -1005,7 +1005,7 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
         },
         Event::Stage(At::Migrate(1)),
         Event::Answers {
-            answers: policy_migrating(1).answers(true),
+            answers: policy_migrating(1).answers(false),
         },
         Event::FileChanged {
             file: file(&port),
@@ -1168,4 +1168,51 @@ fn the_metrics_pane_gives_the_seed_checks_value() {
     );
     let (screen, _) = metrics_pane(&state, 200, 50);
     assert!(screen.contains("◌ seed 0.9612"), "{screen}");
+}
+
+/// A pane's key is offered only while it does something: `a` while an agent runs, Enter in
+/// the Verdict pane once a finding names a file of the run.
+#[test]
+fn a_panes_key_is_offered_only_when_it_does_something() {
+    let hint_of = |state: &SessionState| {
+        let (terminal, layout) = draw_frame(state, &App::new(true), 200, 50);
+        row_text(terminal.backend().buffer(), layout.hint)
+    };
+    let ended = |mut state: SessionState| {
+        let t = state.now;
+        state.apply(
+            t,
+            &Event::Finished {
+                passed: false,
+                passed_in_phase: None,
+                exit_code: 1,
+                error: None,
+                interrupted: None,
+            },
+        );
+        state
+    };
+    let mut running = SessionState::new();
+    running.apply(0.0, &Event::Stage(At::Migrate(1)));
+    assert!(!hint_of(&running).contains("a attach"));
+    running.apply(
+        1.0,
+        &Event::AgentStarted {
+            phase: 1,
+            command: "agent".into(),
+            cols: 80,
+            rows: 24,
+        },
+    );
+    assert!(
+        hint_of(&running).contains("a attach"),
+        "{}",
+        hint_of(&running)
+    );
+
+    // The finished session's findings name no file; the parity probe's names train.py.
+    let hint = hint_of(&session());
+    assert!(!hint.contains("Enter finding→diff"), "{hint}");
+    let hint = hint_of(&ended(session_with_parity_at_a_line()));
+    assert!(hint.contains("Enter finding→diff"), "{hint}");
 }

@@ -23,7 +23,8 @@ use crate::event::FileContent;
 use crate::session::state::SessionState;
 
 use super::super::app::{App, DiffMark, PaneId};
-use super::{Pane, PaneContext, Summary};
+use super::super::keymap::KeyAction;
+use super::{Pane, PaneContext, PaneKey, Summary};
 
 /// Identifies the inputs of a built view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -316,6 +317,19 @@ impl DiffPane {
 }
 
 impl Pane for DiffPane {
+    fn keys(&self, _cx: &PaneContext<'_>) -> Vec<PaneKey> {
+        vec![
+            PaneKey {
+                action: KeyAction::PreviousFile,
+                enabled: self.entries.len() > 1,
+            },
+            PaneKey {
+                action: KeyAction::ToggleDiffBase,
+                enabled: !self.entries.is_empty(),
+            },
+        ]
+    }
+
     fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
         DiffPane::title_note(self, cx.view)
     }

@@ -14,6 +14,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Block;
 
 use super::app::{App, PaneId, PaneMap};
+use super::keymap::KeyAction;
 use super::scene::{Scene, TerminalView};
 use super::theme::Theme;
 
@@ -41,6 +42,16 @@ pub enum Summary<'a> {
     Terminal(&'a TerminalView),
 }
 
+/// A key of the key table that belongs to a pane, and whether pressing it does anything now
+/// (the key hint offers it only then).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaneKey {
+    /// What the key does.
+    pub action: KeyAction,
+    /// Whether it does anything now.
+    pub enabled: bool,
+}
+
 /// One pane: drawn through `&self` from a [`PaneContext`], changing nothing.
 pub trait Pane {
     /// What the pane's title adds after its number and name (attached, the selected file…).
@@ -58,6 +69,12 @@ pub trait Pane {
 
     /// The pane in one line, for a compact screen.
     fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a>;
+
+    /// The keys of the key table that act on this pane, each with whether it does anything
+    /// now.
+    fn keys(&self, _cx: &PaneContext<'_>) -> Vec<PaneKey> {
+        Vec::new()
+    }
 }
 
 /// Each pane by its id: the Diff pane's model, the others drawn from the scene alone.

@@ -12,8 +12,9 @@ use tui_term::widget::{Cursor, PseudoTerminal};
 use crate::event::Stage;
 
 use super::super::app::PaneId;
+use super::super::keymap::KeyAction;
 use super::super::scene::{Scene, TerminalView};
-use super::{Pane, PaneContext, Summary};
+use super::{Pane, PaneContext, PaneKey, Summary};
 
 /// The Agent pane: the agent's terminal, or its prompts and transcript (`t`).
 pub struct AgentPane;
@@ -22,6 +23,19 @@ pub struct AgentPane;
 pub struct RunLogPane;
 
 impl Pane for AgentPane {
+    fn keys(&self, cx: &PaneContext<'_>) -> Vec<PaneKey> {
+        vec![
+            PaneKey {
+                action: KeyAction::Attach,
+                enabled: cx.scene.agent_running,
+            },
+            PaneKey {
+                action: KeyAction::ToggleTranscript,
+                enabled: true,
+            },
+        ]
+    }
+
     fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
         if cx.view.attached {
             Some("attached: Ctrl-] detaches".to_string())

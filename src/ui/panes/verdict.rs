@@ -10,9 +10,10 @@ use crate::agent::transcript::first_line;
 use crate::parity::{ParityReport, short};
 
 use super::super::app::PaneId;
+use super::super::keymap::KeyAction;
 use super::super::scene::Scene;
 use super::super::theme::Theme;
-use super::{Pane, PaneContext, Summary, fmt_num};
+use super::{Pane, PaneContext, PaneKey, Summary, fmt_num};
 
 /// The Verdict pane's lines: the outcome first, then each graded phase, newest first.
 pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
@@ -270,6 +271,13 @@ fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'
 pub struct VerdictPane;
 
 impl Pane for VerdictPane {
+    fn keys(&self, cx: &PaneContext<'_>) -> Vec<PaneKey> {
+        vec![PaneKey {
+            action: KeyAction::OpenFinding,
+            enabled: cx.scene.finding_files > 0,
+        }]
+    }
+
     fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
         let width = block.inner(rect).width;
         let lines = super::wrap_hanging(verdict_lines(cx.scene, cx.theme), width);
