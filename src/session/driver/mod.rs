@@ -282,8 +282,8 @@ impl Driver {
                 At::Setup => self.setup().await?,
                 At::Gate(_) => self.wait_human(at).await?,
                 At::Migrate(phase) => self.migrate(phase, &prompt_text).await?,
-                At::Verify(phase, pass) | At::Grade(phase, pass) => {
-                    if pass != Pass::First {
+                At::Verify(phase, _) | At::Grade(phase, _) => {
+                    if at.again() {
                         self.rec.emit(Event::Note {
                             text: format!("re-running verify on the workspace (phase {phase})"),
                         });
