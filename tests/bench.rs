@@ -267,44 +267,12 @@ fn reports_of_what_is_not_a_bench_or_a_run_are_exit_2() {
 /// `acc=` line of `score.txt`, which must reach 1.0. Trajectories in `agents/`.
 fn quick_task() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let task = root.path().join("quick");
-    std::fs::create_dir_all(task.join("repo")).unwrap();
-    std::fs::write(task.join("repo/train.py"), "import jax\n").unwrap();
-    std::fs::write(task.join("repo/score.txt"), "acc=0.5\n").unwrap();
-    std::fs::write(
-        task.join("task.toml"),
-        r#"id = "quick"
-title = "Prints a score"
-
-[source]
-path = "repo"
-
-[published]
-citation = "none"
-
-[env]
-packages = []
-
-[run]
-command = "cat score.txt"
-timeout_s = 60
-
-[[metric]]
-name = "acc"
-regex = 'acc=(?P<value>[0-9.]+)'
-
-[[criterion]]
-metric = "acc"
-reduce = "last"
-published = 1.0
-tolerance = 0.1
-direction = "higher"
-
-[phase2]
-details = "Print acc=1.0."
-"#,
-    )
-    .unwrap();
+    common::quick_task(
+        root.path(),
+        "cat score.txt",
+        &[("train.py", "import jax\n"), ("score.txt", "acc=0.5\n")],
+        "",
+    );
     let agents = root.path().join("agents");
     std::fs::create_dir_all(&agents).unwrap();
     let fix = r#"{"write": "score.txt", "text": "acc=1.0\n"}"#;

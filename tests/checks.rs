@@ -11,64 +11,29 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::tmux::Tmux;
-use common::{journal_text, only_run_dir, text, xstack};
+use common::{journal_text, only_run_dir, quick_task, text, xstack};
 use serde_json::Value;
 
 /// A task whose `train.py` prints `acc=` and the number in `score.txt` (0.5 in the source;
 /// the criterion wants at least 0.9), run by the system's Python; and four agents.
 fn setting() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let task = root.path().join("quick");
-    std::fs::create_dir_all(task.join("repo")).unwrap();
-    std::fs::write(
-        task.join("repo/train.py"),
-        "import sys\nprint('acc=' + open('score.txt').read().strip())\nif sys.argv[1:] == ['crash']:\n    raise RuntimeError('asked to crash')\n",
-    )
-    .unwrap();
-    std::fs::write(task.join("repo/score.txt"), "0.5\n").unwrap();
-    std::fs::write(
-        task.join("repo/sleeper.py"),
-        "import time\nprint('acc=0.95', flush=True)\ntime.sleep(300)\n",
-    )
-    .unwrap();
-    std::fs::write(
-        task.join("task.toml"),
-        r#"id = "quick"
-title = "Prints a score"
-
-[source]
-path = "repo"
-
-[published]
-citation = "none"
-
-[env]
-packages = []
-
-[run]
-command = "python3 train.py"
-timeout_s = 60
-
-[[metric]]
-name = "acc"
-regex = 'acc=(?P<value>[0-9.]+)'
-
-[[criterion]]
-metric = "acc"
-reduce = "last"
-published = 1.0
-tolerance = 0.1
-direction = "higher"
-
-[integrity]
-require_imports = ["sys"]
-seed_check = false
-
-[phase2]
-details = "Print acc=1.0."
-"#,
-    )
-    .unwrap();
+    let task = quick_task(
+        root.path(),
+        "python3 train.py",
+        &[
+            (
+                "train.py",
+                "import sys\nprint('acc=' + open('score.txt').read().strip())\nif sys.argv[1:] == ['crash']:\n    raise RuntimeError('asked to crash')\n",
+            ),
+            ("score.txt", "0.5\n"),
+            (
+                "sleeper.py",
+                "import time\nprint('acc=0.95', flush=True)\ntime.sleep(300)\n",
+            ),
+        ],
+        "\n[integrity]\nrequire_imports = [\"sys\"]\nseed_check = false\n",
+    );
     let agents = root.path().join("agents");
     std::fs::create_dir_all(&agents).unwrap();
     let fix = r#"{"write": "score.txt", "text": "1.0\n"}"#;

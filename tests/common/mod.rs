@@ -213,3 +213,52 @@ pub fn kill_processes_mentioning(needle: &str) {
         let _ = Command::new("kill").args(["-9", &pid]).status();
     }
 }
+
+/// Writes the task `quick` under `root` and returns its folder: its source (`repo/`) holds
+/// `files` (path, text), its run is `command`, which prints `acc=…`; it passes at 1.0 ± 0.1,
+/// and its phase-two details say "Print acc=1.0.". `extra` is TOML appended to its
+/// `task.toml` (an `[integrity]` table).
+pub fn quick_task(root: &Path, command: &str, files: &[(&str, &str)], extra: &str) -> PathBuf {
+    let task = root.join("quick");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    for (path, text) in files {
+        std::fs::write(task.join("repo").join(path), text).unwrap();
+    }
+    std::fs::write(
+        task.join("task.toml"),
+        format!(
+            r#"id = "quick"
+title = "Prints a score"
+
+[source]
+path = "repo"
+
+[published]
+citation = "none"
+
+[env]
+packages = []
+
+[run]
+command = "{command}"
+timeout_s = 60
+
+[[metric]]
+name = "acc"
+regex = 'acc=(?P<value>[0-9.]+)'
+
+[[criterion]]
+metric = "acc"
+reduce = "last"
+published = 1.0
+tolerance = 0.1
+direction = "higher"
+
+[phase2]
+details = "Print acc=1.0."
+{extra}"#
+        ),
+    )
+    .unwrap();
+    task
+}
