@@ -9,23 +9,6 @@ use common::*;
 
 const TASK: &str = "tests/tasks/jsonl-protected";
 
-/// Runs the test task with one of its trajectories; returns (exit code, run dir, output).
-fn run_outcome(name: &str) -> (i32, std::path::PathBuf, String, tempfile::TempDir) {
-    let runs = tempfile::tempdir().unwrap();
-    let agent = format!("script:{TASK}/agents/{name}.jsonl");
-    let out = run(&[
-        "run",
-        TASK,
-        "--agent",
-        &agent,
-        "--headless",
-        "--runs-dir",
-        runs.path().to_str().unwrap(),
-    ]);
-    let dir = only_run_dir(runs.path());
-    (out.status.code().unwrap(), dir, text(&out), runs)
-}
-
 /// `replay --headless` of a run gives the same verdicts and exit status as the run.
 fn assert_replay_matches(dir: &std::path::Path, code: i32) {
     let out = run(&["replay", dir.to_str().unwrap(), "--headless"]);
@@ -47,7 +30,7 @@ fn assert_replay_matches(dir: &std::path::Path, code: i32) {
 
 #[test]
 fn pass_in_phase_one() {
-    let (code, dir, out, _runs) = run_outcome("pass");
+    let (code, dir, out, _runs) = run_scripted(TASK, "pass");
     assert_eq!(code, 0, "{out}");
     let r = result(&dir);
     assert_eq!(r["passed"], true);
@@ -63,7 +46,7 @@ fn pass_in_phase_one() {
 
 #[test]
 fn fidelity_gap_then_pass() {
-    let (code, dir, out, _runs) = run_outcome("gap_then_pass");
+    let (code, dir, out, _runs) = run_scripted(TASK, "gap_then_pass");
     assert_eq!(code, 0, "{out}");
     let r = result(&dir);
     assert_eq!(r["passed_in_phase"], 2);
@@ -79,7 +62,7 @@ fn fidelity_gap_then_pass() {
 
 #[test]
 fn bypass_when_torch_is_still_imported() {
-    let (code, dir, out, _runs) = run_outcome("bypass_torch");
+    let (code, dir, out, _runs) = run_scripted(TASK, "bypass_torch");
     assert_eq!(code, 1, "{out}");
     let r = result(&dir);
     assert_eq!(r["passed"], false);
@@ -97,7 +80,7 @@ fn bypass_when_torch_is_still_imported() {
 
 #[test]
 fn bypass_when_a_protected_file_is_edited() {
-    let (code, dir, out, _runs) = run_outcome("bypass_protected");
+    let (code, dir, out, _runs) = run_scripted(TASK, "bypass_protected");
     assert_eq!(code, 1, "{out}");
     let r = result(&dir);
     assert_eq!(r["phases"][0]["failure"], "bypass");
@@ -115,7 +98,7 @@ fn bypass_when_a_protected_file_is_edited() {
 
 #[test]
 fn crash() {
-    let (code, dir, out, _runs) = run_outcome("crash");
+    let (code, dir, out, _runs) = run_scripted(TASK, "crash");
     assert_eq!(code, 1, "{out}");
     let r = result(&dir);
     assert_eq!(r["phases"][0]["failure"], "crash");
@@ -126,7 +109,7 @@ fn crash() {
 
 #[test]
 fn missed_eval() {
-    let (code, dir, out, _runs) = run_outcome("missed_eval");
+    let (code, dir, out, _runs) = run_scripted(TASK, "missed_eval");
     assert_eq!(code, 1, "{out}");
     let r = result(&dir);
     assert_eq!(r["phases"][0]["failure"], "missed_eval");

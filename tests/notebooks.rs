@@ -11,23 +11,6 @@ use serde_json::Value;
 
 const TASK: &str = "tests/tasks/notebook-steps";
 
-/// Runs the notebook task with one of its trajectories, headless.
-fn run_notebook(name: &str) -> (i32, std::path::PathBuf, String, tempfile::TempDir) {
-    let runs = tempfile::tempdir().unwrap();
-    let agent = format!("script:{TASK}/agents/{name}.jsonl");
-    let out = run(&[
-        "run",
-        TASK,
-        "--agent",
-        &agent,
-        "--headless",
-        "--runs-dir",
-        runs.path().to_str().unwrap(),
-    ]);
-    let dir = only_run_dir(runs.path());
-    (out.status.code().unwrap(), dir, text(&out), runs)
-}
-
 /// The time (seconds into the session) of the first event of `kind` whose text holds
 /// `needle`.
 fn first_time(events: &[Value], kind: &str, needle: &str) -> f64 {
@@ -42,7 +25,7 @@ fn first_time(events: &[Value], kind: &str, needle: &str) -> f64 {
 fn a_notebook_reaches_the_run_log_cell_by_cell_and_its_port_passes() {
     let task_dir = root().join(TASK);
     let before = tree_hash(&task_dir);
-    let (code, dir, out, _runs) = run_notebook("pass");
+    let (code, dir, out, _runs) = run_scripted(TASK, "pass");
     assert_eq!(code, 0, "{out}");
     let r = result(&dir);
     assert_eq!(r["passed_in_phase"], 1, "{r}");
@@ -80,7 +63,7 @@ fn a_notebook_reaches_the_run_log_cell_by_cell_and_its_port_passes() {
 
 #[test]
 fn a_cell_that_raises_is_a_crash_that_names_the_cell() {
-    let (code, dir, out, _runs) = run_notebook("crash");
+    let (code, dir, out, _runs) = run_scripted(TASK, "crash");
     assert_eq!(code, 1, "{out}");
     let r = result(&dir);
     let phase = &r["phases"][0];
@@ -108,7 +91,7 @@ fn torch_in_a_cell_or_installed_by_a_magic_is_a_bypass_naming_the_cell() {
             "train.ipynb#cell=3:1: installs forbidden module `torch` (`!pip install torch`)",
         ),
     ] {
-        let (code, dir, out, _runs) = run_notebook(agent);
+        let (code, dir, out, _runs) = run_scripted(TASK, agent);
         assert_eq!(code, 1, "{agent}: {out}");
         let phase = &result(&dir)["phases"][0];
         assert_eq!(phase["failure"], "bypass", "{agent}: {phase}");

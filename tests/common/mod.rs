@@ -262,3 +262,21 @@ details = "Print acc=1.0."
     .unwrap();
     task
 }
+
+/// What a headless run of `task` with the scripted agent `agents/NAME.jsonl` of that task
+/// gave: its exit status, its run folder, its output, and the folder of runs (kept alive).
+pub fn run_scripted(task: &str, name: &str) -> (i32, PathBuf, String, tempfile::TempDir) {
+    let runs = tempfile::tempdir().unwrap();
+    let agent = format!("script:{task}/agents/{name}.jsonl");
+    let out = run(&[
+        "run",
+        task,
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let dir = only_run_dir(runs.path());
+    (out.status.code().unwrap(), dir, text(&out), runs)
+}
