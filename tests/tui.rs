@@ -63,8 +63,11 @@ fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
     assert!(listed.contains("script:trajectory.jsonl"), "{listed}");
 }
 
-#[test]
-fn step_mode_waits_and_the_edited_details_reach_phase_two() {
+/// A step-mode session of the test task in tmux at `width`×`height`, its agent failing phase 1
+/// with a gap and passing phase 2; the folder its run goes to.
+// A test helper panics on what the test cannot go on without, as the tests themselves do.
+#[allow(clippy::unwrap_used)]
+fn step_session(width: u16, height: u16) -> (Tmux, tempfile::TempDir) {
     let runs = tempfile::tempdir().unwrap();
     let task = root().join("tests/tasks/jsonl-protected");
     let command = format!(
@@ -74,7 +77,12 @@ fn step_mode_waits_and_the_edited_details_reach_phase_two() {
         task.display(),
         runs.path().display()
     );
-    let tmux = Tmux::start(&command, 140, 40);
+    (Tmux::start(&command, width, height), runs)
+}
+
+#[test]
+fn step_mode_waits_and_the_edited_details_reach_phase_two() {
+    let (tmux, runs) = step_session(140, 40);
     tmux.wait_until("STEP waiting for n to start phase 1", LONG, |screen| {
         screen.contains("waiting: n to start phase 1") && screen.contains("STEP")
     });
@@ -445,16 +453,7 @@ fn keys_at(tmux: &Tmux, wait: &str, offered: &[&str], reasons: &[(&str, &str)]) 
 /// hint says, and each hidden one is declined with a reason that is true there.
 #[test]
 fn a_step_mode_walk_offers_what_the_policy_accepts_and_says_why_not_for_the_rest() {
-    let runs = tempfile::tempdir().unwrap();
-    let task = root().join("tests/tasks/jsonl-protected");
-    let command = format!(
-        "{} run {} --step --agent script:{}/agents/gap_then_pass.jsonl --runs-dir {}; echo EXIT=$?; sleep 600",
-        bin(),
-        task.display(),
-        task.display(),
-        runs.path().display()
-    );
-    let tmux = Tmux::start(&command, 200, 50);
+    let (tmux, runs) = step_session(200, 50);
     let no_agent = ("p", "no agent is running to pause");
     let no_shell = ("o", "the debug shell opens once the session has ended");
     let mut checked = 0;
