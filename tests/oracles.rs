@@ -205,7 +205,7 @@ fn assert_within_tolerance(id: &str, task: &Task, output: &str) {
         let value =
             reduce(points, c.reduce).unwrap_or_else(|| panic!("{id}: {} never printed", c.metric));
         assert!(
-            c.direction.accepts(value, c.published, c.tolerance),
+            c.judge(value).met,
             "{id}: the source's {} = {value} is outside {} ± {} ({})",
             c.metric,
             c.published,

@@ -340,7 +340,7 @@ impl Context {
                     metric: c.metric.clone(),
                     reduce: c.reduce,
                     value,
-                    within: c.direction.accepts(value, c.published, c.tolerance),
+                    within: c.judge(value).met,
                 })
             })
             .collect()

@@ -117,8 +117,11 @@ pub struct CriterionResult {
 impl CriterionResult {
     /// Signed distance from the acceptance edge (positive inside), when there is a value.
     pub fn margin(&self) -> Option<f64> {
-        self.value
-            .map(|v| self.direction.margin(v, self.published, self.tolerance))
+        self.value.map(|v| {
+            self.direction
+                .judge(v, self.published, self.tolerance)
+                .margin
+        })
     }
 }
 
@@ -272,7 +275,7 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
                 published: c.published,
                 tolerance: c.tolerance,
                 direction: c.direction,
-                passed: value.is_some_and(|v| c.direction.accepts(v, c.published, c.tolerance)),
+                passed: value.is_some_and(|v| c.judge(v).met),
             }
         })
         .collect();
@@ -341,11 +344,12 @@ fn shown_against(value: f64, edge: f64) -> String {
 
 fn describe_gap(spec: &CriterionSpec, value: f64) -> String {
     let reduce = spec.reduce.as_str();
+    let (low, high) = spec.edges();
     let edge = match spec.direction {
-        Direction::Higher => spec.published - spec.tolerance,
-        Direction::Lower => spec.published + spec.tolerance,
-        Direction::Within if value < spec.published => spec.published - spec.tolerance,
-        Direction::Within => spec.published + spec.tolerance,
+        Direction::Higher => low,
+        Direction::Lower => high,
+        Direction::Within if value < spec.published => low,
+        Direction::Within => high,
     };
     let value = if value.is_finite() && value.abs() < 1e6 {
         shown_against(value, edge)

@@ -203,3 +203,45 @@ fn a_gap_is_told_with_the_decimals_that_set_it_apart_from_the_edge() {
         "test_acc (last) = 0.8956 is outside the criterion >= 0.978 - 0.01"
     );
 }
+
+#[test]
+fn a_value_printed_on_the_edge_passes_with_margin_zero() {
+    // `score=0.751` against `within 0.764 ± 0.013`: graded FAIL with margin -1.21e-17 when
+    // the edge was decided by the doubles' rounding.
+    let spec = CriterionSpec {
+        metric: "score".into(),
+        reduce: Reduce::Last,
+        published: 0.764,
+        tolerance: 0.013,
+        direction: Direction::Within,
+        claim: None,
+    };
+    let grade_at = |value: f64| {
+        let series = BTreeMap::from([(
+            "score".to_string(),
+            [Point { step: None, value }].into_iter().collect(),
+        )]);
+        grade(&GradeInput {
+            integrity_findings: Vec::new(),
+            exit: RunExit {
+                code: Some(0),
+                timed_out: false,
+            },
+            criteria: std::slice::from_ref(&spec),
+            series: &series,
+            timeout_s: 60,
+            verify_confined: true,
+            crash_line: None,
+        })
+    };
+    let on_edge = grade_at(0.751);
+    assert!(on_edge.passed(), "{on_edge:?}");
+    assert_eq!(on_edge.criteria[0].margin(), Some(0.0));
+    let beyond = grade_at(0.7509);
+    assert_eq!(beyond.failure, Some(FailureClass::FidelityGap));
+    assert_eq!(beyond.criteria[0].margin(), Some(-0.0001));
+    assert_eq!(
+        beyond.findings,
+        ["score (last) = 0.7509 is outside the criterion within 0.764 ± 0.013"]
+    );
+}

@@ -8,6 +8,7 @@ use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
 use crate::pty::screen::{Screen, StoredScreen};
+use crate::task::Direction;
 
 use crate::event::{
     At, Event, FileContent, Interruption, JobState, MetricPoint, Mode, PhaseOutcome, SessionTask,
@@ -75,7 +76,7 @@ impl Divergence {
     /// reference has no such step, so nothing is compared).
     fn push(&mut self, step: f64, value: f64, reference: Option<f64>, tolerance: f64) {
         let Some(reference) = reference else { return };
-        if (value - reference).abs() > tolerance {
+        if !Direction::Within.judge(value, reference, tolerance).met {
             self.left_at.get_or_insert((step, value));
         } else {
             self.left_at = None;

@@ -1,6 +1,7 @@
 //! Task folders (SPEC §2): the `task.toml` types, their validation with errors that name the
 //! file, the key path and the TOML line, and discovery of tasks under the tasks folder.
 
+mod judge;
 pub mod located;
 mod validate;
 
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use judge::Judgement;
 pub use validate::TaskError;
 
 /// The name of the task description file inside a task folder.
@@ -167,7 +169,8 @@ impl Reduce {
     }
 }
 
-/// Which side of the published value a criterion accepts.
+/// Which side of the published value a criterion accepts; [`Direction::judge`] decides
+/// whether a value meets it.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
@@ -193,24 +196,6 @@ impl<'de> Deserialize<'de> for Direction {
 }
 
 impl Direction {
-    /// Whether `value` satisfies the criterion against `published` and `tolerance`.
-    pub fn accepts(self, value: f64, published: f64, tolerance: f64) -> bool {
-        match self {
-            Direction::Higher => value >= published - tolerance,
-            Direction::Lower => value <= published + tolerance,
-            Direction::Within => (value - published).abs() <= tolerance,
-        }
-    }
-
-    /// Signed distance from the acceptance edge: positive inside, negative outside.
-    pub fn margin(self, value: f64, published: f64, tolerance: f64) -> f64 {
-        match self {
-            Direction::Higher => value - (published - tolerance),
-            Direction::Lower => (published + tolerance) - value,
-            Direction::Within => tolerance - (value - published).abs(),
-        }
-    }
-
     /// The lowercase name used in task files and results.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -239,6 +224,18 @@ pub struct CriterionSpec {
     /// What the authors published, and whether it was reproduced here (SPEC §2b).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<ClaimSpec>,
+}
+
+impl CriterionSpec {
+    /// Whether `value` meets this criterion, and by how much ([`Direction::judge`]).
+    pub fn judge(&self, value: f64) -> Judgement {
+        self.direction.judge(value, self.published, self.tolerance)
+    }
+
+    /// Where the accepted region ends ([`Direction::edges`]).
+    pub fn edges(&self) -> (f64, f64) {
+        self.direction.edges(self.published, self.tolerance)
+    }
 }
 
 /// Whether a published claim was reproduced by the measured runs (SPEC §2b).

@@ -312,12 +312,7 @@ fn criterion_session(
     let reduce = |values: &[f64]| crate::metrics::reduce(&points(values), criterion.reduce);
     let result = |values: &[f64]| {
         let value = reduce(values);
-        let passed = value.is_some_and(|v| {
-            criterion
-                .direction
-                .margin(v, criterion.published, criterion.tolerance)
-                >= 0.0
-        });
+        let passed = value.is_some_and(|v| criterion.judge(v).met);
         Verdict {
             failure: (!passed).then_some(FailureClass::FidelityGap),
             criteria: vec![CriterionResult {

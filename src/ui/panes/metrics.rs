@@ -109,18 +109,12 @@ impl CriterionView {
 
     /// The accepted region `[low, high]` (infinite on the open side of `higher`/`lower`).
     pub fn accepted(&self) -> (f64, f64) {
-        let (p, t) = (self.criterion.published, self.criterion.tolerance);
-        match self.criterion.direction {
-            Direction::Higher => (p - t, f64::INFINITY),
-            Direction::Lower => (f64::NEG_INFINITY, p + t),
-            Direction::Within => (p - t, p + t),
-        }
+        self.criterion.edges()
     }
 
-    /// Whether `value` is in the accepted region.
+    /// Whether `value` meets the criterion ([`CriterionSpec::judge`]).
     pub fn accepts(&self, value: f64) -> bool {
-        let (low, high) = self.accepted();
-        value >= low && value <= high
+        self.criterion.judge(value).met
     }
 
     /// The value range the gauge and the chart show: the tolerance band around the published
@@ -185,11 +179,15 @@ impl CriterionView {
 
 /// A criterion's rule in a few characters: `≥ 0.968`, `≤ 1.93`, `1.88 ± 0.05`.
 pub fn rule_of(criterion: &CriterionSpec) -> String {
-    let (p, t) = (criterion.published, criterion.tolerance);
+    let (low, high) = criterion.edges();
     match criterion.direction {
-        Direction::Higher => format!("≥ {}", fmt_num(p - t)),
-        Direction::Lower => format!("≤ {}", fmt_num(p + t)),
-        Direction::Within => format!("{} ± {}", fmt_num(p), fmt_num(t)),
+        Direction::Higher => format!("≥ {}", fmt_num(low)),
+        Direction::Lower => format!("≤ {}", fmt_num(high)),
+        Direction::Within => format!(
+            "{} ± {}",
+            fmt_num(criterion.published),
+            fmt_num(criterion.tolerance)
+        ),
     }
 }
 
