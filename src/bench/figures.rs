@@ -20,10 +20,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{
     Color, FontDesc, FontFamily, FontStyle, RGBColor, TextStyle, WHITE, register_font,
 };
+use strum::VariantArray;
+
+use crate::grade::FailureClass;
 
 use super::model::{
-    ALL_AGENTS, CLASSES, IntervalMethod, RanPortLine, Report, Share, TrialRow, has_claims,
-    has_ran_port,
+    ALL_AGENTS, IntervalMethod, NoVerdict, RanPortLine, Report, Share, TrialFailure, TrialRow,
+    has_claims, has_ran_port,
 };
 
 /// The figures' folder, relative to the report.
@@ -686,15 +689,33 @@ fn ran_port(report: &Report) -> Sheet {
     s
 }
 
-/// The colour of a failure class or trial outcome.
-fn class_colour(class: &str) -> RGBColor {
+/// The colour of a grader's failure class.
+fn class_colour(class: FailureClass) -> RGBColor {
     match class {
-        "bypass" => VERMILLION,
-        "crash" => PURPLE,
-        "missed_eval" => ORANGE,
-        "fidelity_gap" => YELLOW,
-        "timeout" => GREY,
-        _ => PALE,
+        FailureClass::Bypass => VERMILLION,
+        FailureClass::Crash => PURPLE,
+        FailureClass::MissedEval => ORANGE,
+        FailureClass::FidelityGap => YELLOW,
+    }
+}
+
+/// How a failed trial is drawn in the grid: its letter, its colour, and what the key says of
+/// it.
+fn mark(failure: TrialFailure) -> (&'static str, RGBColor, &'static str) {
+    match failure {
+        TrialFailure::Graded(class) => {
+            let letter = match class {
+                FailureClass::Bypass => "B",
+                FailureClass::Crash => "C",
+                FailureClass::MissedEval => "M",
+                FailureClass::FidelityGap => "F",
+            };
+            (letter, class_colour(class), class.as_str())
+        }
+        TrialFailure::NoVerdict(NoVerdict::Timeout) => ("T", GREY, "timeout"),
+        TrialFailure::NoVerdict(NoVerdict::Infra) => ("I", PALE, "infrastructure failure"),
+        TrialFailure::NoVerdict(NoVerdict::AgentFailure) => ("A", PALE, "agent failure"),
+        TrialFailure::NoVerdict(NoVerdict::Interrupted) => ("X", PALE, "interrupted"),
     }
 }
 
@@ -715,7 +736,11 @@ fn failures(report: &Report) -> Sheet {
     let most = report
         .summary
         .iter()
-        .flat_map(|a| CLASSES.iter().map(|c| a.failures.get(c.as_str()).copied()))
+        .flat_map(|a| {
+            FailureClass::VARIANTS
+                .iter()
+                .map(|c| a.failures.get(&TrialFailure::Graded(*c)).copied())
+        })
         .map(Option::unwrap_or_default)
         .max()
         .unwrap_or(0)
@@ -731,7 +756,7 @@ fn failures(report: &Report) -> Sheet {
             (HPos::Left, VPos::Center),
         );
     }
-    for (k, class) in CLASSES.iter().enumerate() {
+    for (k, class) in FailureClass::VARIANTS.iter().enumerate() {
         let px = x0 + (PANEL + GAP) * k as i32;
         s.styled(
             class.as_str(),
@@ -743,15 +768,15 @@ fn failures(report: &Report) -> Sheet {
         );
         s.line(vec![(px, rows_top), (px, bottom)], INK, 1);
         for (i, a) in report.summary.iter().enumerate() {
-            let count = a.failures.get(class.as_str()).copied().unwrap_or(0);
+            let count = a
+                .failures
+                .get(&TrialFailure::Graded(*class))
+                .copied()
+                .unwrap_or(0);
             let y = rows_top + ROW * i as i32 + (ROW - BAR) / 2;
             let length = (count as f64 / most as f64 * f64::from(PANEL - 50)).round() as i32;
             if count > 0 {
-                s.rect(
-                    (px, y),
-                    (px + length, y + BAR),
-                    class_colour(class.as_str()),
-                );
+                s.rect((px, y), (px + length, y + BAR), class_colour(*class));
             }
             let label = if a.graded > 0 && count > 0 {
                 format!("{count} ({})", percent(count as f64 / a.graded as f64))
@@ -768,7 +793,7 @@ fn failures(report: &Report) -> Sheet {
             );
         }
     }
-    let panels = x0 + (PANEL + GAP) * CLASSES.len() as i32 - GAP;
+    let panels = x0 + (PANEL + GAP) * FailureClass::VARIANTS.len() as i32 - GAP;
     s.width = s.width.max(to_u32(panels + MARGIN));
     s.height = to_u32(bottom + MARGIN);
     s
@@ -776,33 +801,25 @@ fn failures(report: &Report) -> Sheet {
 
 /// A trial's outcome as a letter and a colour.
 fn outcome(t: &TrialRow) -> (&'static str, RGBColor) {
-    match (t.failure.as_deref(), t.passed_in_phase) {
+    match (t.failure, t.passed_in_phase) {
         (None, Some(2)) => ("2", SKY),
         (None, _) => ("1", BLUE),
-        (Some("bypass"), _) => ("B", VERMILLION),
-        (Some("crash"), _) => ("C", PURPLE),
-        (Some("missed_eval"), _) => ("M", ORANGE),
-        (Some("fidelity_gap"), _) => ("F", YELLOW),
-        (Some("timeout"), _) => ("T", GREY),
-        (Some("infra"), _) => ("I", PALE),
-        (Some("agent_failure"), _) => ("A", PALE),
-        (Some(_), _) => ("X", PALE),
+        (Some(failure), _) => {
+            let (letter, colour, _) = mark(failure);
+            (letter, colour)
+        }
     }
 }
 
-/// What each letter of the grid means.
-const KEY: [(&str, &str); 10] = [
-    ("1", "passed in phase 1"),
-    ("2", "passed in phase 2"),
-    ("B", "bypass"),
-    ("C", "crash"),
-    ("M", "missed_eval"),
-    ("F", "fidelity_gap"),
-    ("T", "timeout"),
-    ("I", "infrastructure failure"),
-    ("A", "agent failure"),
-    ("X", "interrupted"),
-];
+/// What each letter of the grid means: the two passes, then every failure.
+fn key() -> Vec<(&'static str, &'static str)> {
+    let passes = [("1", "passed in phase 1"), ("2", "passed in phase 2")];
+    let failures = TrialFailure::all().map(|f| {
+        let (letter, _, meaning) = mark(f);
+        (letter, meaning)
+    });
+    passes.into_iter().chain(failures).collect()
+}
 
 /// Tasks × agents, one lettered square per repeat, coloured by the trial's outcome.
 fn grid(report: &Report, tasks: &[String]) -> Sheet {
@@ -811,7 +828,7 @@ fn grid(report: &Report, tasks: &[String]) -> Sheet {
     const ROW: i32 = 30;
     let mut s = Sheet::new();
     let letters: Vec<&str> = report.trials.iter().map(|t| outcome(t).0).collect();
-    let key: Vec<String> = KEY
+    let key: Vec<String> = key()
         .iter()
         .filter(|(letter, _)| letters.contains(letter))
         .map(|(letter, words)| format!("{letter} {words}"))
@@ -986,7 +1003,10 @@ mod tests {
         let (passed_in_phase, failure) = match outcome {
             "1" => (Some(1), None),
             "2" => (Some(2), None),
-            other => (None, Some(other.to_string())),
+            other => (
+                None,
+                Some(TrialFailure::parse(other).expect("a failure's name")),
+            ),
         };
         let verdicts: &[&str] = match outcome {
             "1" => &["pass"],
@@ -1084,6 +1104,45 @@ mod tests {
             .map(String::from)
             .to_vec();
         (build(rows, &agents), tasks)
+    }
+
+    #[test]
+    fn every_failure_has_a_letter_a_colour_a_key_row_and_a_panel() {
+        let key = key();
+        let mut letters = vec!["1", "2"];
+        for failure in TrialFailure::all() {
+            let (letter, _, meaning) = mark(failure);
+            assert!(!letters.contains(&letter), "{failure:?}: {letter} is taken");
+            letters.push(letter);
+            assert!(
+                key.contains(&(letter, meaning)),
+                "{failure:?} has no key row"
+            );
+        }
+        assert_eq!(key.len(), letters.len());
+        // Each grader's class has a colour of its own, not the grey of a trial without a
+        // verdict, and a panel in the failures figure.
+        let colours: Vec<RGBColor> = FailureClass::VARIANTS
+            .iter()
+            .map(|c| class_colour(*c))
+            .collect();
+        for (i, colour) in colours.iter().enumerate() {
+            let class = FailureClass::VARIANTS[i];
+            assert!(![GREY, PALE].contains(colour), "{class:?} is grey");
+            assert!(!colours[..i].contains(colour), "{class:?} shares a colour");
+            assert_eq!(mark(TrialFailure::Graded(class)).1, *colour);
+        }
+        let (report, tasks) = fixed(true);
+        let svg = sheet(Kind::Failures, &report, &tasks)
+            .unwrap()
+            .svg()
+            .unwrap();
+        for class in FailureClass::VARIANTS {
+            assert!(
+                svg.contains(&format!("\n{}\n", class.as_str())),
+                "{class:?}"
+            );
+        }
     }
 
     #[test]

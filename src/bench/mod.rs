@@ -39,7 +39,7 @@ use crate::task::{self, Task};
 use progress::{Progress, RunningTrial};
 use rebuild::BenchFile;
 use record::{Plan, TrialKey, TrialRecord, TrialStatus};
-use report::TrialRow;
+use report::{NoVerdict, TrialFailure, TrialRow};
 
 /// How often the live table is redrawn.
 const REDRAW: Duration = Duration::from_millis(500);
@@ -219,10 +219,14 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         })
         .collect();
     let report = rebuild::write_report(&opts.out, &plan, trials.len(), rows, out)?;
-    let unsettled = report
-        .trials
-        .iter()
-        .any(|t| matches!(t.failure.as_deref(), Some("infra" | "interrupted")));
+    let unsettled = report.trials.iter().any(|t| {
+        matches!(
+            t.failure,
+            Some(TrialFailure::NoVerdict(
+                NoVerdict::Infra | NoVerdict::Interrupted
+            ))
+        )
+    });
     if outcome.interrupted {
         let _ = writeln!(
             out,
@@ -404,7 +408,7 @@ async fn execute(
                 progress.clear(out);
                 // An infrastructure failure is retried once, on another runner when the pool
                 // has one (a runner that lost its connection has left the pool).
-                if row.failure.as_deref() == Some("infra")
+                if row.failure == Some(TrialFailure::NoVerdict(NoVerdict::Infra))
                     && !stopping
                     && ex.pool.size() > 1
                     && retried.insert(ended.index)
@@ -427,8 +431,8 @@ async fn execute(
                     continue;
                 }
                 folders[ended.index] = Some(ended.run_dir.clone());
-                let extra = match row.failure.as_deref() {
-                    Some("infra") => RunResult::read(&ended.run_dir)
+                let extra = match row.failure {
+                    Some(TrialFailure::NoVerdict(NoVerdict::Infra)) => RunResult::read(&ended.run_dir)
                         .ok()
                         .and_then(|r| r.error)
                         .map(|e| format!(": {}", e.lines().next().unwrap_or_default()))

@@ -6,8 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::de;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+use strum::VariantArray;
 
 use crate::agent::transcript::TranscriptItem;
 use crate::event::{Event, PhaseOutcome};
@@ -18,16 +20,108 @@ use crate::session::result::{RESULT_FILE, RunResult};
 use super::record::{TrialKey, TrialRecord, TrialStatus};
 use super::stats::{self, Interval, round4};
 
-/// The SPEC's failure classes, always present in a summary's `failures`.
-pub const CLASSES: [FailureClass; 4] = [
-    FailureClass::Bypass,
-    FailureClass::Crash,
-    FailureClass::MissedEval,
-    FailureClass::FidelityGap,
-];
+/// Why a trial reached no verdict of the grader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
+pub enum NoVerdict {
+    /// It passed `--trial-timeout`: a failure of the agent, graded as a failed trial.
+    Timeout,
+    /// An infrastructure failure: the trial never happened.
+    Infra,
+    /// The agent failed before doing any work: a fact about the agent, not a failed
+    /// migration.
+    AgentFailure,
+    /// It was stopped (or the bench was) before it ended.
+    Interrupted,
+}
 
-/// Trial failures that say the trial never happened: not failed migrations, not graded.
-const NOT_GRADED: [&str; 3] = ["infra", "agent_failure", "interrupted"];
+impl NoVerdict {
+    /// The name `report.json` and `report.md` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoVerdict::Timeout => "timeout",
+            NoVerdict::Infra => "infra",
+            NoVerdict::AgentFailure => "agent_failure",
+            NoVerdict::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Why a trial did not pass: the grader's class of its last graded phase, or why it has no
+/// verdict. Written as its name (`"fidelity_gap"`, `"infra"`), and ordered by it, so that
+/// `report.json`'s `failures` lists them as it always has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialFailure {
+    /// Graded and failed, with the grader's class.
+    Graded(FailureClass),
+    /// No verdict.
+    NoVerdict(NoVerdict),
+}
+
+impl TrialFailure {
+    /// Every failure, the grader's classes first (in the order it checks them), each from
+    /// its enum's list.
+    pub fn all() -> impl Iterator<Item = TrialFailure> {
+        let graded = FailureClass::VARIANTS
+            .iter()
+            .map(|c| TrialFailure::Graded(*c));
+        graded.chain(
+            NoVerdict::VARIANTS
+                .iter()
+                .map(|n| TrialFailure::NoVerdict(*n)),
+        )
+    }
+
+    /// The name `report.json`, `report.md` and the figures use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialFailure::Graded(class) => class.as_str(),
+            TrialFailure::NoVerdict(why) => why.as_str(),
+        }
+    }
+
+    /// The failure named `name`, as [`TrialFailure::as_str`] writes it.
+    pub fn parse(name: &str) -> Option<TrialFailure> {
+        TrialFailure::all().find(|f| f.as_str() == name)
+    }
+
+    /// Whether a trial that failed this way counts in its agent's pass rate: it reached a
+    /// verdict or a timeout (not an infrastructure failure, an agent that did no work, or an
+    /// interruption).
+    pub fn graded(self) -> bool {
+        match self {
+            TrialFailure::Graded(_) | TrialFailure::NoVerdict(NoVerdict::Timeout) => true,
+            TrialFailure::NoVerdict(
+                NoVerdict::Infra | NoVerdict::AgentFailure | NoVerdict::Interrupted,
+            ) => false,
+        }
+    }
+}
+
+impl Ord for TrialFailure {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for TrialFailure {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for TrialFailure {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TrialFailure {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        TrialFailure::parse(&name)
+            .ok_or_else(|| de::Error::custom(format!("unknown trial failure `{name}`")))
+    }
+}
 
 /// One phase of a trial as `report.json` tells it: how the phase ended and what the agent
 /// said of it (the phase's `agent` object of `result.json`, when it has one).
@@ -77,7 +171,7 @@ pub struct TrialRow {
     pub passed_in_phase: Option<u8>,
     /// The failure class of the last graded phase; `timeout`, `infra`, `agent_failure` or
     /// `interrupted` when the trial has no verdict; null when it passed.
-    pub failure: Option<String>,
+    pub failure: Option<TrialFailure>,
     /// Seconds the run took.
     pub duration_s: f64,
     /// The trial's run folder.
@@ -106,10 +200,7 @@ pub struct TrialRow {
 impl TrialRow {
     /// Whether the trial counts in its agent's pass rate (it reached a verdict or a timeout).
     pub fn graded(&self) -> bool {
-        !self
-            .failure
-            .as_deref()
-            .is_some_and(|f| NOT_GRADED.contains(&f))
+        self.failure.is_none_or(TrialFailure::graded)
     }
 
     /// What the agent reported spending: its `agent` objects' `cost_usd` when any has one,
@@ -163,8 +254,9 @@ pub struct AgentSummary {
     pub passed_phase1: usize,
     /// Trials that passed in phase 2.
     pub passed_phase2: usize,
-    /// Failed trials by class.
-    pub failures: BTreeMap<String, usize>,
+    /// Failed trials by class: every grader's class, and each way a trial had no verdict
+    /// that some trial of the agent had.
+    pub failures: BTreeMap<TrialFailure, usize>,
     /// Graded phases in which the agent claimed success.
     #[serde(default)]
     pub claims: usize,
@@ -299,18 +391,19 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
     let passed = status == TrialStatus::Finished && result.as_ref().is_some_and(|r| r.passed);
     let failure = match status {
         _ if passed => None,
-        TrialStatus::Finished => Some(
+        TrialStatus::Finished => Some(TrialFailure::Graded(
             result
                 .as_ref()
                 .and_then(|r| r.phases.last())
                 .and_then(|p| p.failure)
-                .map_or("crash", FailureClass::as_str)
-                .to_string(),
-        ),
-        TrialStatus::Timeout => Some("timeout".to_string()),
-        TrialStatus::Infra => Some("infra".to_string()),
-        TrialStatus::AgentFailure => Some("agent_failure".to_string()),
-        TrialStatus::Interrupted | TrialStatus::Running => Some("interrupted".to_string()),
+                .unwrap_or(FailureClass::Crash),
+        )),
+        TrialStatus::Timeout => Some(TrialFailure::NoVerdict(NoVerdict::Timeout)),
+        TrialStatus::Infra => Some(TrialFailure::NoVerdict(NoVerdict::Infra)),
+        TrialStatus::AgentFailure => Some(TrialFailure::NoVerdict(NoVerdict::AgentFailure)),
+        TrialStatus::Interrupted | TrialStatus::Running => {
+            Some(TrialFailure::NoVerdict(NoVerdict::Interrupted))
+        }
     };
     let duration_s = result
         .as_ref()
@@ -616,12 +709,12 @@ fn points(v: f64) -> f64 {
 fn summarise(rows: &[TrialRow], agent: &str) -> AgentSummary {
     let mine: Vec<&TrialRow> = rows.iter().filter(|r| r.agent == agent).collect();
     let passed = mine.iter().filter(|r| r.passed).count();
-    let mut failures: BTreeMap<String, usize> = CLASSES
+    let mut failures: BTreeMap<TrialFailure, usize> = FailureClass::VARIANTS
         .iter()
-        .map(|c| (c.as_str().to_string(), 0))
+        .map(|c| (TrialFailure::Graded(*c), 0))
         .collect();
-    for failure in mine.iter().filter_map(|r| r.failure.as_ref()) {
-        *failures.entry(failure.clone()).or_insert(0) += 1;
+    for failure in mine.iter().filter_map(|r| r.failure) {
+        *failures.entry(failure).or_insert(0) += 1;
     }
     let graded = mine.iter().filter(|r| r.graded()).count();
     let claimed: Vec<&PhaseAgent> = mine

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::report::TrialRow;
+use super::report::{NoVerdict, TrialFailure, TrialRow};
 
 /// A trial that is running now.
 #[derive(Debug, Clone)]
@@ -49,13 +49,13 @@ pub fn clock(d: Duration) -> String {
 
 /// A trial's verdict in a word or two.
 pub fn verdict(row: &TrialRow) -> String {
-    match (&row.failure, row.passed_in_phase) {
+    match (row.failure, row.passed_in_phase) {
         (None, Some(p)) => format!("PASS in phase {p}"),
         (None, None) => "PASS".to_string(),
-        (Some(f), _) if f == "infra" => "INFRA failure".to_string(),
-        (Some(f), _) if f == "interrupted" => "INTERRUPTED".to_string(),
-        (Some(f), _) if f == "timeout" => "TIMEOUT".to_string(),
-        (Some(f), _) => format!("FAIL {f}"),
+        (Some(TrialFailure::NoVerdict(NoVerdict::Infra)), _) => "INFRA failure".to_string(),
+        (Some(TrialFailure::NoVerdict(NoVerdict::Interrupted)), _) => "INTERRUPTED".to_string(),
+        (Some(TrialFailure::NoVerdict(NoVerdict::Timeout)), _) => "TIMEOUT".to_string(),
+        (Some(f), _) => format!("FAIL {}", f.as_str()),
     }
 }
 
@@ -201,7 +201,7 @@ mod tests {
             repeat: 2,
             passed: failure.is_none(),
             passed_in_phase: failure.is_none().then_some(1),
-            failure: failure.map(str::to_string),
+            failure: failure.map(|f| TrialFailure::parse(f).expect("a failure's name")),
             duration_s: 4.25,
             run_dir: "x".into(),
             runner: None,

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use super::figures;
 use super::model::median;
 pub use super::model::{
-    ALL_AGENTS, AgentSummary, CLASSES, Difference, IntervalMethod, Pair, PhaseAgent, RanPortLine,
-    Report, Share, Timing, TrialRow, build, distinct, has_claims, has_ran_port, percent_interval,
-    ran_port_of, row,
+    ALL_AGENTS, AgentSummary, Difference, IntervalMethod, NoVerdict, Pair, PhaseAgent, RanPortLine,
+    Report, Share, Timing, TrialFailure, TrialRow, build, distinct, has_claims, has_ran_port,
+    percent_interval, ran_port_of, row,
 };
 use super::stats;
 
@@ -49,15 +49,19 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
          are not failed migrations. 95% intervals: {}.\n",
         report.interval_method.describe()
     );
-    let extra: Vec<String> = {
-        let mut names: Vec<String> = agents
+    // Every grader's class, then each way of no verdict some agent had, by name.
+    let columns: Vec<TrialFailure> = {
+        let mut extra: Vec<TrialFailure> = agents
             .iter()
-            .flat_map(|a| a.failures.keys().cloned())
-            .filter(|k| !CLASSES.iter().any(|c| c.as_str() == k))
+            .flat_map(|a| a.failures.keys().copied())
+            .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
             .collect();
-        names.sort();
-        names.dedup();
-        names
+        extra.sort();
+        extra.dedup();
+        TrialFailure::all()
+            .filter(|f| matches!(f, TrialFailure::Graded(_)))
+            .chain(extra)
+            .collect()
     };
     let mut header = vec![
         "agent",
@@ -69,8 +73,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         "phase 1",
         "phase 2",
     ];
-    header.extend(CLASSES.iter().map(|c| c.as_str()));
-    header.extend(extra.iter().map(String::as_str));
+    header.extend(columns.iter().map(|f| f.as_str()));
     header.push("median duration (s)");
     header.push("cost (USD)");
     table_header(&mut md, &header);
@@ -85,12 +88,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             a.passed_phase1.to_string(),
             a.passed_phase2.to_string(),
         ];
-        for name in CLASSES
-            .iter()
-            .map(|c| c.as_str().to_string())
-            .chain(extra.iter().cloned())
-        {
-            cells.push(a.failures.get(&name).copied().unwrap_or(0).to_string());
+        for failure in &columns {
+            cells.push(a.failures.get(failure).copied().unwrap_or(0).to_string());
         }
         cells.push(secs(median(
             report
@@ -278,7 +277,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         let verdict = match (&t.failure, t.passed_in_phase) {
             (None, Some(p)) => format!("PASS (phase {p})"),
             (None, None) => "PASS".to_string(),
-            (Some(f), _) => format!("FAIL {f}"),
+            (Some(f), _) => format!("FAIL {}", f.as_str()),
         };
         let mut cells = vec![
             t.task.clone(),
@@ -459,6 +458,11 @@ mod tests {
     use crate::session::result::RESULT_FILE;
     use serde_json::{Map, Value, json};
 
+    /// The failure named `name`.
+    fn failed(name: &str) -> TrialFailure {
+        TrialFailure::parse(name).expect("a failure's name")
+    }
+
     fn trial(agent: &str, passed_in_phase: Option<u8>, failure: Option<&str>) -> TrialRow {
         TrialRow {
             task: "t".into(),
@@ -466,7 +470,7 @@ mod tests {
             repeat: 1,
             passed: failure.is_none(),
             passed_in_phase,
-            failure: failure.map(str::to_string),
+            failure: failure.map(failed),
             duration_s: 10.0,
             run_dir: "out/x".into(),
             runner: None,
@@ -495,8 +499,8 @@ mod tests {
         let a = &report.summary[0];
         assert_eq!((a.trials, a.graded, a.passed), (4, 2, 1));
         assert_eq!(a.pass_rate, 0.5);
-        assert_eq!(a.failures["agent_failure"], 1);
-        assert_eq!(a.failures["infra"], 1);
+        assert_eq!(a.failures[&failed("agent_failure")], 1);
+        assert_eq!(a.failures[&failed("infra")], 1);
         let md = markdown(
             &report,
             &MarkdownContext {
@@ -506,6 +510,41 @@ mod tests {
             },
         );
         assert!(md.contains("| agent_failure |"), "{md}");
+    }
+
+    #[test]
+    fn failures_are_written_by_name_and_read_back_as_before() {
+        let rows: Vec<TrialRow> = TrialFailure::all()
+            .map(|f| trial("cmd:x", None, Some(f.as_str())))
+            .collect();
+        let report = build(rows, &["cmd:x".to_string()]);
+        let text = serde_json::to_string(&report.summary[0].failures).unwrap();
+        assert_eq!(
+            text,
+            r#"{"agent_failure":1,"bypass":1,"crash":1,"fidelity_gap":1,"infra":1,"interrupted":1,"missed_eval":1,"timeout":1}"#
+        );
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(json.contains(r#""failure":"missed_eval""#), "{json}");
+        let again: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&again).unwrap(), json);
+        assert!(serde_json::from_str::<TrialFailure>(r#""gremlins""#).is_err());
+        // report.md: a column per grader's class, in the grader's order, then the others by
+        // name.
+        let md = markdown(
+            &report,
+            &MarkdownContext {
+                tasks: &["t".to_string()],
+                planned: 8,
+                runners: "local",
+            },
+        );
+        assert!(
+            md.contains(
+                "| bypass | crash | missed_eval | fidelity_gap | agent_failure | infra | \
+                 interrupted | timeout |"
+            ),
+            "{md}"
+        );
     }
 
     #[test]
@@ -524,12 +563,12 @@ mod tests {
             (3, 2, 1, 1)
         );
         assert_eq!(a.pass_rate, 0.6667);
-        assert_eq!(a.failures["fidelity_gap"], 1);
-        assert_eq!(a.failures["bypass"], 0);
-        assert!(!a.failures.contains_key("infra"));
+        assert_eq!(a.failures[&failed("fidelity_gap")], 1);
+        assert_eq!(a.failures[&failed("bypass")], 0);
+        assert!(!a.failures.contains_key(&failed("infra")));
         let b = &report.summary[1];
         assert_eq!((b.trials, b.passed, b.pass_rate), (1, 0, 0.0));
-        assert_eq!(b.failures["infra"], 1);
+        assert_eq!(b.failures[&failed("infra")], 1);
 
         let json = serde_json::to_value(&report).unwrap();
         // Exactly the fields SPEC §1 names (serde_json sorts them).

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::Series;
 use crate::task::{CriterionSpec, Direction};
 
-/// The four ways a phase fails, in the order the grader checks them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The four ways a phase fails, in the order the grader checks them; `FailureClass::VARIANTS`
+/// ([`strum::VariantArray`]) lists them in that order, for every table and figure of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
     /// The migration kept PyTorch, lacks JAX, or changed a protected file.
