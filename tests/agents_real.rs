@@ -567,7 +567,7 @@ fn start_in_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
 /// key and press it again when the agent did not take it (Claude Code can drop a key that
 /// comes as it draws).
 fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&str) -> bool) {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let mut presses = 0;
     while !done(&tmux.capture()) {
         assert!(
@@ -577,10 +577,8 @@ fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&
         );
         tmux.keys(&[key]);
         presses += 1;
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < deadline && !done(&tmux.capture()) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // A few seconds' look before the next press.
+        let _ = tmux.screen_within(Duration::from_secs(3), done);
     }
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -81,7 +81,6 @@ fn sigterm_during_a_headless_run_is_recorded_as_terminated() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
     let started = || {
         std::fs::read_dir(runs.path())
             .ok()
@@ -93,10 +92,10 @@ fn sigterm_during_a_headless_run_is_recorded_as_terminated() {
                     .any(|ev| ev["type"] == "agent_started")
             })
     };
-    while !started() {
-        assert!(Instant::now() < deadline, "the agent never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        wait_until(Duration::from_secs(60), started),
+        "the agent never started"
+    );
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -26,14 +26,6 @@ fn sleeper_alive(seconds: &str) -> bool {
                 .is_some_and(|i| stat[i + 2..].starts_with('Z'));
             !zombie && cmdline == format!("sleep\0{seconds}\0").as_bytes()
         })
-}
-
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -55,10 +47,9 @@ fn no_descendant_survives_any_exit_path() {
         runs.path().to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    wait_until(
-        "the daemon of a finished run ends",
-        Duration::from_secs(5),
-        || !sleeper_alive("3131"),
+    assert!(
+        wait_until(Duration::from_secs(5), || !sleeper_alive("3131")),
+        "the daemon of a finished run outlived it"
     );
 
     // Each signal while the agent works.
@@ -84,18 +75,18 @@ fn no_descendant_survives_any_exit_path() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        wait_until("the agent's daemon starts", Duration::from_secs(60), || {
-            sleeper_alive(seconds)
-        });
+        assert!(
+            wait_until(Duration::from_secs(60), || sleeper_alive(seconds)),
+            "the agent's daemon never started"
+        );
         unsafe {
             libc::kill(child.id() as i32, signal);
         }
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(3), "signal {signal}");
-        wait_until(
-            &format!("no descendant after signal {signal}"),
-            Duration::from_secs(5),
-            || !sleeper_alive(seconds),
+        assert!(
+            wait_until(Duration::from_secs(5), || !sleeper_alive(seconds)),
+            "a descendant outlived signal {signal}"
         );
         let dir = only_run_dir(runs.path());
         let r = result(&dir);
@@ -300,10 +291,9 @@ fn a_journal_killed_at_random_moments_replays_consistently() {
                 .filter_map(Result::ok)
                 .any(|e| e.path().join("journal.jsonl.zst").is_file())
         };
-        wait_until(
-            "the run's journal is created",
-            Duration::from_secs(60),
-            journal_made,
+        assert!(
+            wait_until(Duration::from_secs(60), journal_made),
+            "the run's journal was never created"
         );
         // The kill lands at an arbitrary moment of the run: that is the point of the test.
         std::thread::sleep(Duration::from_millis(delay_ms));

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -21,20 +21,6 @@ fn remote_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote-runner");
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Polls `cond` until it holds or `limit` passes; returns whether it held.
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// A private sshd on 127.0.0.1, killed when dropped.

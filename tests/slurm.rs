@@ -9,27 +9,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
 const TASK: &str = "tests/tasks/jsonl-protected";
 /// CPUs the test cluster's node offers (more than this machine has: jobs share them).
 const NODE_CPUS: u32 = 8;
-
-/// Polls `cond` until it holds or `limit` passes; returns whether it held.
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -178,6 +164,17 @@ impl Slurm {
         cmd
     }
 
+    /// How long job `job_id` has waited in the queue, as Slurm counts it (seconds from its
+    /// submission to its start, or to now while it waits); None once Slurm no longer lists it.
+    fn pending_s(&self, job_id: &str) -> Option<u64> {
+        let out = self
+            .command("squeue")
+            .args(["-h", "-j", job_id, "-O", "PendingTime"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
+
     /// The jobs in the queue (`squeue`), one `ID STATE NAME` line each.
     fn queue(&self) -> Vec<String> {
         let out = self
@@ -200,10 +197,9 @@ impl Drop for Slurm {
             unsafe {
                 libc::kill(child.id() as i32, libc::SIGTERM);
             }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            wait_until(Duration::from_secs(10), || {
+                child.try_wait().ok().flatten().is_some()
+            });
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -491,7 +487,8 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
     // A job that fills the node: xstack's waits for resources until it ends.
     let blocker_id = hold_the_node(&slurm);
     // The run takes a second of its 6 s timeout; it waits longer than that in the queue.
-    let (_root, task, repo) = shell_task("held", "sleep 1; echo acc=1.0", 6);
+    let timeout_s = 6;
+    let (_root, task, repo) = shell_task("held", "sleep 1; echo acc=1.0", timeout_s);
     let runs = tempfile::tempdir().unwrap();
     let child = xstack()
         .arg("grade")
@@ -525,8 +522,14 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
     assert_eq!(pending["reason"], "Resources", "{pending:#}");
     let listed = format!("{job_id} PENDING xstack-{}-{}", run_name(&dir), child.id());
     assert!(slurm.queue().contains(&listed), "{:?}", slurm.queue());
-    // Held past the run's timeout, then the node is freed.
-    std::thread::sleep(Duration::from_secs(7));
+    // Held past the run's timeout (by Slurm's count of its wait), then the node is freed.
+    assert!(
+        wait_until(Duration::from_secs(60), || slurm
+            .pending_s(&job_id)
+            .is_some_and(|waited| waited > u64::from(timeout_s))),
+        "job {job_id} was not held past the run's timeout: {:?}",
+        slurm.queue()
+    );
     assert!(!journal_text(&dir).contains("\"type\":\"run_started\""));
     let freed = slurm.command("scancel").arg(&blocker_id).status().unwrap();
     assert!(freed.success());
@@ -547,8 +550,11 @@ fn a_job_held_in_the_queue_shows_as_queued_then_runs_and_its_wait_is_not_its_tim
     assert_eq!(phase["verdict"], "pass", "{phase:#}");
     assert_eq!(phase["runner"]["job_id"], job_id.as_str(), "{phase:#}");
     let queue_s = phase["runner"]["queue_s"].as_f64().unwrap();
-    assert!(queue_s >= 7.0, "{phase:#}");
-    assert!(phase["duration_s"].as_f64().unwrap() < 6.0, "{phase:#}");
+    assert!(queue_s > f64::from(timeout_s), "{phase:#}");
+    assert!(
+        phase["duration_s"].as_f64().unwrap() < f64::from(timeout_s),
+        "{phase:#}"
+    );
     assert!(wait_until(Duration::from_secs(10), || slurm
         .queue()
         .is_empty()));

@@ -136,17 +136,9 @@ fn ctrl_bracket_detaches_from_the_agent_and_its_lines_survive_a_resize() {
     let attached = loop {
         presses += 1;
         tmux.keys(&["a"]);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        let attached = loop {
-            let screen = tmux.capture();
-            if screen.contains("attached: Ctrl-] detaches") {
-                break Some(screen);
-            }
-            if std::time::Instant::now() > deadline {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let attached = tmux.screen_within(Duration::from_secs(5), |screen| {
+            screen.contains("attached: Ctrl-] detaches")
+        });
         if let Some(screen) = attached {
             break screen;
         }
@@ -282,14 +274,12 @@ fn a_killed_tmux_session_is_a_hangup_and_the_run_resumes() {
     tmux.wait_for("1 Agent", LONG);
     let pid = xstack_pid(&marker).expect("xstack runs");
     drop(tmux);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "xstack outlived its terminal"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        }),
+        "xstack outlived its terminal"
+    );
     let dir = only_run_dir(runs.path());
     let recorded = result(&dir);
     assert_eq!(recorded["interrupted"], "hangup", "{recorded:#}");
@@ -310,21 +300,17 @@ fn a_killed_tmux_session_is_a_hangup_and_the_run_resumes() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let agent_starts = || {
         journal_events(&dir)
             .iter()
             .filter(|e| e["type"] == "agent_started")
             .count()
     };
-    while agent_starts() < 2 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the resumed run did not start its agent: {}",
-            journal_text(&dir)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        wait_until(Duration::from_secs(60), || agent_starts() >= 2),
+        "the resumed run did not start its agent: {}",
+        journal_text(&dir)
+    );
     unsafe {
         libc::kill(resumed.id() as i32, libc::SIGTERM);
     }

@@ -261,7 +261,11 @@ pub fn ensure(
 /// Installs (or refreshes) xstack's notebook runner in `env`, so a notebook task runs in it
 /// whichever package list built it.
 fn install_runner(env: &PythonEnv) -> Result<(), EnvError> {
-    crate::notebook::install(&env.dir).map_err(|e| EnvError::Io {
+    let sites = site_packages(&env.dir).map_err(|source| EnvError::Io {
+        path: env.dir.join("lib"),
+        source,
+    })?;
+    crate::notebook::install(&sites).map_err(|e| EnvError::Io {
         path: e.path,
         source: e.source,
     })

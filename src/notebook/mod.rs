@@ -5,7 +5,7 @@
 
 mod cells;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use cells::{
     NotebookCell, NotebookCellKind, RenderedNotebook, cells, is_notebook, render_cells,
@@ -82,13 +82,9 @@ pub fn with_runner_packages(packages: &[String]) -> Vec<String> {
     all
 }
 
-/// Installs (or refreshes) the runner module in every `lib/python*/site-packages` of the
-/// virtualenv at `env_dir`.
-pub fn install(env_dir: &Path) -> Result<(), NotebookError> {
-    let sites = crate::env::site_packages(env_dir).map_err(|source| NotebookError {
-        path: env_dir.join("lib"),
-        source,
-    })?;
+/// Installs (or refreshes) the runner module in each of an environment's `site-packages`
+/// folders (which [`crate::env`], the layer that builds environments, finds).
+pub fn install(sites: &[PathBuf]) -> Result<(), NotebookError> {
     for site in sites {
         let file = site.join(format!("{MODULE}.py"));
         if std::fs::read_to_string(&file).is_ok_and(|old| old == RUNNER_PY) {
@@ -153,10 +149,10 @@ mod tests {
         let env = tempfile::tempdir().unwrap();
         let site = env.path().join("lib/python3.12/site-packages");
         std::fs::create_dir_all(&site).unwrap();
-        install(env.path()).unwrap();
+        install(std::slice::from_ref(&site)).unwrap();
         let module = std::fs::read_to_string(site.join("_xstack_notebook.py")).unwrap();
         assert_eq!(module, runner_source());
-        let err = install(&env.path().join("missing")).unwrap_err();
-        assert!(err.to_string().contains("missing/lib"), "{err}");
+        let err = install(&[env.path().join("missing")]).unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
     }
 }

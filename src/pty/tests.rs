@@ -99,12 +99,20 @@ async fn pause_stops_output_until_resume() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert_eq!(state(), Some('T'), "process is not stopped");
-    // While stopped, nothing is echoed back even though input is waiting.
-    assert!(streams.output.try_recv().map_or(true, |c| {
-        !String::from_utf8_lossy(&c).contains("after-resume")
-    }));
+    // While stopped it reads nothing: for half a second all that comes back is the terminal's
+    // own echo of the waiting line, never the child's answer, and it stays stopped.
+    let mut held = String::new();
+    let window = tokio::time::Instant::now() + Duration::from_millis(500);
+    while let Ok(Some(chunk)) = tokio::time::timeout_at(window, streams.output.recv()).await {
+        held.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(
+        !held.contains("after-resume"),
+        "the paused child answered: {held:?}"
+    );
+    assert_eq!(state(), Some('T'), "the child ran on while paused");
     p.resume();
-    let out = collect(&mut streams).await;
+    let out = held + &collect(&mut streams).await;
     assert!(out.contains("after-resume"), "{out}");
 }
 

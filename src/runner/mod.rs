@@ -8,6 +8,7 @@
 pub mod confine;
 mod local;
 mod pool;
+mod queue;
 mod remote;
 mod slurm;
 mod spec;
@@ -17,6 +18,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use local::LocalRunner;
 pub use pool::{Lease, RunnerPool};
+pub use queue::{JobState, queue_text};
 pub use remote::RemoteRunner;
 pub use slurm::SlurmRunner;
 pub use spec::{K8sTarget, RemoteDir, RunnerSpec, SlurmTarget, SshTarget, TpuTarget};
@@ -183,7 +185,7 @@ pub struct QueueState {
     /// The scheduler's job id.
     pub job_id: String,
     /// The job's state: waiting (as the scheduler names it) or running.
-    pub state: crate::event::JobState,
+    pub state: JobState,
     /// Why it waits (Slurm's reason: `Resources`, `Priority`, `BeginTime`), when it does.
     pub reason: Option<String>,
     /// Seconds since the job was submitted.

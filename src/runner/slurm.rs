@@ -24,8 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::remote::{self, parse_recorded, run_command, secret_vars};
 use super::spec::{RemoteDir, SlurmTarget};
-use super::{Job, Launch, QueueState, Recorded, Runner, RunnerError, RunnerSpec};
-use crate::event::JobState;
+use super::{Job, JobState, Launch, QueueState, Recorded, Runner, RunnerError, RunnerSpec};
 
 /// How often a queued job's allocation is checked.
 const POLL: Duration = Duration::from_millis(200);
@@ -380,7 +379,7 @@ impl SlurmRunner {
             self.target.partition
         ));
         let said = |q: &QueueState| {
-            crate::event::queue_text(
+            super::queue_text(
                 "slurm",
                 &q.job_id,
                 &q.state,

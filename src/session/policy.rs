@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::agent::AgentMode;
 use crate::event::{Answer, At, Command, Gated, Interruption, KeyedCommand, Mode, Pass, Return};
 
 /// What a command makes the driver do.
@@ -22,7 +23,8 @@ pub enum Effect {
     Pause(bool),
     /// Say that the human's phase-two details were kept for when phase 1 fails.
     DetailsKept,
-    /// Type the message into the interactive agent, or queue it for its next prompt.
+    /// Type the message into the running interactive agent, or else queue it for the agent's
+    /// next prompt: given only where one of the two will read it.
     Message(String),
     /// Bytes typed into the agent's terminal.
     AgentInput(Vec<u8>),
@@ -50,7 +52,8 @@ pub enum Effect {
 pub struct Policy {
     at: At,
     mode: Mode,
-    has_agent: bool,
+    /// The session's agent and how it takes input (None: `grade`, no agent).
+    agent: Option<AgentMode>,
     paused: bool,
     passed: [Option<bool>; 2],
     /// The phase-two details the human gave (None: as the task writes them).
@@ -60,12 +63,13 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// A new session in `mode`, at setup; `has_agent` false for `grade` (one phase, no agent).
-    pub fn new(mode: Mode, has_agent: bool) -> Policy {
+    /// A new session in `mode`, at setup, with the session's `agent` (None for `grade`: one
+    /// phase, no agent).
+    pub fn new(mode: Mode, agent: Option<AgentMode>) -> Policy {
         Policy {
             at: At::Setup,
             mode,
-            has_agent,
+            agent,
             paused: false,
             passed: [None, None],
             details: None,
@@ -78,11 +82,11 @@ impl Policy {
     /// has ended.
     pub fn resumed(
         mode: Mode,
-        has_agent: bool,
+        agent: Option<AgentMode>,
         passed: [Option<bool>; 2],
         continues: Option<(u8, bool)>,
     ) -> Policy {
-        let mut policy = Policy::new(mode, has_agent);
+        let mut policy = Policy::new(mode, agent);
         policy.passed = passed;
         match continues {
             Some((phase, true)) => policy.resume_at = Some(Gated::Verify(phase)),
@@ -122,7 +126,7 @@ impl Policy {
 
     /// Whether the agent still gets a prompt this session (a queued message goes with it):
     /// before phase 2's agent turn has started.
-    pub fn prompt_to_come(&self) -> bool {
+    fn prompt_to_come(&self) -> bool {
         match self.at {
             At::Setup | At::Inject | At::Gate(Gated::Migrate(_) | Gated::Details) => true,
             At::Migrate(p) | At::Verify(p, _) | At::Grade(p, _) | At::Gate(Gated::Verify(p)) => {
@@ -166,7 +170,7 @@ impl Policy {
             *slot = Some(passed);
         }
         self.at = match finished {
-            At::Setup => match (self.has_agent, self.resume_at.take()) {
+            At::Setup => match (self.agent.is_some(), self.resume_at.take()) {
                 (true, Some(gated)) => self.gate(gated),
                 (true, None) => self.gate(Gated::Migrate(1)),
                 (false, _) => At::Verify(1, Pass::First),
@@ -175,7 +179,7 @@ impl Policy {
             At::Migrate(p) => self.gate(Gated::Verify(p)),
             At::Verify(p, pass) => At::Grade(p, pass),
             At::Grade(p, Pass::First | Pass::Again(Return::Details)) => {
-                if passed == Some(true) || p >= 2 || !self.has_agent {
+                if passed == Some(true) || p >= 2 || self.agent.is_none() {
                     At::Ended(p)
                 } else if self.details.is_some() {
                     At::Inject
@@ -265,7 +269,7 @@ impl Policy {
                     "i",
                     "the session has ended: there is no phase two to send details to".to_string(),
                 )],
-                _ if !self.has_agent => vec![decline(
+                _ if self.agent.is_none() => vec![decline(
                     "i",
                     "no agent takes part in this session: there is no phase two".to_string(),
                 )],
@@ -289,7 +293,7 @@ impl Policy {
                 }
             },
             Command::Message(text) => match at {
-                _ if !self.has_agent => vec![decline(
+                _ if self.agent.is_none() => vec![decline(
                     "m",
                     "no agent takes part in this session".to_string(),
                 )],
@@ -297,11 +301,19 @@ impl Policy {
                     "m",
                     "the session has ended: no agent will read it".to_string(),
                 )],
-                _ if !agent_running && !self.prompt_to_come() => vec![decline(
+                _ if self.prompt_to_come() => vec![Effect::Message(text)],
+                _ if agent_running && self.agent == Some(AgentMode::Interactive) => {
+                    vec![Effect::Message(text)]
+                }
+                _ if agent_running => vec![decline(
+                    "m",
+                    "this agent reads no input while it runs, and phase 2's prompt was its last"
+                        .to_string(),
+                )],
+                _ => vec![decline(
                     "m",
                     "the agent is not running and phase 2's prompt was its last".to_string(),
                 )],
-                _ => vec![Effect::Message(text)],
             },
             Command::Rerun => match at {
                 At::Gate(Gated::Details) => {
@@ -387,7 +399,7 @@ impl Policy {
         ]
         .into_iter()
         .map(|at| {
-            let mut policy = Policy::new(Mode::Step, true);
+            let mut policy = Policy::new(Mode::Step, Some(AgentMode::Interactive));
             policy.at = at;
             if at.phase() == 2 || at.again() || matches!(at, At::Inject | At::Gate(Gated::Details))
             {
@@ -399,6 +411,12 @@ impl Policy {
             policy
         })
         .collect()
+    }
+
+    /// The same policy with an agent of `mode`.
+    pub(crate) fn with_agent(mut self, mode: AgentMode) -> Policy {
+        self.agent = Some(mode);
+        self
     }
 }
 

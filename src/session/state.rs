@@ -11,9 +11,10 @@ use crate::pty::screen::{Screen, StoredScreen};
 use crate::task::Direction;
 
 use crate::event::{
-    At, Event, FileContent, Interruption, JobState, MetricPoint, Mode, PhaseOutcome, SessionTask,
+    At, Event, FileContent, Interruption, MetricPoint, Mode, PhaseOutcome, SessionTask,
     TerminalPane, Waiting,
 };
+use crate::runner::JobState;
 
 /// Default size of a terminal pane before the UI says otherwise.
 pub const DEFAULT_COLS: u16 = 120;

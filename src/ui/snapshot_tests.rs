@@ -167,7 +167,7 @@ fn session() -> SessionState {
         Event::Answers {
             answers: crate::session::policy::Policy::resumed(
                 Mode::Auto,
-                true,
+                Some(crate::agent::AgentMode::Interactive),
                 [Some(false), Some(true)],
                 None,
             )
@@ -724,7 +724,10 @@ fn verdict_lists_the_parity_tensors_with_the_first_divergent_highlighted() {
 /// 1 failing on the way to phase 2).
 fn policy_migrating(phase: u8) -> crate::session::policy::Policy {
     use crate::session::policy::Policy;
-    let mut policy = Policy::new(crate::event::Mode::Step, true);
+    let mut policy = Policy::new(
+        crate::event::Mode::Step,
+        Some(crate::agent::AgentMode::Interactive),
+    );
     policy.done(At::Setup, None);
     policy.on_command(crate::event::Command::Next, false);
     if phase == 2 {
@@ -1039,18 +1042,22 @@ fn the_diff_pane_shows_a_notebook_as_its_cells() {
     insta::assert_snapshot!("diff_notebook_cells", screen);
 }
 
-/// Over every stage × whether an agent runs: the key hint offers exactly the session keys the
-/// policy accepts there; a hidden key pressed is declined with the policy's own reason, and an
+/// Over every stage × whether an agent runs × whether it reads input while it runs: the key
+/// hint offers exactly the session keys the policy accepts there; a hidden key pressed is declined with the policy's own reason, and an
 /// offered one does what its hint says (`i` and `m` open their editor, the others go to the
 /// session).
 #[test]
 fn the_key_hint_offers_exactly_what_the_policy_accepts() {
     use super::app::Action;
     use super::keymap::{self, Situation};
+    use crate::agent::AgentMode;
     use crate::session::policy::Policy;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut checked = 0;
-    for policy in Policy::at_every_stage() {
+    let policies = Policy::at_every_stage()
+        .into_iter()
+        .flat_map(|policy| [policy.clone(), policy.with_agent(AgentMode::OneShot)]);
+    for policy in policies {
         for agent_running in [false, true] {
             let at = policy.at();
             let answers = policy.answers(agent_running);
@@ -1118,7 +1125,7 @@ fn the_key_hint_offers_exactly_what_the_policy_accepts() {
             }
         }
     }
-    assert!(checked >= 13 * 2 * 5, "{checked}");
+    assert!(checked >= 13 * 2 * 2 * 5, "{checked}");
 }
 
 /// The seed check's run is recorded as its own series, and the Metrics pane's legend gives

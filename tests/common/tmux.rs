@@ -2,7 +2,7 @@
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
@@ -93,19 +93,17 @@ impl Tmux {
         })
     }
 
+    /// The screen once `done(screen)` holds, or None after `timeout`.
+    pub fn screen_within(&self, timeout: Duration, done: impl Fn(&str) -> bool) -> Option<String> {
+        super::poll(timeout, || {
+            Some(self.capture()).filter(|screen| done(screen))
+        })
+    }
+
     /// Waits until `done(screen)` holds; panics naming `what` with the screen after `timeout`.
     pub fn wait_until(&self, what: &str, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let screen = self.capture();
-            if done(&screen) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        self.screen_within(timeout, done)
+            .unwrap_or_else(|| panic!("timed out waiting for {what}; screen:\n{}", self.capture()))
     }
 }
 

@@ -496,7 +496,8 @@ impl Driver {
         }
     }
 
-    /// Types the message into a running interactive agent, or queues it for the next prompt.
+    /// Types the message into a running interactive agent, or queues it for the next prompt
+    /// (the policy accepted it, so one of the two reads it).
     pub(super) fn message_agent(&mut self, text: String) {
         let interactive = self.interactive();
         match self.agent.as_ref() {
@@ -516,12 +517,6 @@ impl Driver {
                     queued: false,
                 });
             }
-            _ if !self.policy.prompt_to_come() => self.rec.emit(Event::Declined {
-                command: "m".to_string(),
-                reason:
-                    "this agent reads no input while it runs, and phase 2's prompt was its last"
-                        .to_string(),
-            }),
             _ => {
                 self.rec.emit(Event::Message {
                     text: text.clone(),

@@ -184,7 +184,7 @@ impl Driver {
             .graded_repo
             .clone()
             .unwrap_or_else(|| cfg.run_dir.join("workspace"));
-        let policy = Policy::new(cfg.mode, cfg.agent.is_some());
+        let policy = Policy::new(cfg.mode, cfg.agent.as_ref().map(AgentSpec::mode));
         Driver {
             cfg,
             rec,
@@ -590,10 +590,12 @@ impl Driver {
 
     /// Whether the agent keeps running between turns and gets its prompts typed.
     fn interactive(&self) -> bool {
-        self.cfg
-            .agent
-            .as_ref()
-            .is_some_and(|a| a.mode() == AgentMode::Interactive)
+        self.agent_mode() == Some(AgentMode::Interactive)
+    }
+
+    /// The session's agent's mode (None: `grade`, no agent).
+    fn agent_mode(&self) -> Option<AgentMode> {
+        self.cfg.agent.as_ref().map(AgentSpec::mode)
     }
 }
 

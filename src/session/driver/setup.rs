@@ -53,7 +53,7 @@ impl Driver {
             _ => None,
         };
         let Some((resumed, prompt)) = continues else {
-            self.policy = Policy::resumed(self.cfg.mode, self.cfg.agent.is_some(), passed, None);
+            self.policy = Policy::resumed(self.cfg.mode, self.agent_mode(), passed, None);
             return;
         };
         let migrated = matches!(at, At::Verify(p, _) | At::Grade(p, _) if p == resumed);
@@ -66,7 +66,7 @@ impl Driver {
         self.resume_prompt = prompt;
         self.policy = Policy::resumed(
             self.cfg.mode,
-            self.cfg.agent.is_some(),
+            self.agent_mode(),
             passed,
             Some((resumed, migrated)),
         );

@@ -239,6 +239,54 @@ async fn a_message_is_taken_only_where_an_agent_will_read_it() {
     assert_eq!(table, declined);
 }
 
+/// A one-shot agent (a headless CLI) reads no input while it runs: once phase 2's prompt is
+/// sent, a message is declined whether it runs or not, and before that it is taken (the
+/// driver queues it for phase 2's prompt). The driver carries out every message the policy
+/// takes, so the key hint never offers `m` where the driver could not deliver it.
+#[tokio::test(start_paused = true)]
+async fn a_message_for_an_agent_that_reads_no_input_waits_for_a_prompt_to_come() {
+    let mut table = Vec::new();
+    for at in stages() {
+        for agent_running in [false, true] {
+            let mut policy = policy_at(at).with_agent(AgentMode::OneShot);
+            let effects = policy.on_command(Command::Message("hi".to_string()), agent_running);
+            match &effects[..] {
+                [Effect::Decline { reason, .. }] => {
+                    table.push(format!("{at:?} running={agent_running}: {reason}"));
+                }
+                [Effect::Message(_)] => {}
+                other => panic!("{at:?} running={agent_running}: {other:?}"),
+            }
+        }
+    }
+    let not_running = "the agent is not running and phase 2's prompt was its last";
+    let reads_none = "this agent reads no input while it runs, and phase 2's prompt was its last";
+    let ended = "the session has ended: no agent will read it";
+    let declined = [
+        format!("Migrate(2) running=false: {not_running}"),
+        format!("Migrate(2) running=true: {reads_none}"),
+        format!("Gate(Verify(2)) running=false: {not_running}"),
+        format!("Gate(Verify(2)) running=true: {reads_none}"),
+        format!("Verify(2, First) running=false: {not_running}"),
+        format!("Verify(2, First) running=true: {reads_none}"),
+        format!("Grade(2, First) running=false: {not_running}"),
+        format!("Grade(2, First) running=true: {reads_none}"),
+        format!("Ended(2) running=false: {ended}"),
+        format!("Ended(2) running=true: {ended}"),
+        format!("Verify(2, Again(Ended)) running=false: {not_running}"),
+        format!("Verify(2, Again(Ended)) running=true: {reads_none}"),
+    ];
+    assert_eq!(table, declined);
+    // The answers the key hint is drawn from say the same.
+    let migrating = policy_at(At::Migrate(2)).with_agent(AgentMode::OneShot);
+    let answer = migrating
+        .answers(true)
+        .into_iter()
+        .find(|a| a.command == KeyedCommand::Message)
+        .unwrap();
+    assert_eq!(answer.declined.as_deref(), Some(reads_none));
+}
+
 #[tokio::test(start_paused = true)]
 async fn rerun_during_migrate_and_verify_says_why_not_now() {
     let verifying = [
@@ -265,7 +313,7 @@ async fn rerun_during_migrate_and_verify_says_why_not_now() {
 
 #[tokio::test(start_paused = true)]
 async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
-    let mut step = Policy::new(Mode::Step, true);
+    let mut step = Policy::new(Mode::Step, Some(AgentMode::Interactive));
     let mut seen = vec![step.at()];
     seen.push(step.done(At::Setup, None));
     assert_eq!(step.on_command(Command::Next, false), []);
@@ -306,7 +354,7 @@ async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
     assert_eq!(step.passed_of(2), Some(false));
     assert_eq!(step.details(), None);
 
-    let mut auto = Policy::new(Mode::Auto, true);
+    let mut auto = Policy::new(Mode::Auto, Some(AgentMode::OneShot));
     assert_eq!(auto.done(At::Setup, None), At::Migrate(1));
     assert_eq!(auto.done(At::Migrate(1), None), At::Verify(1, Pass::First));
     assert_eq!(
@@ -329,7 +377,7 @@ async fn step_mode_waits_at_each_gate_and_auto_mode_runs_through() {
 
 #[tokio::test(start_paused = true)]
 async fn a_pass_in_phase_one_ends_and_grade_has_one_phase() {
-    let mut policy = Policy::new(Mode::Auto, true);
+    let mut policy = Policy::new(Mode::Auto, Some(AgentMode::OneShot));
     policy.done(At::Setup, None);
     policy.done(At::Migrate(1), None);
     policy.done(At::Verify(1, Pass::First), None);
@@ -339,7 +387,7 @@ async fn a_pass_in_phase_one_ends_and_grade_has_one_phase() {
     );
     assert_eq!(policy.passed_of(1), Some(true));
 
-    let mut grade = Policy::new(Mode::Step, false);
+    let mut grade = Policy::new(Mode::Step, None);
     assert_eq!(grade.done(At::Setup, None), At::Verify(1, Pass::First));
     grade.done(At::Verify(1, Pass::First), None);
     assert_eq!(
@@ -424,11 +472,26 @@ async fn a_rerun_returns_where_it_came_from_unless_it_passes() {
 
 #[tokio::test(start_paused = true)]
 async fn a_resumed_session_continues_the_cut_off_phase() {
-    let mut policy = Policy::resumed(Mode::Step, true, [Some(false), None], Some((2, true)));
+    let mut policy = Policy::resumed(
+        Mode::Step,
+        Some(AgentMode::Interactive),
+        [Some(false), None],
+        Some((2, true)),
+    );
     assert_eq!(policy.done(At::Setup, None), At::Gate(Gated::Verify(2)));
-    let mut policy = Policy::resumed(Mode::Auto, true, [None, None], Some((1, false)));
+    let mut policy = Policy::resumed(
+        Mode::Auto,
+        Some(AgentMode::Interactive),
+        [None, None],
+        Some((1, false)),
+    );
     assert_eq!(policy.done(At::Setup, None), At::Migrate(1));
-    let policy = Policy::resumed(Mode::Auto, true, [Some(true), None], None);
+    let policy = Policy::resumed(
+        Mode::Auto,
+        Some(AgentMode::Interactive),
+        [Some(true), None],
+        None,
+    );
     assert_eq!(policy.at(), At::Ended(1));
     assert_eq!(policy.passed_of(1), Some(true));
 }

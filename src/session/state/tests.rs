@@ -1,7 +1,8 @@
 use super::*;
-use crate::event::{Gated, JobState};
+use crate::event::Gated;
 use crate::grade::{CriterionResult, FailureClass};
 use crate::metrics::Point;
+use crate::runner::JobState;
 use crate::task::Direction;
 
 fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
