@@ -203,6 +203,7 @@ fn overlay_files(from: &Path, to: &Path) {
     }
 }
 
+pub mod oracle;
 pub mod tmux;
 
 /// The other processes of this machine whose command line or working folder mentions
