@@ -19,6 +19,7 @@ use crate::workspace::watch::WorkspaceWatcher;
 
 use super::super::policy::AgentClock;
 use super::super::recorder::lock;
+use super::super::state::PhaseRecord;
 use super::{Driver, Input, Stop};
 use crate::event::At;
 use crate::event::{Event, Mode};
@@ -136,6 +137,7 @@ impl Driver {
         let files_before = self.files_changed;
         let mut exited = false;
         let mut idled_out = false;
+        let mut ended_by_human = false;
         loop {
             match self.next_input().await {
                 Input::AgentFinished => {
@@ -151,6 +153,7 @@ impl Driver {
                         if !interactive {
                             self.end_agent().await;
                         }
+                        ended_by_human = true;
                         break;
                     }
                 }
@@ -201,6 +204,18 @@ impl Driver {
         let changed = self.files_changed != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
             return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
+        }
+        let tools = lock(self.rec.state())
+            .phase(phase)
+            .map(PhaseRecord::tools)
+            .unwrap_or_default();
+        if !changed && !ended_by_human && tools.all_failed() {
+            // Its tools could not run (a sandbox that cannot start, a shell without the
+            // environment): what it left is no port to grade.
+            let failed = tools.line().unwrap_or_default();
+            return Err(Stop::AgentFailed(format!(
+                "{failed}; the agent changed no file"
+            )));
         }
         if idled_out && !changed {
             // An interactive agent that did nothing with its prompt (a dialog may have taken
