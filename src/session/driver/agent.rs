@@ -74,6 +74,7 @@ impl Driver {
             let mut argv = agent.argv(&ctx, Some(&prompt_file));
             let mut env = self.child_env(phase);
             env.extend(agent.env());
+            self.bash_env(&mut env)?;
             if let Some(collector) = &self.agent_runs {
                 let pythonpath = env
                     .iter()
@@ -225,6 +226,32 @@ impl Driver {
                 self.agent_error_line(None)
             )));
         }
+        Ok(())
+    }
+
+    /// Points `BASH_ENV` in the agent's variables `env` at `.xstack/bash_env.sh` in the
+    /// workspace, which puts the task's environment first on `PATH` again in every bash the
+    /// agent's CLI starts (Codex's login shell resets `PATH` from `/etc/profile`), after
+    /// running the `BASH_ENV` the agent had. The workspace's `.xstack/` is visible to every
+    /// sandbox and left out of the diff and the verify copy.
+    fn bash_env(&self, env: &mut Vec<(String, String)>) -> Result<(), Stop> {
+        let Some(python) = &self.env else {
+            return Ok(());
+        };
+        let file = self.workspace.join(".xstack").join("bash_env.sh");
+        let outer = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "BASH_ENV")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("BASH_ENV").ok())
+            .filter(|outer| Path::new(outer) != file);
+        let written = file
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&file, python.bash_env(outer.as_deref())));
+        written.map_err(|e| Stop::Infra(format!("{}: {e}", file.display())))?;
+        env.push(("BASH_ENV".to_string(), file.display().to_string()));
         Ok(())
     }
 
