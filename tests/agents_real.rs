@@ -292,19 +292,20 @@ fn root_listing() -> Vec<String> {
 }
 
 /// What the agent runs after writing its port in phase 1 (where the server has it run
-/// anything): its port, whose value is outside the criterion, then the PyTorch source, which
-/// cannot import torch in the JAX environment (`-B`: the task folder is not written). The
-/// interpreter is named by `VIRTUAL_ENV`: Codex runs commands in a login shell, which for
-/// root resets `PATH` (Debian's `/etc/profile`) and with it the environment's `python`.
-const PHASE1_RUN: &str =
-    "\"$VIRTUAL_ENV/bin/python\" train.py; cd {source} && \"$VIRTUAL_ENV/bin/python\" -B train.py";
+/// anything), through its CLI's own shell tool: its port, whose value is outside the
+/// criterion, then the PyTorch source, which cannot import torch in the JAX environment
+/// (`-B`: the task folder is not written). Plain `python`: the one the task's environment
+/// puts first on `PATH`, whatever shell the CLI starts (Codex's login shell resets `PATH`
+/// from `/etc/profile`; docs/AGENTS.md, "The agent's shell").
+const PHASE1_RUN: &str = "python train.py; cd {source} && python -B train.py";
 /// …and in phase 2: its port with a seed it cannot read, so that it crashes.
-const PHASE2_RUN: &str = "XSTACK_SEED=oops \"$VIRTUAL_ENV/bin/python\" train.py";
+const PHASE2_RUN: &str = "XSTACK_SEED=oops python train.py";
 
-/// The CLIs the headless test has run what they wrote (the issue asks for two; the
-/// others write their port and stop, so theirs is the run of an agent that checked nothing).
+/// The CLIs the headless test has run what they wrote, through their own shell tool. aider
+/// has no tools (its edits come in the reply's text); OpenCode, scripted the same way, ran
+/// only phase 2's command, so both runs are those of an agent that checked nothing.
 fn runs_its_port(cli: &Cli) -> bool {
-    matches!(cli.preset, "claude" | "codex")
+    matches!(cli.preset, "claude" | "codex" | "gemini")
 }
 
 fn headless_two_phases(cli: &Cli) {
@@ -413,6 +414,10 @@ fn headless_two_phases(cli: &Cli) {
         .collect();
     let checked = |phase: usize| r["phases"][phase]["agent_checked"].clone();
     if runs_its_port(cli) {
+        // Plain `python` in the CLI's own shell was the task environment's: the port ran to
+        // its end with JAX imported (the machine's python has no JAX, and a login shell's
+        // PATH has no `python` at all), and the source failed on torch, not on a missing
+        // interpreter.
         let torch = Value::from("ModuleNotFoundError: No module named 'torch'");
         let seed = Value::from("ValueError: invalid literal for int() with base 10: 'oops'");
         assert_eq!(
@@ -447,6 +452,16 @@ fn headless_two_phases(cli: &Cli) {
             ("eval_mse".into(), false.into())
         );
         assert_eq!(checked(1)["last_port_exit"], 1);
+        if matches!(cli.preset, "claude" | "codex") {
+            // Their CLIs report the failed command (the source's, then the crashing port's)
+            // as a failed tool call, with its last line.
+            for (phase, error) in [(0, "No module named 'torch'"), (1, "'oops'")] {
+                let agent = &r["phases"][phase]["agent"];
+                assert_eq!(agent["tool_failures"], 1, "{agent}");
+                let first = agent["first_tool_error"].as_str().unwrap_or_default();
+                assert!(first.contains(error), "{agent}");
+            }
+        }
     } else {
         assert!(ran.is_empty(), "{ran:?}");
         for phase in [0, 1] {

@@ -132,3 +132,70 @@ fn an_interactive_agent_that_does_nothing_with_its_prompt_is_an_agent_failure() 
         "{detail}"
     );
 }
+
+/// Codex whose sandbox panics on every command (its `TMPDIR` did not exist): it runs
+/// nothing, writes nothing and says "Done". Every tool call failed and the workspace is
+/// untouched, so the phase is the agent's failure, with how many failed and the first
+/// error, not a `bypass` verdict on the untouched source.
+#[test]
+fn an_agent_whose_every_tool_call_failed_and_that_changed_nothing_is_an_agent_failure() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dir.path().join("codex");
+    let panic = r#"thread 'main' panicked at linux-sandbox/src/main.rs:9:5:\nfailed to resolve synthetic mount registry temp directory\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"#;
+    let command = |id: &str, cmd: &str| {
+        format!(
+            r#"{{"type":"item.completed","item":{{"id":"{id}","type":"command_execution","command":"{cmd}","aggregated_output":"{panic}","exit_code":101,"status":"failed"}}}}"#
+        )
+    };
+    let events = [
+        r#"{"type":"thread.started","thread_id":"t-1"}"#.to_string(),
+        command("i1", "bash -lc ls"),
+        command("i2", "bash -lc 'python train.py'"),
+        r#"{"type":"item.completed","item":{"id":"i3","type":"agent_message","text":"Done"}}"#
+            .to_string(),
+        r#"{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}"#.to_string(),
+    ];
+    std::fs::write(
+        &codex,
+        format!("#!/bin/sh\ncat <<'EOF'\n{}\nEOF\n", events.join("\n")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let out = xstack()
+        .args(["run", TASK, "--agent", "codex", "--headless", "--runs-dir"])
+        .arg(runs.path())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                dir.path().display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let r = result(&only_run_dir(runs.path()));
+    let phase = &r["phases"][0];
+    assert_eq!(phase["outcome"], "agent_failure", "{r:#}");
+    let error = "shell: exit 101: failed to resolve synthetic mount registry temp directory";
+    assert_eq!(
+        phase["outcome_detail"],
+        format!(
+            "every one of its 2 tool calls failed, the first: {error}; the agent changed no file"
+        )
+    );
+    let agent = &phase["agent"];
+    assert_eq!(
+        (
+            agent["tool_calls"].clone(),
+            agent["tool_failures"].clone(),
+            agent["first_tool_error"].clone()
+        ),
+        (2.into(), 2.into(), error.into()),
+        "{agent}"
+    );
+    assert_eq!(agent["claim"], "Done");
+}

@@ -1,8 +1,10 @@
 //! Structured output of agents that stream JSON events (Claude Code's `stream-json`, Codex's
 //! `exec --json`, Gemini CLI's `stream-json`), parsed line by line into transcript items: the
-//! agent's messages, tool calls, file edits, tokens and cost, and its final word. The driver
-//! records the items as journal events; the Agent pane and the Verdict pane show them.
+//! agent's messages, tool calls and the ones its CLI reported as failed, file edits, tokens
+//! and cost, and its final word. The driver records the items as journal events; the Agent
+//! pane and the Verdict pane show them.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,15 @@ pub enum TranscriptItem {
         /// A one-line summary of its input (the command, the file…).
         input: String,
     },
+    /// A tool call its CLI reported as failed: an error result, or a command that could not
+    /// run or exited non-zero. It follows the call's [`TranscriptItem::ToolCall`].
+    ToolFailed {
+        /// The tool's name.
+        tool: String,
+        /// The error, in one line: the exit status and the output's last line that says
+        /// something (a Python traceback's exception, a shell's `command not found`).
+        error: String,
+    },
     /// A file the agent wrote or edited (relative to the workspace when inside it).
     FileEdit {
         /// The file.
@@ -81,7 +92,8 @@ impl TranscriptItem {
             | TranscriptItem::Message { text }
             | TranscriptItem::FileEdit { path: text }
             | TranscriptItem::Final { text, .. } => text.len(),
-            TranscriptItem::ToolCall { tool, input } => tool.len() + input.len(),
+            TranscriptItem::ToolCall { tool, input }
+            | TranscriptItem::ToolFailed { tool, error: input } => tool.len() + input.len(),
             TranscriptItem::Usage { .. } => 0,
         }
     }
@@ -92,6 +104,9 @@ impl TranscriptItem {
             TranscriptItem::Session { id } => format!("agent session {id}"),
             TranscriptItem::Message { text } => format!("agent says: {}", first_line(text)),
             TranscriptItem::ToolCall { tool, input } => format!("agent tool {tool}: {input}"),
+            TranscriptItem::ToolFailed { tool, error } => {
+                format!("agent tool {tool} failed: {error}")
+            }
             TranscriptItem::FileEdit { path } => format!("agent edited {path}"),
             TranscriptItem::Usage {
                 input_tokens,
@@ -109,6 +124,85 @@ impl TranscriptItem {
                 first_line(text)
             ),
         }
+    }
+}
+
+/// The tool calls of a phase's transcript and the ones that failed, as its CLI reported
+/// them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolTally {
+    /// Tool calls made.
+    pub calls: usize,
+    /// Tool calls reported as failed.
+    pub failed: usize,
+    /// The first failed call's tool and error.
+    pub first_error: Option<(String, String)>,
+}
+
+impl ToolTally {
+    /// Counts the calls and failures among `items`.
+    pub fn of(items: &[TranscriptItem]) -> ToolTally {
+        let mut tally = ToolTally::default();
+        for item in items {
+            match item {
+                TranscriptItem::ToolCall { .. } => tally.calls += 1,
+                TranscriptItem::ToolFailed { tool, error } => {
+                    tally.failed += 1;
+                    tally
+                        .first_error
+                        .get_or_insert_with(|| (tool.clone(), error.clone()));
+                }
+                _ => {}
+            }
+        }
+        tally
+    }
+
+    /// Every call the agent made failed (and it made some): it could not work.
+    pub fn all_failed(&self) -> bool {
+        self.calls > 0 && self.failed >= self.calls
+    }
+
+    /// The first failed call as `tool: error`.
+    pub fn first_error_text(&self) -> Option<String> {
+        self.first_error
+            .as_ref()
+            .map(|(tool, error)| format!("{tool}: {error}"))
+    }
+
+    /// `2 of 5 tool calls failed, the first: shell: exit 127: python: command not found`;
+    /// None when none failed.
+    pub fn line(&self) -> Option<String> {
+        let first = self.first_error_text()?;
+        let calls = self.calls.max(self.failed);
+        Some(if calls == 1 {
+            format!("its one tool call failed: {first}")
+        } else if self.failed >= calls {
+            format!("every one of its {calls} tool calls failed, the first: {first}")
+        } else {
+            format!(
+                "{} of {calls} tool calls failed, the first: {first}",
+                self.failed
+            )
+        })
+    }
+}
+
+/// The line of a tool's error output that says what went wrong: the last non-empty one,
+/// passing over notes that follow the error (Rust's `note: run with RUST_BACKTRACE=1`),
+/// with the exit status before it when there is one.
+fn error_line(output: &str, exit_code: Option<i64>) -> String {
+    let line = output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("note:"))
+        .or_else(|| output.lines().map(str::trim).rfind(|l| !l.is_empty()));
+    match (exit_code, line) {
+        (Some(code), Some(line)) => format!("exit {code}: {line}"),
+        (Some(code), None) => format!("exit {code}"),
+        (None, Some(line)) => line.to_string(),
+        (None, None) => "failed".to_string(),
     }
 }
 
@@ -150,6 +244,8 @@ pub struct TranscriptParser {
     /// not the turn's, so a resumed thread's usage is what was added since.
     thread: Option<String>,
     thread_usage: (u64, u64),
+    /// Claude Code and Gemini: the tool of each call id, for the result that names only the id.
+    tools: HashMap<String, String>,
 }
 
 impl TranscriptParser {
@@ -164,6 +260,7 @@ impl TranscriptParser {
             secrets: Secrets::from_env(),
             thread: None,
             thread_usage: (0, 0),
+            tools: HashMap::new(),
         })
     }
 
@@ -231,7 +328,11 @@ impl TranscriptParser {
             .map_or_else(|_| path.to_string(), |p| p.display().to_string())
     }
 
-    fn tool_call(&self, tool: &str, input: &Value, items: &mut Vec<TranscriptItem>) {
+    /// A call of `tool`, known by `id` to the result that follows it.
+    fn tool_call(&mut self, id: &str, tool: &str, input: &Value, items: &mut Vec<TranscriptItem>) {
+        if !id.is_empty() {
+            self.tools.insert(id.to_string(), tool.to_string());
+        }
         items.push(TranscriptItem::ToolCall {
             tool: tool.to_string(),
             input: self.summary(&summary_text(input)),
@@ -277,11 +378,30 @@ impl TranscriptParser {
                             }
                         }
                         "tool_use" => self.tool_call(
+                            str_at(block, "id"),
                             str_at(block, "name"),
                             block.get("input").unwrap_or(&Value::Null),
                             items,
                         ),
                         _ => {}
+                    }
+                }
+            }
+            "user" => {
+                let content = v
+                    .pointer("/message/content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for block in &content {
+                    let failed = str_at(block, "type") == "tool_result"
+                        && block
+                            .get("is_error")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                    if failed {
+                        let output = result_text(block.get("content").unwrap_or(&Value::Null));
+                        self.tool_failed(str_at(block, "tool_use_id"), &output, items);
                     }
                 }
             }
@@ -340,13 +460,23 @@ impl TranscriptParser {
                     }
                     "command_execution" => {
                         let mut input = str_at(item, "command").to_string();
-                        if let Some(code) = item.get("exit_code").and_then(Value::as_i64) {
+                        let code = item.get("exit_code").and_then(Value::as_i64);
+                        if let Some(code) = code {
                             input.push_str(&format!(" (exit {code})"));
                         }
                         items.push(TranscriptItem::ToolCall {
                             tool: "shell".to_string(),
                             input: self.summary(&input),
                         });
+                        if matches!(str_at(item, "status"), "failed" | "declined")
+                            || code.is_some_and(|c| c != 0)
+                        {
+                            let output = str_at(item, "aggregated_output");
+                            items.push(TranscriptItem::ToolFailed {
+                                tool: "shell".to_string(),
+                                error: self.summary(&error_line(output, code)),
+                            });
+                        }
                     }
                     "file_change" => {
                         for change in item
@@ -365,11 +495,21 @@ impl TranscriptParser {
                     "mcp_tool_call" => {
                         let tool = format!("{}.{}", str_at(item, "server"), str_at(item, "tool"));
                         items.push(TranscriptItem::ToolCall {
-                            tool,
+                            tool: tool.clone(),
                             input: self.summary(&summary_text(
                                 item.get("arguments").unwrap_or(&Value::Null),
                             )),
                         });
+                        if str_at(item, "status") == "failed" {
+                            let error = item
+                                .pointer("/error/message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("failed");
+                            items.push(TranscriptItem::ToolFailed {
+                                tool,
+                                error: self.summary(&error_line(error, None)),
+                            });
+                        }
                     }
                     "web_search" => items.push(TranscriptItem::ToolCall {
                         tool: "web_search".to_string(),
@@ -411,6 +551,15 @@ impl TranscriptParser {
         }
     }
 
+    /// The call `id` failed with `output`.
+    fn tool_failed(&self, id: &str, output: &str, items: &mut Vec<TranscriptItem>) {
+        let tool = self.tools.get(id).map_or("tool", String::as_str);
+        items.push(TranscriptItem::ToolFailed {
+            tool: tool.to_string(),
+            error: self.summary(&error_line(output, None)),
+        });
+    }
+
     fn flush_text(&mut self, items: &mut Vec<TranscriptItem>) {
         let text = std::mem::take(&mut self.pending_text);
         let text = text.trim();
@@ -441,10 +590,21 @@ impl TranscriptParser {
                 }
             }
             "tool_use" => self.tool_call(
+                str_at(v, "tool_id"),
                 str_at(v, "tool_name"),
                 v.get("parameters").unwrap_or(&Value::Null),
                 items,
             ),
+            "tool_result" if str_at(v, "status") == "error" => {
+                let error = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map_or_else(
+                        || result_text(v.get("output").unwrap_or(&Value::Null)),
+                        str::to_string,
+                    );
+                self.tool_failed(str_at(v, "tool_id"), &error, items);
+            }
             "result" => {
                 let stats = v.get("stats").unwrap_or(&Value::Null);
                 items.push(TranscriptItem::Usage {
@@ -477,6 +637,20 @@ fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
 
 fn u64_at(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A tool result's text: a string, or the text blocks of a list of content blocks.
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
 }
 
 /// A tool input in one line: its command, file, pattern or URL when it has one, else its JSON.
@@ -667,6 +841,98 @@ mod tests {
             .unwrap()
             .continuing(Some(&resumed));
         assert_eq!(usage(fresh.feed(&phase(40, 4, "t-2"))), (40, 4));
+    }
+
+    /// The tool failures of `text`, as `(tool, error)`, and the tally of its calls.
+    fn failures(format: OutputFormat, text: &str) -> (Vec<(String, String)>, ToolTally) {
+        let items = parse(format, text);
+        let failed = items
+            .iter()
+            .filter_map(|item| match item {
+                TranscriptItem::ToolFailed { tool, error } => Some((tool.clone(), error.clone())),
+                _ => None,
+            })
+            .collect();
+        (failed, ToolTally::of(&items))
+    }
+
+    #[test]
+    fn claude_tool_results_that_are_errors_are_failed_calls() {
+        let text = concat!(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"python train.py"}}]}}"#,
+            "\n",
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"Exit code 127\n/bin/bash: line 1: python: command not found"}]}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"/w/train.py"}}]}}"#,
+            "\n",
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"import torch"}]}]}}"#,
+            "\n",
+        );
+        let (failed, tally) = failures(OutputFormat::ClaudeStreamJson, text);
+        assert_eq!(
+            failed,
+            [(
+                "Bash".to_string(),
+                "/bin/bash: line 1: python: command not found".to_string()
+            )]
+        );
+        assert_eq!(
+            (tally.calls, tally.failed, tally.all_failed()),
+            (2, 1, false)
+        );
+        assert_eq!(
+            tally.line().unwrap(),
+            "1 of 2 tool calls failed, the first: Bash: /bin/bash: line 1: python: command not found"
+        );
+    }
+
+    #[test]
+    fn codex_commands_that_fail_are_failed_calls_with_their_error() {
+        // Codex's sandbox panicking on every command (its TMPDIR did not exist).
+        let panic = "thread 'main' panicked at linux-sandbox/src/main.rs:9:5:\nfailed to resolve synthetic mount registry temp directory\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        let command = |id: &str, cmd: &str| {
+            serde_json::json!({"type": "item.completed", "item": {"id": id, "type": "command_execution",
+                "command": cmd, "aggregated_output": panic, "exit_code": 101, "status": "failed"}})
+            .to_string()
+        };
+        let text = format!(
+            "{}\n{}\n{}\n",
+            command("i1", "bash -lc ls"),
+            command("i2", "bash -lc 'python train.py'"),
+            r#"{"type":"item.completed","item":{"id":"i3","type":"agent_message","text":"Done"}}"#,
+        );
+        let (failed, tally) = failures(OutputFormat::CodexJson, &text);
+        let error = "exit 101: failed to resolve synthetic mount registry temp directory";
+        assert_eq!(failed, vec![("shell".to_string(), error.to_string()); 2]);
+        assert!(tally.all_failed());
+        assert_eq!(
+            tally.line().unwrap(),
+            format!("every one of its 2 tool calls failed, the first: shell: {error}")
+        );
+        // A command that ran and exited 0 is no failure.
+        let ok = r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","aggregated_output":"a","exit_code":0,"status":"completed"}}"#;
+        let (failed, tally) = failures(OutputFormat::CodexJson, ok);
+        assert!(failed.is_empty());
+        assert_eq!((tally.calls, tally.line()), (1, None));
+    }
+
+    #[test]
+    fn gemini_tool_results_with_an_error_are_failed_calls() {
+        let text = concat!(
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"c1","parameters":{"command":"python train.py"}}"#,
+            "\n",
+            r#"{"type":"tool_result","tool_id":"c1","status":"error","output":"","error":{"type":"execution_failed","message":"Command failed: sandbox unavailable"}}"#,
+            "\n",
+        );
+        let (failed, tally) = failures(OutputFormat::GeminiStreamJson, text);
+        assert_eq!(
+            failed,
+            [(
+                "run_shell_command".to_string(),
+                "Command failed: sandbox unavailable".to_string()
+            )]
+        );
+        assert!(tally.all_failed());
     }
 
     #[test]

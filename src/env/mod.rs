@@ -74,6 +74,29 @@ impl PythonEnv {
         ]
     }
 
+    /// A bash start-up file (for `BASH_ENV`) that puts this environment first on `PATH` again
+    /// and names it in `VIRTUAL_ENV`, after running `outer` (a `BASH_ENV` the caller already
+    /// had). Bash reads `BASH_ENV` in every non-interactive shell, a login shell's included,
+    /// after the login files, so a command an agent's CLI runs in `bash -lc` finds the
+    /// environment's `python` even where `/etc/profile` reset `PATH`. It prints nothing.
+    pub fn bash_env(&self, outer: Option<&str>) -> String {
+        let bin = shell_words::quote(&self.bin().display().to_string()).into_owned();
+        let dir = shell_words::quote(&self.dir.display().to_string()).into_owned();
+        let mut text = String::from(
+            "# Written by xstack: the task's Python environment first on PATH in every bash the\n\
+             # agent starts, whatever its login files did to PATH.\n",
+        );
+        if let Some(outer) = outer.filter(|o| !o.is_empty()) {
+            let outer = shell_words::quote(outer);
+            text.push_str(&format!("if [ -r {outer} ]; then . {outer}; fi\n"));
+        }
+        text.push_str(&format!(
+            "case \"$PATH\" in {bin}:*) ;; *) PATH={bin}:\"$PATH\" ;; esac\n\
+             export PATH\nexport VIRTUAL_ENV={dir}\n"
+        ));
+        text
+    }
+
     /// The installed versions of `packages` (their names without extras or version
     /// specifiers), as `torch 2.15.0, numpy 2.4.6`; a package the environment lacks is left
     /// out, and an environment whose Python cannot be run gives an empty text.
@@ -322,6 +345,47 @@ impl Drop for FileLock<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A login shell whose profile resets `PATH` (Debian's `/etc/profile` does for root)
+    /// still finds the environment's `python` through the `BASH_ENV` file, and so does a
+    /// plain `bash -c`; an outer `BASH_ENV` still runs.
+    #[test]
+    fn the_bash_env_file_puts_the_environment_first_after_a_login_shell_reset_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let env = PythonEnv {
+            dir: dir.path().join("my env"),
+        };
+        std::fs::create_dir_all(env.bin()).unwrap();
+        let python = env.bin().join("python");
+        std::fs::write(&python, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        // The login shell's own profile, as /etc/profile does: PATH from scratch.
+        std::fs::write(home.join(".bash_profile"), "PATH=/usr/bin:/bin\n").unwrap();
+        let outer = dir.path().join("outer.sh");
+        std::fs::write(&outer, "export OUTER_RAN=yes\n").unwrap();
+        let file = dir.path().join("bash_env.sh");
+        std::fs::write(&file, env.bash_env(Some(&outer.display().to_string()))).unwrap();
+        for login in [true, false] {
+            let out = Command::new("bash")
+                .args(if login { ["-lc"] } else { ["-c"] })
+                .arg("command -v python; echo \"$VIRTUAL_ENV $OUTER_RAN\"")
+                .env_clear()
+                .env("HOME", &home)
+                .env("PATH", "/usr/bin:/bin")
+                .env("BASH_ENV", &file)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("{}\n{} yes\n", python.display(), env.dir.display()),
+                "login: {login}; {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 
     #[test]
     fn key_ignores_order_and_duplicates() {

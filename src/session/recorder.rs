@@ -244,7 +244,8 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
             | TranscriptItem::Message { text }
             | TranscriptItem::FileEdit { path: text }
             | TranscriptItem::Final { text, .. } => redact(text),
-            TranscriptItem::ToolCall { tool, input } => {
+            TranscriptItem::ToolCall { tool, input }
+            | TranscriptItem::ToolFailed { tool, error: input } => {
                 redact(tool);
                 redact(input);
             }

@@ -108,6 +108,16 @@ pub struct AgentOutcome {
     pub cost_usd: Option<f64>,
     /// The conversation id it reported.
     pub session: Option<String>,
+    /// How many tool calls its structured output reported; null where the CLI reports
+    /// none (plain text output).
+    #[serde(default)]
+    pub tool_calls: Option<usize>,
+    /// How many of them its CLI reported as failed; null as `tool_calls` is.
+    #[serde(default)]
+    pub tool_failures: Option<usize>,
+    /// The first failed call, `tool: error` (`shell: exit 127: python: command not found`).
+    #[serde(default)]
+    pub first_tool_error: Option<String>,
 }
 
 impl AgentOutcome {
@@ -116,6 +126,8 @@ impl AgentOutcome {
         record.prompt.as_ref()?;
         let claim = record.claim();
         let usage = record.usage();
+        let structured = !record.transcript.is_empty();
+        let tools = record.tools();
         Some(AgentOutcome {
             exit_code: record.agent_exit_code,
             claimed_success: claim.map(|(_, success)| success),
@@ -124,6 +136,9 @@ impl AgentOutcome {
             tokens_out: usage.map(|(_, o, _)| o),
             cost_usd: usage.and_then(|(_, _, c)| c),
             session: record.agent_session().map(str::to_string),
+            tool_calls: structured.then_some(tools.calls),
+            tool_failures: structured.then_some(tools.failed),
+            first_tool_error: tools.first_error_text(),
         })
     }
 }

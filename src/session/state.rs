@@ -4,7 +4,7 @@
 use crate::parity::ParityReport;
 use std::collections::BTreeMap;
 
-use crate::agent::transcript::TranscriptItem;
+use crate::agent::transcript::{ToolTally, TranscriptItem};
 use crate::grade::Verdict;
 use crate::metrics::{Point, Series};
 use crate::pty::screen::{Screen, StoredScreen};
@@ -112,6 +112,11 @@ impl PhaseRecord {
             TranscriptItem::Session { id } => Some(id.as_str()),
             _ => None,
         })
+    }
+
+    /// The tool calls the agent's CLI reported in the phase, and the ones that failed.
+    pub fn tools(&self) -> ToolTally {
+        ToolTally::of(&self.transcript)
     }
 
     /// Tokens in, tokens out and cost (when reported) of the phase's agent invocations.

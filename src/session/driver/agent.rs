@@ -19,6 +19,7 @@ use crate::workspace::watch::WorkspaceWatcher;
 
 use super::super::policy::AgentClock;
 use super::super::recorder::lock;
+use super::super::state::PhaseRecord;
 use super::{Driver, Input, Stop};
 use crate::event::At;
 use crate::event::{Event, Mode};
@@ -73,6 +74,7 @@ impl Driver {
             let mut argv = agent.argv(&ctx, Some(&prompt_file));
             let mut env = self.child_env(phase);
             env.extend(agent.env());
+            self.bash_env(&mut env)?;
             if let Some(collector) = &self.agent_runs {
                 let pythonpath = env
                     .iter()
@@ -136,6 +138,7 @@ impl Driver {
         let files_before = self.files_changed;
         let mut exited = false;
         let mut idled_out = false;
+        let mut ended_by_human = false;
         loop {
             match self.next_input().await {
                 Input::AgentFinished => {
@@ -151,6 +154,7 @@ impl Driver {
                         if !interactive {
                             self.end_agent().await;
                         }
+                        ended_by_human = true;
                         break;
                     }
                 }
@@ -202,6 +206,18 @@ impl Driver {
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
             return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
         }
+        let tools = lock(self.rec.state())
+            .phase(phase)
+            .map(PhaseRecord::tools)
+            .unwrap_or_default();
+        if !changed && !ended_by_human && tools.all_failed() {
+            // Its tools could not run (a sandbox that cannot start, a shell without the
+            // environment): what it left is no port to grade.
+            let failed = tools.line().unwrap_or_default();
+            return Err(Stop::AgentFailed(format!(
+                "{failed}; the agent changed no file"
+            )));
+        }
         if idled_out && !changed {
             // An interactive agent that did nothing with its prompt (a dialog may have taken
             // it): the phase did not happen.
@@ -210,6 +226,32 @@ impl Driver {
                 self.agent_error_line(None)
             )));
         }
+        Ok(())
+    }
+
+    /// Points `BASH_ENV` in the agent's variables `env` at `.xstack/bash_env.sh` in the
+    /// workspace, which puts the task's environment first on `PATH` again in every bash the
+    /// agent's CLI starts (Codex's login shell resets `PATH` from `/etc/profile`), after
+    /// running the `BASH_ENV` the agent had. The workspace's `.xstack/` is visible to every
+    /// sandbox and left out of the diff and the verify copy.
+    fn bash_env(&self, env: &mut Vec<(String, String)>) -> Result<(), Stop> {
+        let Some(python) = &self.env else {
+            return Ok(());
+        };
+        let file = self.workspace.join(".xstack").join("bash_env.sh");
+        let outer = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "BASH_ENV")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("BASH_ENV").ok())
+            .filter(|outer| Path::new(outer) != file);
+        let written = file
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&file, python.bash_env(outer.as_deref())));
+        written.map_err(|e| Stop::Infra(format!("{}: {e}", file.display())))?;
+        env.push(("BASH_ENV".to_string(), file.display().to_string()));
         Ok(())
     }
 

@@ -119,13 +119,19 @@ fn placeholder(pane: PaneId, scene: &Scene) -> Option<String> {
 }
 
 /// What the agent has run in the current phase's turn (docs/CHECKS.md), once it has had a
-/// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`.
+/// turn: `ran train.py 3× · last val_loss 1.91 ✓ · source 1×`, and how many of its tool
+/// calls failed, with the first error, when some did.
 fn agent_checked(state: &Scene) -> Option<String> {
     let record = state
         .phases
         .get(usize::from(state.at.step().0.checked_sub(1)?))?;
     record.prompt.as_ref()?;
-    Some(crate::checks::Checked::line(&record.agent_runs, state.now))
+    let mut line = crate::checks::Checked::line(&record.agent_runs, state.now);
+    if let Some(failed) = record.tools().line() {
+        line.push_str(" · ");
+        line.push_str(&failed);
+    }
+    Some(line)
 }
 
 /// A terminal pane: the copied rows, with the cursor unless `hide_cursor` (or the copy says

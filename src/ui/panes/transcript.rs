@@ -69,6 +69,10 @@ pub fn transcript_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                     Span::styled(format!("▸ {tool} "), Style::default().fg(c.emphasis)),
                     Span::styled(input.clone(), Style::default().fg(c.dim)),
                 ]),
+                TranscriptItem::ToolFailed { tool, error } => Line::from(vec![
+                    Span::styled(format!("  ✗ {tool} failed: "), Style::default().fg(c.fail)),
+                    Span::styled(error.clone(), Style::default().fg(c.text)),
+                ]),
                 TranscriptItem::FileEdit { path } => Line::from(Span::styled(
                     format!("✎ {path}"),
                     Style::default().fg(c.added),

@@ -144,6 +144,13 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                 Style::default().fg(c.fail),
             )));
         }
+        if let Some(failed) = record.tools().line() {
+            // The agent's own tools failing says why its port may be what it is.
+            lines.push(Line::from(Span::styled(
+                format!("  agent's tools: {failed}"),
+                Style::default().fg(c.fail),
+            )));
+        }
         if let Some((text, success)) = record.claim() {
             lines.push(Line::from(vec![
                 Span::styled(
