@@ -175,40 +175,95 @@ pub trait Console {
     fn interactive(&self) -> bool;
 }
 
-/// The options of `xstack init`.
-#[derive(Debug, Clone)]
+/// The options of `xstack init`: clap parses them from the command line (`xstack init
+/// REPO ...`), and [`run`] reads them.
+#[derive(Debug, Clone, clap::Args)]
 pub struct InitOptions {
-    /// The repository.
+    /// The repository (only read).
     pub repo: PathBuf,
-    /// `--command`.
+    /// The experiment command (else proposed from the README and entry files, and asked).
+    #[arg(long)]
     pub command: Option<String>,
-    /// `--notebook`: the experiment is this notebook (relative to the repository).
+    /// The experiment is this notebook (relative to REPO), run top to bottom; written as
+    /// `[run] notebook`.
+    #[arg(long, conflicts_with = "command")]
     pub notebook: Option<String>,
-    /// `--setup`: `[env] setup`, run before the command in every run.
+    /// A shell snippet run before the command in each run's copy (preparing data); written
+    /// as `[env] setup`.
+    #[arg(long)]
     pub setup: Option<String>,
-    /// `--metric` (repeatable).
+    /// A metric to grade on (repeatable; default: those that look like evaluation results).
+    #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
-    /// `--direction`.
+    /// Direction of every criterion (default: within, around the claim or the measured value).
+    #[arg(long, value_enum)]
     pub direction: Option<Direction>,
-    /// `--reference-packages`; `none` or an empty list means no environment.
+    /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
+    /// `none` for no environment.
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub reference_packages: Option<Vec<String>>,
-    /// `--packages`.
+    /// The JAX side's packages (default: the reference packages without the PyTorch
+    /// family, plus jax, flax, optax).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub packages: Option<Vec<String>>,
-    /// `--seeds`.
+    /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
+    #[arg(long)]
     pub seeds: Option<u64>,
-    /// `--id`.
+    /// Task id (default: the folder's name, sanitized).
+    #[arg(long)]
     pub id: Option<String>,
-    /// `--paper`: a paper's text or markdown to read claims from.
+    /// A paper's text or markdown to read claims from, beside the repository's READMEs,
+    /// docs and notebooks.
+    #[arg(long, value_name = "FILE")]
     pub paper: Option<PathBuf>,
-    /// `--accept-unreproduced`: write a task graded against a claim its runs do not
-    /// reproduce.
+    /// Write the task graded against a claim its runs do not reproduce (recorded as
+    /// `not_reproduced`).
+    #[arg(long)]
     pub accept_unreproduced: bool,
-    /// `--yes`.
+    /// Accept the proposal without review.
+    #[arg(long)]
     pub yes: bool,
-    /// The tasks folder.
+    /// The tasks folder (`XSTACK_TASKS_DIR`, else `tasks`).
+    #[arg(skip = crate::task::tasks_dir())]
     pub tasks_dir: PathBuf,
-    /// The cache folder.
+    /// The cache folder (the environments).
+    #[arg(skip = crate::env::cache_dir())]
     pub cache_dir: PathBuf,
+}
+
+impl InitOptions {
+    /// `xstack init REPO` with no other option (the picker's new task).
+    pub fn for_repo(repo: PathBuf) -> InitOptions {
+        InitOptions {
+            repo,
+            command: None,
+            notebook: None,
+            setup: None,
+            metrics: Vec::new(),
+            direction: None,
+            reference_packages: None,
+            packages: None,
+            seeds: None,
+            id: None,
+            paper: None,
+            accept_unreproduced: false,
+            yes: false,
+            tasks_dir: crate::task::tasks_dir(),
+            cache_dir: crate::env::cache_dir(),
+        }
+    }
+}
+
+/// `--direction`: higher, lower or within, as the task file writes them (clap lists them in
+/// the help and in its error).
+impl clap::ValueEnum for Direction {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Direction::Higher, Direction::Lower, Direction::Within]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
 }
 
 /// How `xstack init` ended without an error.
