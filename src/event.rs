@@ -77,6 +77,26 @@ impl KeyedCommand {
         KeyedCommand::OpenShell,
     ];
 
+    /// The key that gives it, the one place each is written: the key table binds it, a
+    /// declined command is named by it (`r: not now: …`), and the journal records it so.
+    pub const fn key(self) -> char {
+        match self {
+            KeyedCommand::Next => 'n',
+            KeyedCommand::ToggleMode => 's',
+            KeyedCommand::TogglePause => 'p',
+            KeyedCommand::Inject => 'i',
+            KeyedCommand::Message => 'm',
+            KeyedCommand::Rerun => 'r',
+            KeyedCommand::Abort => 'x',
+            KeyedCommand::OpenShell => 'o',
+        }
+    }
+
+    /// The command given by `key`, if any.
+    pub fn of_key(key: char) -> Option<KeyedCommand> {
+        KeyedCommand::ALL.into_iter().find(|c| c.key() == key)
+    }
+
     /// The command the key gives (the texts of `i` and `m` empty: the answer does not
     /// depend on them).
     pub fn command(self) -> Command {
@@ -90,6 +110,38 @@ impl KeyedCommand {
             KeyedCommand::Abort => Command::Abort,
             KeyedCommand::OpenShell => Command::OpenShell,
         }
+    }
+}
+
+/// A keyed command is named by its key.
+impl std::fmt::Display for KeyedCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.key())
+    }
+}
+
+/// `Event::Declined`'s command as the journal writes it: its key (`"r"`).
+mod by_key {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::KeyedCommand;
+
+    pub(super) fn serialize<S: Serializer>(
+        command: &KeyedCommand,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_str(command)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<KeyedCommand, D::Error> {
+        let key = String::deserialize(d)?;
+        let mut chars = key.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => KeyedCommand::of_key(c),
+            _ => None,
+        }
+        .ok_or_else(|| D::Error::custom(format!("`{key}` is no command's key")))
     }
 }
 
@@ -577,8 +629,9 @@ pub enum Event {
     /// A command the session cannot carry out where it is, and why (the answer the human
     /// gets instead of silence).
     Declined {
-        /// The command, as the human knows it (its key: `r`, `n`, …).
-        command: String,
+        /// The command (written as its key: `r`, `n`, …).
+        #[serde(with = "by_key")]
+        command: KeyedCommand,
         /// Why not now, and what works instead.
         reason: String,
     },
@@ -912,5 +965,29 @@ pub fn describe_point(metric: &str, point: &Point) -> String {
     match point.step {
         Some(step) => format!("metric {metric}={} (step {step})", point.value),
         None => format!("metric {metric}={}", point.value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declined_command_is_journaled_as_its_key_and_read_back() {
+        let event = Event::Declined {
+            command: KeyedCommand::Rerun,
+            reason: "phase 1 is being verified now".to_string(),
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"declined","command":"r","reason":"phase 1 is being verified now"}"#
+        );
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        for command in KeyedCommand::ALL {
+            assert_eq!(KeyedCommand::of_key(command.key()), Some(command));
+        }
+        let unknown = r#"{"type":"declined","command":"rr","reason":""}"#;
+        assert!(serde_json::from_str::<Event>(unknown).is_err());
     }
 }
