@@ -180,10 +180,7 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
         .collect();
     let mut header = vec!["task".to_string()];
     header.extend(labels);
-    table_header(
-        md,
-        &header.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
     for task in ctx.tasks {
         let mut cells = vec![task.clone()];
         for a in &report.summary {
