@@ -9,7 +9,7 @@ use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::parity::ParityReport;
-use crate::runner::{JobState, queue_text};
+use crate::runner::JobState;
 use crate::task::CriterionSpec;
 
 /// What the human (or a signal) can ask of a running session.
@@ -77,6 +77,26 @@ impl KeyedCommand {
         KeyedCommand::OpenShell,
     ];
 
+    /// The key that gives it, the one place each is written: the key table binds it, a
+    /// declined command is named by it (`r: not now: …`), and the journal records it so.
+    pub const fn key(self) -> char {
+        match self {
+            KeyedCommand::Next => 'n',
+            KeyedCommand::ToggleMode => 's',
+            KeyedCommand::TogglePause => 'p',
+            KeyedCommand::Inject => 'i',
+            KeyedCommand::Message => 'm',
+            KeyedCommand::Rerun => 'r',
+            KeyedCommand::Abort => 'x',
+            KeyedCommand::OpenShell => 'o',
+        }
+    }
+
+    /// The command given by `key`, if any.
+    pub fn of_key(key: char) -> Option<KeyedCommand> {
+        KeyedCommand::ALL.into_iter().find(|c| c.key() == key)
+    }
+
     /// The command the key gives (the texts of `i` and `m` empty: the answer does not
     /// depend on them).
     pub fn command(self) -> Command {
@@ -90,6 +110,38 @@ impl KeyedCommand {
             KeyedCommand::Abort => Command::Abort,
             KeyedCommand::OpenShell => Command::OpenShell,
         }
+    }
+}
+
+/// A keyed command is named by its key.
+impl std::fmt::Display for KeyedCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.key())
+    }
+}
+
+/// `Event::Declined`'s command as the journal writes it: its key (`"r"`).
+mod by_key {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::KeyedCommand;
+
+    pub(super) fn serialize<S: Serializer>(
+        command: &KeyedCommand,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_str(command)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<KeyedCommand, D::Error> {
+        let key = String::deserialize(d)?;
+        let mut chars = key.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => KeyedCommand::of_key(c),
+            _ => None,
+        }
+        .ok_or_else(|| D::Error::custom(format!("`{key}` is no command's key")))
     }
 }
 
@@ -252,20 +304,6 @@ impl At {
                 Some("i to edit the details, n to send them as written".to_string())
             }
             _ => None,
-        }
-    }
-
-    /// The progress line of a move here: the step (`phase 1: verify`), or what a wait asks
-    /// (`waiting: n to verify phase 1`); None for the end (the `Finished` event says it).
-    pub fn describe(self) -> Option<String> {
-        match (self, self.waiting_for()) {
-            (_, Some(what)) => Some(format!("waiting: {what}")),
-            (At::Ended(_), None) => None,
-            (At::Setup, None) => Some(Stage::Setup.as_str().to_string()),
-            (at, None) => {
-                let (phase, stage) = at.step();
-                Some(format!("phase {phase}: {}", stage.as_str()))
-            }
         }
     }
 
@@ -577,8 +615,9 @@ pub enum Event {
     /// A command the session cannot carry out where it is, and why (the answer the human
     /// gets instead of silence).
     Declined {
-        /// The command, as the human knows it (its key: `r`, `n`, …).
-        command: String,
+        /// The command (written as its key: `r`, `n`, …).
+        #[serde(with = "by_key")]
+        command: KeyedCommand,
         /// Why not now, and what works instead.
         reason: String,
     },
@@ -771,146 +810,26 @@ pub enum Event {
     },
 }
 
-impl Event {
-    /// A one-line description for progress output and headless replay; None for events
-    /// too frequent or too raw to print (terminal output, metric batches: their points need
-    /// the session's metric names, which `session::progress` keeps).
-    pub fn describe(&self) -> Option<String> {
-        match self {
-            Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
-            Event::Stage(at) => at.describe(),
-            Event::Mode { mode } => Some(format!("mode {}", mode.label())),
-            Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),
-            Event::AgentAsks {
-                question: Some(question),
-            } => Some(format!(
-                "waiting: {}",
-                Waiting::AgentAsks(question.clone()).text()
-            )),
-            Event::Note { text } => Some(text.clone()),
-            Event::Declined { command, reason } => Some(format!("{command}: not now: {reason}")),
-            Event::Prompt { phase, text } => Some(format!(
-                "phase {phase}: prompt sent ({} characters)",
-                text.chars().count()
-            )),
-            Event::AgentStarted { command, .. } => Some(format!("agent started: {command}")),
-            Event::Transcript { item, .. } => Some(item.describe()),
-            Event::AgentRun(run) => Some(crate::checks::describe(run)),
-            Event::AgentExited { code } => Some(match code {
-                Some(c) => format!("agent exited with status {c}"),
-                None => "agent ended by a signal".to_string(),
-            }),
-            Event::Paused { paused } => Some(
-                if *paused {
-                    "agent paused"
-                } else {
-                    "agent resumed"
-                }
-                .to_string(),
-            ),
-            Event::Message {
-                text,
-                queued: false,
-            } => Some(format!("message typed into the agent's terminal: {text}")),
-            Event::Message { text, queued: true } => Some(format!(
-                "message queued for the agent's next prompt: {text}"
-            )),
-            Event::RunStarted {
-                command,
-                seed_check: true,
-                ..
-            } => Some(format!("seed check run: {command}")),
-            Event::RunStarted { command, .. } => Some(format!("run: {command}")),
-            Event::RunnerJob {
-                runner,
-                job_id,
-                state,
-                reason,
-                waited_s,
-                ..
-            } => {
-                let scheduler = runner.split("://").next().unwrap_or(runner);
-                Some(queue_text(
-                    scheduler,
-                    job_id,
-                    state,
-                    reason.as_deref(),
-                    *waited_s,
-                ))
-            }
-            Event::RunExited {
-                code,
-                timed_out,
-                duration_s,
-            } => Some(if *timed_out {
-                format!("run timed out after {duration_s:.1} s")
-            } else {
-                match code {
-                    Some(c) => format!("run exited with status {c} after {duration_s:.1} s"),
-                    None => format!("run killed after {duration_s:.1} s"),
-                }
-            }),
-            Event::Metric { metric, point, .. } => Some(describe_point(metric, point)),
-            Event::Graded { phase, verdict, .. } => {
-                let mut text = format!("phase {phase} verdict: {}", verdict.label());
-                for c in &verdict.criteria {
-                    let value = c
-                        .value
-                        .map_or_else(|| "missing".to_string(), |v| v.to_string());
-                    text.push_str(&format!(
-                        "\n  {} = {value} (published {} ± {}, {}) {}",
-                        c.metric,
-                        c.published,
-                        c.tolerance,
-                        c.direction.as_str(),
-                        if c.passed { "ok" } else { "FAIL" }
-                    ));
-                }
-                for f in &verdict.findings {
-                    text.push_str(&format!("\n  finding: {f}"));
-                }
-                Some(text)
-            }
-            Event::Parity { phase, report } => Some(format!("phase {phase} {}", report.summary())),
-            Event::PhaseEnded {
-                phase,
-                outcome,
-                detail,
-            } => Some(format!(
-                "phase {phase}: not graded ({}){}",
-                outcome.as_str(),
-                detail
-                    .as_ref()
-                    .map_or_else(String::new, |d| format!(": {d}"))
-            )),
-            Event::Finished {
-                passed,
-                passed_in_phase,
-                error,
-                ..
-            } => Some(match (error, passed, passed_in_phase) {
-                (Some(e), _, _) => format!("ended: {e}"),
-                (None, true, Some(p)) => format!("PASSED in phase {p}"),
-                _ => "FAILED".to_string(),
-            }),
-            Event::Waiting { what: None }
-            | Event::AgentAsks { question: None }
-            | Event::Baseline { .. }
-            | Event::FileChanged { .. }
-            | Event::Answers { .. }
-            | Event::AgentOutput { .. }
-            | Event::Resized { .. }
-            | Event::RunOutput { .. }
-            | Event::Metrics { .. }
-            | Event::SeedCheckMetrics { .. } => None,
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// One metric point as progress text: `metric acc=0.97 (step 3)`.
-pub fn describe_point(metric: &str, point: &Point) -> String {
-    match point.step {
-        Some(step) => format!("metric {metric}={} (step {step})", point.value),
-        None => format!("metric {metric}={}", point.value),
+    #[test]
+    fn a_declined_command_is_journaled_as_its_key_and_read_back() {
+        let event = Event::Declined {
+            command: KeyedCommand::Rerun,
+            reason: "phase 1 is being verified now".to_string(),
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"declined","command":"r","reason":"phase 1 is being verified now"}"#
+        );
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        for command in KeyedCommand::ALL {
+            assert_eq!(KeyedCommand::of_key(command.key()), Some(command));
+        }
+        let unknown = r#"{"type":"declined","command":"rr","reason":""}"#;
+        assert!(serde_json::from_str::<Event>(unknown).is_err());
     }
 }

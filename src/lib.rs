@@ -24,6 +24,7 @@ pub mod process;
 pub mod pty;
 pub mod reaper;
 pub mod replay;
+pub mod run_script;
 pub mod runner;
 pub mod secrets;
 pub mod seeds;

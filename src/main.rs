@@ -169,52 +169,7 @@ enum Cmd {
     },
     /// Make a task from a PyTorch repository: run it once, find its metrics, write
     /// tasks/<id>/task.toml after review.
-    Init {
-        /// The repository (only read).
-        repo: PathBuf,
-        /// The experiment command (else proposed from the README and entry files, and asked).
-        #[arg(long)]
-        command: Option<String>,
-        /// The experiment is this notebook (relative to REPO), run top to bottom; written as
-        /// `[run] notebook`.
-        #[arg(long, conflicts_with = "command")]
-        notebook: Option<String>,
-        /// A shell snippet run before the command in each run's copy (preparing data); written
-        /// as `[env] setup`.
-        #[arg(long)]
-        setup: Option<String>,
-        /// A metric to grade on (repeatable; default: those that look like evaluation results).
-        #[arg(long = "metric", value_name = "NAME")]
-        metrics: Vec<String>,
-        /// Direction of every criterion (default: within, around the claim or the measured value).
-        #[arg(long, value_parser = ["higher", "lower", "within"])]
-        direction: Option<String>,
-        /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
-        /// `none` for no environment.
-        #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
-        reference_packages: Option<Vec<String>>,
-        /// The JAX side's packages (default: the reference packages without the PyTorch
-        /// family, plus jax, flax, optax).
-        #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
-        packages: Option<Vec<String>>,
-        /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
-        #[arg(long)]
-        seeds: Option<u64>,
-        /// Task id (default: the folder's name, sanitized).
-        #[arg(long)]
-        id: Option<String>,
-        /// A paper's text or markdown to read claims from, beside the repository's READMEs,
-        /// docs and notebooks.
-        #[arg(long, value_name = "FILE")]
-        paper: Option<PathBuf>,
-        /// Write the task graded against a claim its runs do not reproduce (recorded as
-        /// `not_reproduced`).
-        #[arg(long)]
-        accept_unreproduced: bool,
-        /// Accept the proposal without review.
-        #[arg(long)]
-        yes: bool,
-    },
+    Init(xstack::init::InitOptions),
     /// Side-by-side, syntax-highlighted diff of two files or folders.
     Diff {
         /// The old file or folder (e.g. the PyTorch source).
@@ -444,35 +399,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             vary_fixed_seed,
             json,
         }) => cli::calibrate(&task, seeds, vary_fixed_seed, json, &mut std::io::stdout()),
-        Some(Cmd::Init {
-            repo,
-            command,
-            notebook,
-            setup,
-            metrics,
-            direction,
-            reference_packages,
-            packages,
-            seeds,
-            id,
-            paper,
-            accept_unreproduced,
-            yes,
-        }) => cli::init(cli::InitArgs {
-            repo,
-            command,
-            notebook,
-            setup,
-            metrics,
-            direction,
-            reference_packages,
-            packages,
-            seeds,
-            id,
-            paper,
-            accept_unreproduced,
-            yes,
-        }),
+        Some(Cmd::Init(options)) => cli::init(options),
         Some(Cmd::Diff {
             old,
             new,

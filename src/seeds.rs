@@ -16,6 +16,7 @@ use crate::env::PythonEnv;
 use crate::metrics;
 use crate::pty::supervise::Supervised;
 use crate::pty::{ExitInfo, PtyError, PtySpec};
+use crate::run_script::RunScript;
 use crate::workspace::{self, WorkspaceError};
 
 /// Lines shown from the end of a failed run.
@@ -155,21 +156,17 @@ pub fn run_seed(
         })?;
     }
     workspace::copy_tree(&plan.source, &dir, true)?;
-    let mut script = String::from("set -e\n");
-    if let Some(setup) = &plan.setup {
-        script.push_str(setup);
-        script.push('\n');
-    }
-    script.push_str(&plan.command);
-    script.push('\n');
-    let mut env = plan.env.as_ref().map(PythonEnv::vars).unwrap_or_default();
-    env.push(("XSTACK_SEED".to_string(), seed.to_string()));
-    env.push(("XSTACK_TASK".to_string(), plan.task_id.clone()));
-    env.push(("PYTHONUNBUFFERED".to_string(), "1".to_string()));
+    let run = RunScript {
+        setup: plan.setup.as_deref(),
+        command: &plan.command,
+        task_id: &plan.task_id,
+        seed,
+        phase: None,
+    };
     let spec = PtySpec {
-        argv: vec!["bash".to_string(), "-c".to_string(), script],
+        argv: vec!["bash".to_string(), "-c".to_string(), run.script()],
         cwd: dir.clone(),
-        env,
+        env: run.env(plan.env.as_ref()),
         env_remove: Vec::new(),
         cols: plan.size.0,
         rows: plan.size.1,

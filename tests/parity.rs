@@ -91,7 +91,8 @@ fn check_bundled(id: &str, demo: Phase1) {
             env: target,
             forbid: task.spec.integrity.forbid_imports.clone(),
         },
-        vec![("XSTACK_SEED".to_string(), "0".to_string())],
+        0,
+        None,
         scratch.path().join("out"),
         (120, 36),
     )

@@ -30,8 +30,20 @@ pub struct MarkdownContext<'a> {
 
 /// `report.md`.
 pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
-    let agents: Vec<&AgentSummary> = report.summary.iter().collect();
     let mut md = String::from("# xstack bench report\n\n");
+    intro(&mut md, report, ctx);
+    per_agent_section(&mut md, report);
+    pairs_section(&mut md, report);
+    ran_port_section(&mut md, report);
+    task_grid_section(&mut md, report, ctx);
+    claims_section(&mut md, report);
+    time_section(&mut md, report);
+    trials_section(&mut md, report);
+    md
+}
+
+/// How many trials have a run folder, of how many planned, on which runners.
+fn intro(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>) {
     let _ = writeln!(
         md,
         "{} of {} trials have a run folder; runners: {}.",
@@ -42,6 +54,10 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     if report.trials.len() < ctx.planned {
         md.push_str("Run the same command again to run the rest.\n");
     }
+}
+
+/// "Per agent": pass rates with their intervals, phases, failure classes, durations, cost.
+fn per_agent_section(md: &mut String, report: &Report) {
     let _ = writeln!(
         md,
         "\n## Per agent\n\nThe pass rate is passed / graded: trials that never happened (an \
@@ -51,7 +67,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     );
     // Every grader's class, then each way of no verdict some agent had, by name.
     let columns: Vec<TrialFailure> = {
-        let mut extra: Vec<TrialFailure> = agents
+        let mut extra: Vec<TrialFailure> = report
+            .summary
             .iter()
             .flat_map(|a| a.failures.keys().copied())
             .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
@@ -76,8 +93,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     header.extend(columns.iter().map(|f| f.as_str()));
     header.push("median duration (s)");
     header.push("cost (USD)");
-    table_header(&mut md, &header);
-    for a in &agents {
+    table_header(md, &header);
+    for a in &report.summary {
         let mut cells = vec![
             format!("`{}`", crate::agent::label(&a.agent)),
             a.trials.to_string(),
@@ -103,13 +120,16 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             a.cost_usd
                 .map_or_else(|| "-".to_string(), |c| format!("{c:.4}")),
         );
-        table_row(&mut md, &cells);
+        table_row(md, &cells);
     }
     md.push('\n');
-    link(&mut md, figures::Kind::PassRate);
+    link(md, figures::Kind::PassRate);
     md.push('\n');
-    link(&mut md, figures::Kind::Failures);
+    link(md, figures::Kind::Failures);
+}
 
+/// "Agents compared": each pair's difference of pass rates (or why there is none).
+fn pairs_section(md: &mut String, report: &Report) {
     if report.pairs.is_empty() {
         md.push_str("\nOne agent: there is no pair to compare.\n");
     } else {
@@ -125,12 +145,12 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             }
         );
         table_header(
-            &mut md,
+            md,
             &["a", "b", "difference", "95% interval", "distinguishable"],
         );
         for p in &report.pairs {
             table_row(
-                &mut md,
+                md,
                 &[
                     format!("`{}`", crate::agent::label(&p.a)),
                     format!("`{}`", crate::agent::label(&p.b)),
@@ -145,26 +165,25 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             );
         }
     }
+}
 
-    ran_port_section(&mut md, report);
-
+/// "Task × agent": passed / graded per task and agent, with the median duration.
+fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>) {
     md.push_str(
         "\n## Task × agent\n\nPassed / graded trials with the 95% Wilson interval, and the \
          median duration in seconds.\n\n",
     );
-    let labels: Vec<String> = agents
+    let labels: Vec<String> = report
+        .summary
         .iter()
         .map(|a| format!("`{}`", crate::agent::label(&a.agent)))
         .collect();
     let mut header = vec!["task".to_string()];
     header.extend(labels);
-    table_header(
-        &mut md,
-        &header.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
     for task in ctx.tasks {
         let mut cells = vec![task.clone()];
-        for a in &agents {
+        for a in &report.summary {
             let cell: Vec<&TrialRow> = report
                 .trials
                 .iter()
@@ -182,11 +201,14 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
                 )
             });
         }
-        table_row(&mut md, &cells);
+        table_row(md, &cells);
     }
     md.push('\n');
-    link(&mut md, figures::Kind::Grid);
+    link(md, figures::Kind::Grid);
+}
 
+/// "Claimed success against the verdict": claims, overclaims, success claimed unrun.
+fn claims_section(md: &mut String, report: &Report) {
     md.push_str("\n## Claimed success against the verdict\n\n");
     if has_claims(report) {
         md.push_str(
@@ -199,7 +221,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
              of the agent records whether it ran its port).\n\n",
         );
         table_header(
-            &mut md,
+            md,
             &[
                 "agent",
                 "claims",
@@ -208,14 +230,14 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
                 "claimed success without running the port",
             ],
         );
-        for a in &agents {
+        for a in &report.summary {
             let unrun = report
                 .ran_port
                 .iter()
                 .find(|l| l.agent == a.agent)
                 .and_then(|l| l.claimed_without_running);
             table_row(
-                &mut md,
+                md,
                 &[
                     format!("`{}`", crate::agent::label(&a.agent)),
                     a.claims.to_string(),
@@ -227,7 +249,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             );
         }
         md.push('\n');
-        link(&mut md, figures::Kind::Claims);
+        link(md, figures::Kind::Claims);
     } else {
         md.push_str(
             "No graded phase records the agent's own claim of success (`claimed_success` of \
@@ -235,13 +257,16 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
              verdicts.\n",
         );
     }
+}
 
+/// "Where the time went": median seconds per trial, split into agent, verify and the rest.
+fn time_section(md: &mut String, report: &Report) {
     md.push_str(
         "\n## Where the time went\n\nMedian seconds per trial: wall-clock time, the agent, the \
          verify runs, and the rest (set-up, copies, environment checks, grading).\n\n",
     );
-    table_header(&mut md, &["agent", "trial", "agent", "verify", "overhead"]);
-    for a in &agents {
+    table_header(md, &["agent", "trial", "agent", "verify", "overhead"]);
+    for a in &report.summary {
         let timed: Vec<Timing> = report
             .trials
             .iter()
@@ -253,7 +278,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
                 .map_or_else(|| "–".to_string(), |v| format!("{v:.2}"))
         };
         table_row(
-            &mut md,
+            md,
             &[
                 format!("`{}`", crate::agent::label(&a.agent)),
                 column(&|t| t.wall_s),
@@ -263,7 +288,10 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             ],
         );
     }
+}
 
+/// "Trials": one row per trial folder.
+fn trials_section(md: &mut String, report: &Report) {
     md.push_str("\n## Trials\n\n");
     // Trials run by a scheduler (Slurm) name their job and how long it waited in the queue.
     let jobs = report.trials.iter().any(|t| t.job_id.is_some());
@@ -272,7 +300,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
         header.extend(["job", "queue wait (s)"]);
     }
     header.push("run folder");
-    table_header(&mut md, &header);
+    table_header(md, &header);
     for t in &report.trials {
         let verdict = match (&t.failure, t.passed_in_phase) {
             (None, Some(p)) => format!("PASS (phase {p})"),
@@ -294,9 +322,8 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
             );
         }
         cells.push(format!("`{}`", t.run_dir));
-        table_row(&mut md, &cells);
+        table_row(md, &cells);
     }
-    md
 }
 
 /// The section "Did the agent run its port?": per agent and for all agents, the pass rate of

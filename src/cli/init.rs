@@ -1,10 +1,7 @@
 //! `xstack init`: a `task.toml` made from a repository, on the user's terminal.
 
-use std::io::Write;
-use std::path::PathBuf;
-
 use crate::process::{EXIT_FAIL, EXIT_PASS};
-use crate::task;
+use std::io::Write;
 
 use super::AppError;
 
@@ -44,69 +41,10 @@ impl crate::init::Console for TerminalConsole {
     }
 }
 
-/// The options of `xstack init` as the command line gives them.
-#[derive(Debug, Clone)]
-pub struct InitArgs {
-    /// REPO.
-    pub repo: PathBuf,
-    /// `--command`.
-    pub command: Option<String>,
-    /// `--notebook`.
-    pub notebook: Option<String>,
-    /// `--setup`.
-    pub setup: Option<String>,
-    /// `--metric`.
-    pub metrics: Vec<String>,
-    /// `--direction`: higher, lower or within.
-    pub direction: Option<String>,
-    /// `--reference-packages`.
-    pub reference_packages: Option<Vec<String>>,
-    /// `--packages`.
-    pub packages: Option<Vec<String>>,
-    /// `--seeds`.
-    pub seeds: Option<u64>,
-    /// `--id`.
-    pub id: Option<String>,
-    /// `--paper`.
-    pub paper: Option<PathBuf>,
-    /// `--accept-unreproduced`.
-    pub accept_unreproduced: bool,
-    /// `--yes`.
-    pub yes: bool,
-}
-
 /// `xstack init REPO ...`: makes `tasks/<id>/task.toml` from a repository; returns 0 when it
 /// was written, 1 when the user declined.
-pub fn init(args: InitArgs) -> Result<i32, AppError> {
+pub fn init(opts: crate::init::InitOptions) -> Result<i32, AppError> {
     use std::io::IsTerminal;
-    let direction = match args.direction.as_deref() {
-        None => None,
-        Some("higher") => Some(task::Direction::Higher),
-        Some("lower") => Some(task::Direction::Lower),
-        Some("within") => Some(task::Direction::Within),
-        Some(other) => {
-            return Err(AppError::usage(format!(
-                "--direction {other}: use higher, lower or within"
-            )));
-        }
-    };
-    let opts = crate::init::InitOptions {
-        repo: args.repo,
-        command: args.command,
-        notebook: args.notebook,
-        setup: args.setup,
-        metrics: args.metrics,
-        direction,
-        reference_packages: args.reference_packages,
-        packages: args.packages,
-        seeds: args.seeds,
-        id: args.id,
-        paper: args.paper,
-        accept_unreproduced: args.accept_unreproduced,
-        yes: args.yes,
-        tasks_dir: task::tasks_dir(),
-        cache_dir: crate::env::cache_dir(),
-    };
     let mut console = TerminalConsole {
         interactive: std::io::stdin().is_terminal(),
     };

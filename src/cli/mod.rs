@@ -22,7 +22,7 @@ pub use check::check;
 pub use diff::{ColorChoice, diff};
 pub use error::AppError;
 pub use export::export_cast;
-pub use init::{InitArgs, init};
+pub use init::init;
 pub use parity::parity;
 pub use pick::pick;
 pub use prepare::{

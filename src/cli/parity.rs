@@ -48,11 +48,6 @@ pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Resul
         .map_err(|e| AppError::infra(format!("cannot copy the source: {e}")))?;
     workspace::prepare_verify(repo, &source, &port_copy, &task.spec.integrity.protected)
         .map_err(|e| AppError::infra(format!("cannot copy {}: {e}", repo.display())))?;
-    let vars = vec![
-        ("XSTACK_SEED".to_string(), "0".to_string()),
-        ("XSTACK_TASK".to_string(), task.spec.id.clone()),
-        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-    ];
     let plan = ProbePlan::for_task(
         &task,
         ProbeSide {
@@ -65,7 +60,8 @@ pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Resul
             env: target,
             forbid: task.spec.integrity.forbid_imports.clone(),
         },
-        vars,
+        0,
+        None,
         scratch.path().join("out"),
         (120, 36),
     )

@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::process::EXIT_PASS;
 use crate::task::{self, Task};
 
-use super::{AppError, InitArgs, RunOptions, init, prepare, replay_tui, run_tui, runs_dir};
+use super::{AppError, RunOptions, init, prepare, replay_tui, run_tui, runs_dir};
 
 /// Plain `xstack`: the picker, then the chosen run, replay or new task, and back to the
 /// picker when it ends (its runs list read again), until the user quits the picker. The
@@ -34,21 +34,7 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
         status = match choice {
             Choice::Quit => return Ok(status),
             Choice::Replay(dir) => replay_tui(&dir, 1.0, theme.clone())?,
-            Choice::NewTask(repo) => init(InitArgs {
-                repo,
-                command: None,
-                notebook: None,
-                setup: None,
-                metrics: Vec::new(),
-                direction: None,
-                reference_packages: None,
-                packages: None,
-                seeds: None,
-                id: None,
-                paper: None,
-                accept_unreproduced: false,
-                yes: false,
-            })?,
+            Choice::NewTask(repo) => init(crate::init::InitOptions::for_repo(repo))?,
             Choice::Run { task, agent, mode } => {
                 let opts = RunOptions::new(task.display().to_string(), Config::load()?)
                     .agent(Some(agent))

@@ -175,40 +175,95 @@ pub trait Console {
     fn interactive(&self) -> bool;
 }
 
-/// The options of `xstack init`.
-#[derive(Debug, Clone)]
+/// The options of `xstack init`: clap parses them from the command line (`xstack init
+/// REPO ...`), and [`run`] reads them.
+#[derive(Debug, Clone, clap::Args)]
 pub struct InitOptions {
-    /// The repository.
+    /// The repository (only read).
     pub repo: PathBuf,
-    /// `--command`.
+    /// The experiment command (else proposed from the README and entry files, and asked).
+    #[arg(long)]
     pub command: Option<String>,
-    /// `--notebook`: the experiment is this notebook (relative to the repository).
+    /// The experiment is this notebook (relative to REPO), run top to bottom; written as
+    /// `[run] notebook`.
+    #[arg(long, conflicts_with = "command")]
     pub notebook: Option<String>,
-    /// `--setup`: `[env] setup`, run before the command in every run.
+    /// A shell snippet run before the command in each run's copy (preparing data); written
+    /// as `[env] setup`.
+    #[arg(long)]
     pub setup: Option<String>,
-    /// `--metric` (repeatable).
+    /// A metric to grade on (repeatable; default: those that look like evaluation results).
+    #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
-    /// `--direction`.
+    /// Direction of every criterion (default: within, around the claim or the measured value).
+    #[arg(long, value_enum)]
     pub direction: Option<Direction>,
-    /// `--reference-packages`; `none` or an empty list means no environment.
+    /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
+    /// `none` for no environment.
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub reference_packages: Option<Vec<String>>,
-    /// `--packages`.
+    /// The JAX side's packages (default: the reference packages without the PyTorch
+    /// family, plus jax, flax, optax).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub packages: Option<Vec<String>>,
-    /// `--seeds`.
+    /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
+    #[arg(long)]
     pub seeds: Option<u64>,
-    /// `--id`.
+    /// Task id (default: the folder's name, sanitized).
+    #[arg(long)]
     pub id: Option<String>,
-    /// `--paper`: a paper's text or markdown to read claims from.
+    /// A paper's text or markdown to read claims from, beside the repository's READMEs,
+    /// docs and notebooks.
+    #[arg(long, value_name = "FILE")]
     pub paper: Option<PathBuf>,
-    /// `--accept-unreproduced`: write a task graded against a claim its runs do not
-    /// reproduce.
+    /// Write the task graded against a claim its runs do not reproduce (recorded as
+    /// `not_reproduced`).
+    #[arg(long)]
     pub accept_unreproduced: bool,
-    /// `--yes`.
+    /// Accept the proposal without review.
+    #[arg(long)]
     pub yes: bool,
-    /// The tasks folder.
+    /// The tasks folder (`XSTACK_TASKS_DIR`, else `tasks`).
+    #[arg(skip = crate::task::tasks_dir())]
     pub tasks_dir: PathBuf,
-    /// The cache folder.
+    /// The cache folder (the environments).
+    #[arg(skip = crate::env::cache_dir())]
     pub cache_dir: PathBuf,
+}
+
+impl InitOptions {
+    /// `xstack init REPO` with no other option (the picker's new task).
+    pub fn for_repo(repo: PathBuf) -> InitOptions {
+        InitOptions {
+            repo,
+            command: None,
+            notebook: None,
+            setup: None,
+            metrics: Vec::new(),
+            direction: None,
+            reference_packages: None,
+            packages: None,
+            seeds: None,
+            id: None,
+            paper: None,
+            accept_unreproduced: false,
+            yes: false,
+            tasks_dir: crate::task::tasks_dir(),
+            cache_dir: crate::env::cache_dir(),
+        }
+    }
+}
+
+/// `--direction`: higher, lower or within, as the task file writes them (clap lists them in
+/// the help and in its error).
+impl clap::ValueEnum for Direction {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Direction::Higher, Direction::Lower, Direction::Within]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
 }
 
 /// How `xstack init` ended without an error.
@@ -444,120 +499,273 @@ fn choose_criteria<'a>(
 
 /// Runs `xstack init`. See the module documentation.
 pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, InitError> {
-    if !opts.repo.is_dir() {
-        return Err(InitError::NoRepo(opts.repo.clone()));
-    }
-    let repo = absolute(&opts.repo);
-    let id = match &opts.id {
-        Some(id) => id.clone(),
-        None => sanitize_id(&repo.file_name().unwrap_or_default().to_string_lossy()),
-    };
-    if !valid_id(&id) {
-        return Err(InitError::BadId(id));
-    }
-    let task_dir = absolute(&opts.tasks_dir.join(&id));
-    if task_dir.exists() {
-        return Err(InitError::Exists(opts.tasks_dir.join(&id)));
-    }
-    if let Some(n) = opts.seeds
-        && n < 2
-    {
-        return Err(InitError::TooFewSeeds(n));
-    }
-    if let Some(notebook) = &opts.notebook {
-        let path = std::path::Path::new(notebook);
-        let inside = path
-            .components()
-            .all(|part| matches!(part, std::path::Component::Normal(_)));
-        if !inside || !crate::notebook::is_notebook(notebook) || !repo.join(path).is_file() {
-            return Err(InitError::NoNotebook(notebook.clone()));
-        }
-    } else if opts.command.is_none() && !console.interactive() {
-        return Err(InitError::NoCommand(repo::command_candidates(&repo)));
-    }
-    if !opts.yes && !console.interactive() {
-        return Err(InitError::NeedsYes);
-    }
-    let command = choose_command(opts, &repo, console)?;
+    let target = Target::check(opts, console)?;
+    let command = choose_command(opts, &target.repo, console)?;
+    let packages = Packages::choose(opts, &target.repo, console);
+    let mut first = FirstRun::run(opts, &target, &command, &packages, console)?;
+    let found = metrics_found(&first.run, &command, console)?;
+    let (chosen, why) = choose_criteria(opts, &found)?;
+    console.say(&format!(
+        "criteria: {} ({why})",
+        chosen
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    let criteria = criteria_of(opts, &chosen);
+    let published = publish(
+        opts, &target, &mut first, &found, &criteria, &command, console,
+    )?;
+    let command = published.command.clone().unwrap_or(command);
+    let lines = published
+        .first
+        .as_ref()
+        .map_or_else(|| first.run.lines(), SeedRun::lines);
+    let provenance = provenance(&first.plan, &packages.reference);
+    let settled = settle_claims(
+        opts,
+        &target.repo,
+        &chosen,
+        &published,
+        &command,
+        &provenance,
+        console,
+    )?;
 
-    let (reference_packages, packages_from) = match &opts.reference_packages {
-        Some(list) => (package_flag(list), "--reference-packages".to_string()),
-        None => {
-            let found = repo::reference_packages(&repo);
-            for line in &found.skipped {
-                console.say(&format!("left out of the reference packages: {line}"));
-            }
-            let from = found.from.map_or_else(
-                || "nothing: no requirements.txt or pyproject.toml dependencies".to_string(),
-                |f| format!("the repository's {f}"),
-            );
-            (found.list, from)
-        }
-    };
-    let packages = opts
-        .packages
-        .as_deref()
-        .map_or_else(|| repo::target_packages(&reference_packages), package_flag);
-    if reference_packages.is_empty() {
-        console.say("reference environment: none (the command runs with the Python on PATH)");
-    } else {
-        console.say(&format!(
-            "reference environment: {} (from {packages_from})",
-            reference_packages.join(" ")
-        ));
-    }
-    // A notebook runs in a kernel of the environment: the runner's packages are added to it
-    // (and, by the task format, to the task's, which lists only its own).
-    let env_packages = if opts.notebook.is_some() {
-        crate::notebook::with_runner_packages(&reference_packages)
-    } else {
-        reference_packages.clone()
-    };
-    let env = crate::env::ensure(&opts.cache_dir, &env_packages, &mut |line| {
-        console.say(&line)
-    })?;
-
-    let mut plan = RunPlan {
-        source: repo.clone(),
-        setup: opts.setup.clone(),
+    // The parity probe: a skeleton for review when the repository has a model and a loss and
+    // no probe.py of its own; never run here.
+    let probe_target = probe::find(&target.repo, &command);
+    let has_probe = target.repo.join(probe::PROBE_FILE).is_file();
+    let skeleton = probe_target
+        .as_ref()
+        .filter(|_| !has_probe)
+        .map(probe::skeleton);
+    let proposal = Proposal {
+        id: target.id.clone(),
+        title: repo::title(&target.repo),
+        source_path: relative_path(&target.task_dir, &target.repo),
+        repo_display: opts.repo.display().to_string(),
+        citation: citation(opts, &settled, &command),
+        target_from: if opts.packages.is_some() {
+            "From --packages.".to_string()
+        } else {
+            "The JAX side: the reference packages without the PyTorch family, plus jax, flax, optax.".to_string()
+        },
+        packages: packages.target,
+        reference_packages: packages.reference,
+        packages_from: packages.from,
         command: command.clone(),
-        timeout: None,
-        env,
-        task_id: id.clone(),
-        size: (120, 36),
+        notebook: opts.notebook.clone(),
+        setup: opts.setup.clone(),
+        command_note: published.command_note,
+        timeout_s: timeout_for(published.longest_s.max(first.run.duration_s)),
+        metrics: found.iter().map(metric_note).collect(),
+        integrity: published.integrity,
+        seed_note: published.seed_note,
+        criteria: chosen
+            .iter()
+            .zip(&criteria)
+            .zip(published.suggestions.into_iter().zip(published.evidence))
+            .zip(settled)
+            .map(|(((cand, crit), (suggestion, evidence)), settled)| {
+                proposed_criterion(opts, cand, crit, suggestion, evidence, settled)
+            })
+            .collect(),
+        settings: repo::hyper_parameters(&target.repo, &command),
+        parity_note: probe_target
+            .as_ref()
+            .map(|t| probe::parity_note(t, skeleton.is_some())),
     };
-    let scratch = Scratch::new("init")?;
-    console.say(&format!(
-        "$ {command}    (XSTACK_SEED=0, in a copy of {})",
-        repo.display()
-    ));
-    let first = seeds::run_seed(&plan, 0, scratch.path(), &mut |text| console.output(text))?;
-    if !first.succeeded() {
-        return Err(InitError::RunFailed {
-            ending: first.ending(),
-            duration_s: first.duration_s,
-            tail: first.tail(seeds::TAIL_LINES),
-        });
-    }
-    console.say(&format!(
-        "\nthe run ended ({}) after {:.1} s",
-        first.ending(),
-        first.duration_s
-    ));
+    let written = Written {
+        text: render::task_toml(&proposal),
+        lines,
+        skeleton,
+        probe_target,
+    };
+    review_and_write(opts, target, written, console)
+}
 
-    let lines = first.lines();
+/// Where the task goes: the repository, the id and the task folder, each checked before
+/// anything runs.
+struct Target {
+    /// The repository, absolute.
+    repo: PathBuf,
+    /// The task id.
+    id: String,
+    /// `tasks/<id>`, absolute.
+    task_dir: PathBuf,
+}
+
+impl Target {
+    /// Checks every option that can be checked before a run: the repository, the id and its
+    /// folder, `--seeds`, `--notebook`, and what a run without a terminal needs from flags.
+    fn check(opts: &InitOptions, console: &mut dyn Console) -> Result<Target, InitError> {
+        if !opts.repo.is_dir() {
+            return Err(InitError::NoRepo(opts.repo.clone()));
+        }
+        let repo = absolute(&opts.repo);
+        let id = match &opts.id {
+            Some(id) => id.clone(),
+            None => sanitize_id(&repo.file_name().unwrap_or_default().to_string_lossy()),
+        };
+        if !valid_id(&id) {
+            return Err(InitError::BadId(id));
+        }
+        let task_dir = absolute(&opts.tasks_dir.join(&id));
+        if task_dir.exists() {
+            return Err(InitError::Exists(opts.tasks_dir.join(&id)));
+        }
+        if let Some(n) = opts.seeds
+            && n < 2
+        {
+            return Err(InitError::TooFewSeeds(n));
+        }
+        if let Some(notebook) = &opts.notebook {
+            let path = std::path::Path::new(notebook);
+            let inside = path
+                .components()
+                .all(|part| matches!(part, std::path::Component::Normal(_)));
+            if !inside || !crate::notebook::is_notebook(notebook) || !repo.join(path).is_file() {
+                return Err(InitError::NoNotebook(notebook.clone()));
+            }
+        } else if opts.command.is_none() && !console.interactive() {
+            return Err(InitError::NoCommand(repo::command_candidates(&repo)));
+        }
+        if !opts.yes && !console.interactive() {
+            return Err(InitError::NeedsYes);
+        }
+        Ok(Target { repo, id, task_dir })
+    }
+}
+
+/// The two sides' packages and where the reference side's came from.
+struct Packages {
+    /// The PyTorch side's.
+    reference: Vec<String>,
+    /// The JAX side's.
+    target: Vec<String>,
+    /// Where `reference` came from, in words.
+    from: String,
+}
+
+impl Packages {
+    /// From the flags, else from the repository; says what the reference environment is.
+    fn choose(opts: &InitOptions, repo: &Path, console: &mut dyn Console) -> Packages {
+        let (reference, from) = match &opts.reference_packages {
+            Some(list) => (package_flag(list), "--reference-packages".to_string()),
+            None => {
+                let found = repo::reference_packages(repo);
+                for line in &found.skipped {
+                    console.say(&format!("left out of the reference packages: {line}"));
+                }
+                let from = found.from.map_or_else(
+                    || "nothing: no requirements.txt or pyproject.toml dependencies".to_string(),
+                    |f| format!("the repository's {f}"),
+                );
+                (found.list, from)
+            }
+        };
+        let target = opts
+            .packages
+            .as_deref()
+            .map_or_else(|| repo::target_packages(&reference), package_flag);
+        if reference.is_empty() {
+            console.say("reference environment: none (the command runs with the Python on PATH)");
+        } else {
+            console.say(&format!(
+                "reference environment: {} (from {from})",
+                reference.join(" ")
+            ));
+        }
+        Packages {
+            reference,
+            target,
+            from,
+        }
+    }
+}
+
+/// The first run (seed 0), with the plan and the scratch folder later runs reuse.
+struct FirstRun {
+    /// What every run of the repository runs.
+    plan: RunPlan,
+    /// Where the runs' copies go.
+    scratch: Scratch,
+    /// The run.
+    run: SeedRun,
+}
+
+impl FirstRun {
+    /// Builds or finds the reference environment and runs `command` once with seed 0, its
+    /// output shown live; a run that fails is an error.
+    fn run(
+        opts: &InitOptions,
+        target: &Target,
+        command: &str,
+        packages: &Packages,
+        console: &mut dyn Console,
+    ) -> Result<FirstRun, InitError> {
+        // A notebook runs in a kernel of the environment: the runner's packages are added to
+        // it (and, by the task format, to the task's, which lists only its own).
+        let env_packages = if opts.notebook.is_some() {
+            crate::notebook::with_runner_packages(&packages.reference)
+        } else {
+            packages.reference.clone()
+        };
+        let env = crate::env::ensure(&opts.cache_dir, &env_packages, &mut |line| {
+            console.say(&line)
+        })?;
+        let plan = RunPlan {
+            source: target.repo.clone(),
+            setup: opts.setup.clone(),
+            command: command.to_string(),
+            timeout: None,
+            env,
+            task_id: target.id.clone(),
+            size: (120, 36),
+        };
+        let scratch = Scratch::new("init")?;
+        console.say(&format!(
+            "$ {command}    (XSTACK_SEED=0, in a copy of {})",
+            target.repo.display()
+        ));
+        let run = seeds::run_seed(&plan, 0, scratch.path(), &mut |text| console.output(text))?;
+        if !run.succeeded() {
+            return Err(InitError::RunFailed {
+                ending: run.ending(),
+                duration_s: run.duration_s,
+                tail: run.tail(seeds::TAIL_LINES),
+            });
+        }
+        console.say(&format!(
+            "\nthe run ended ({}) after {:.1} s",
+            run.ending(),
+            run.duration_s
+        ));
+        Ok(FirstRun { plan, scratch, run })
+    }
+}
+
+/// The metrics in the first run's output, each definition verified by extracting it again;
+/// says which were found and which left out.
+fn metrics_found(
+    first: &SeedRun,
+    command: &str,
+    console: &mut dyn Console,
+) -> Result<Vec<Candidate>, InitError> {
     // The notebook runner's cell lines are xstack's, not the repository's output.
-    let printed: Vec<String> = lines
-        .iter()
+    let printed: Vec<String> = first
+        .lines()
+        .into_iter()
         .filter(|l| !crate::notebook::is_cell_line(l))
-        .cloned()
         .collect();
     let (found, rejected) = detect::verify(detect::detect(&printed), &first.output);
     for r in &rejected {
         console.say(&format!("left out `{}`: {}", r.name, r.reason));
     }
     if found.is_empty() {
-        return Err(InitError::NoMetrics(command));
+        return Err(InitError::NoMetrics(command.to_string()));
     }
     console.say("metrics found (each definition re-extracted from the output and checked):");
     for c in &found {
@@ -571,17 +779,13 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             c.style.label()
         ));
     }
-    let (chosen, why) = choose_criteria(opts, &found)?;
-    console.say(&format!(
-        "criteria: {} ({why})",
-        chosen
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-    ));
+    Ok(found)
+}
 
-    let criteria: Vec<CriterionSpec> = chosen
+/// A criterion for each chosen metric: its last value, in `--direction` (else within); the
+/// value and tolerance are published later.
+fn criteria_of(opts: &InitOptions, chosen: &[&Candidate]) -> Vec<CriterionSpec> {
+    chosen
         .iter()
         .map(|c| CriterionSpec {
             metric: c.name.clone(),
@@ -591,39 +795,76 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             direction: opts.direction.unwrap_or(Direction::Within),
             claim: None,
         })
-        .collect();
+        .collect()
+}
+
+/// The published values and tolerances: from `--seeds` runs, or from the first run alone.
+fn publish(
+    opts: &InitOptions,
+    target: &Target,
+    first: &mut FirstRun,
+    found: &[Candidate],
+    criteria: &[CriterionSpec],
+    command: &str,
+    console: &mut dyn Console,
+) -> Result<Published, InitError> {
     let specs: Vec<MetricSpec> = found.iter().map(|c| c.spec.clone()).collect();
     let extractor =
         Extractor::from_specs(&specs).map_err(|e| InitError::BadRegex(e.to_string()))?;
-    calibrate::check_run(&first, extractor.clone(), &criteria)?;
-    let seed_use = usage::inspect(&repo, &command);
+    calibrate::check_run(&first.run, extractor.clone(), criteria)?;
+    let seed_use = usage::inspect(&target.repo, command);
     console.say(&seed_use.summary());
-
-    let published = match opts.seeds {
+    Ok(match opts.seeds {
         Some(n) => {
-            plan.timeout = Some(Duration::from_secs(timeout_for(first.duration_s)));
+            first.plan.timeout = Some(Duration::from_secs(timeout_for(first.run.duration_s)));
             let runner = SeedRunner {
-                plan: &plan,
+                plan: &first.plan,
                 extractor: &extractor,
                 metrics: &specs,
-                criteria: &criteria,
-                scratch: scratch.path(),
+                criteria,
+                scratch: first.scratch.path(),
                 vary_fixed_seed: false,
             };
-            let m = calibrate::measure(&runner, n, Some(first.clone()), &seed_use, &mut |line| {
-                console.say(&line)
-            })?;
-            measured(opts, &id, &criteria, m, &seed_use, console)
+            let m = calibrate::measure(
+                &runner,
+                n,
+                Some(first.run.clone()),
+                &seed_use,
+                &mut |line| console.say(&line),
+            )?;
+            measured(opts, &target.id, criteria, m, &seed_use, console)
         }
         None => single_run(
-            opts, &criteria, &specs, &first, &extractor, &seed_use, console,
+            opts, criteria, &specs, &first.run, &extractor, &seed_use, console,
         )?,
-    };
-    let command = published.command.clone().unwrap_or(command);
-    let lines = published.first.as_ref().map_or(lines, SeedRun::lines);
+    })
+}
 
-    // What the repository claims, matched to each criterion and authenticated by the runs.
-    let found_claims = crate::claims::find_claims(&repo, opts.paper.as_deref())?;
+/// Where the runs were measured: today, the reference packages' versions, this machine.
+fn provenance(plan: &RunPlan, reference: &[String]) -> claims::Provenance {
+    claims::Provenance {
+        date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
+        versions: plan
+            .env
+            .as_ref()
+            .map(|e| e.package_versions(reference))
+            .unwrap_or_else(|| "the Python on PATH".to_string()),
+        machine: machine(),
+    }
+}
+
+/// What the repository (and the paper) claims, matched to each criterion and authenticated
+/// by the runs.
+fn settle_claims(
+    opts: &InitOptions,
+    repo: &Path,
+    chosen: &[&Candidate],
+    published: &Published,
+    command: &str,
+    provenance: &claims::Provenance,
+    console: &mut dyn Console,
+) -> Result<Vec<claims::Settled>, InitError> {
+    let found_claims = crate::claims::find_claims(repo, opts.paper.as_deref())?;
     console.say(&format!(
         "claims found in the repository{}: {}",
         if opts.paper.is_some() {
@@ -645,121 +886,107 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             tolerance: suggestion.tolerance,
         })
         .collect();
-    let provenance = claims::Provenance {
-        date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
-        versions: plan
-            .env
-            .as_ref()
-            .map(|e| e.package_versions(&reference_packages))
-            .unwrap_or_else(|| "the Python on PATH".to_string()),
-        machine: machine(),
-    };
-    let settled = claims::settle(
+    claims::settle(
         &found_claims,
         &looked_up,
-        &command,
-        &provenance,
+        command,
+        provenance,
         opts.yes,
         opts.accept_unreproduced,
         console,
-    )?;
+    )
+}
 
+/// `[published] citation`: the claims' places and quotes, else how xstack init measured it.
+fn citation(opts: &InitOptions, settled: &[claims::Settled], command: &str) -> String {
+    if settled.iter().any(|s| s.citation.is_some()) {
+        return settled
+            .iter()
+            .filter_map(|s| s.citation.clone())
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
     let n_runs = opts.seeds.unwrap_or(1);
     let date = chrono::Utc::now().format("%Y-%m-%d");
-    // The parity probe: a skeleton for review when the repository has a model and a loss and
-    // no probe.py of its own; never run here.
-    let probe_target = probe::find(&repo, &command);
-    let has_probe = repo.join(probe::PROBE_FILE).is_file();
-    let skeleton = probe_target
-        .as_ref()
-        .filter(|_| !has_probe)
-        .map(probe::skeleton);
-    let proposal = Proposal {
-        id: id.clone(),
-        title: repo::title(&repo),
-        source_path: relative_path(&task_dir, &repo),
-        repo_display: opts.repo.display().to_string(),
-        citation: if settled.iter().any(|s| s.citation.is_some()) {
-            settled
-                .iter()
-                .filter_map(|s| s.citation.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        } else if n_runs > 1 {
-            format!(
-                "measured by xstack init on {date}: mean of {n_runs} runs of `{command}` (XSTACK_SEED 0-{}); no published claim was found in the repository",
-                n_runs - 1
-            )
+    if n_runs > 1 {
+        format!(
+            "measured by xstack init on {date}: mean of {n_runs} runs of `{command}` (XSTACK_SEED 0-{}); no published claim was found in the repository",
+            n_runs - 1
+        )
+    } else {
+        format!(
+            "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); no published claim was found in the repository"
+        )
+    }
+}
+
+/// A metric's definition and how it was read, for the comment over it.
+fn metric_note(c: &Candidate) -> (MetricSpec, String) {
+    let mut how = c.style.label().to_string();
+    if c.percent {
+        how.push_str(", a percentage");
+    }
+    how.push_str(&format!(" in lines like `{}`", c.example.trim()));
+    (c.spec.clone(), how)
+}
+
+/// A criterion as the task file proposes it: around its claim when it is graded against one.
+fn proposed_criterion(
+    opts: &InitOptions,
+    cand: &Candidate,
+    crit: &CriterionSpec,
+    suggestion: Suggestion,
+    evidence: Vec<String>,
+    settled: claims::Settled,
+) -> ProposedCriterion {
+    ProposedCriterion {
+        metric: crit.metric.clone(),
+        direction: crit.direction,
+        direction_reason: if opts.direction.is_some() {
+            "from --direction".to_string()
         } else {
-            format!(
-                "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); no published claim was found in the repository"
-            )
+            WITHIN_REASON.to_string()
         },
-        target_from: if opts.packages.is_some() {
-            "From --packages.".to_string()
-        } else {
-            "The JAX side: the reference packages without the PyTorch family, plus jax, flax, optax.".to_string()
+        suggestion: match settled.published {
+            Some(claimed) => suggestion.around(claimed),
+            None => suggestion,
         },
-        packages,
-        reference_packages,
-        packages_from,
-        command: command.clone(),
-        notebook: opts.notebook.clone(),
-        setup: opts.setup.clone(),
-        command_note: published.command_note,
-        timeout_s: timeout_for(published.longest_s.max(first.duration_s)),
-        metrics: found
-            .iter()
-            .map(|c| {
-                let mut how = c.style.label().to_string();
-                if c.percent {
-                    how.push_str(", a percentage");
-                }
-                how.push_str(&format!(" in lines like `{}`", c.example.trim()));
-                (c.spec.clone(), how)
-            })
-            .collect(),
-        integrity: published.integrity,
-        seed_note: published.seed_note,
-        criteria: chosen
-            .iter()
-            .zip(&criteria)
-            .zip(published.suggestions.into_iter().zip(published.evidence))
-            .zip(settled)
-            .map(
-                |(((cand, crit), (suggestion, evidence)), settled)| ProposedCriterion {
-                    metric: crit.metric.clone(),
-                    direction: crit.direction,
-                    direction_reason: if opts.direction.is_some() {
-                        "from --direction".to_string()
-                    } else {
-                        WITHIN_REASON.to_string()
-                    },
-                    suggestion: match settled.published {
-                        Some(claimed) => suggestion.around(claimed),
-                        None => suggestion,
-                    },
-                    evidence,
-                    example: cand.last_example.clone(),
-                    claim: Some(settled.claim),
-                },
-            )
-            .collect(),
-        settings: repo::hyper_parameters(&repo, &command),
-        parity_note: probe_target
-            .as_ref()
-            .map(|t| probe::parity_note(t, skeleton.is_some())),
-    };
-    let text = render::task_toml(&proposal);
-    let written_files = if skeleton.is_some() {
+        evidence,
+        example: cand.last_example.clone(),
+        claim: Some(settled.claim),
+    }
+}
+
+/// What is written into the task folder.
+struct Written {
+    /// `task.toml`.
+    text: String,
+    /// The reference run's plain lines (`reference.log`).
+    lines: Vec<String>,
+    /// `probe.py`, when a skeleton is proposed.
+    skeleton: Option<String>,
+    /// The model and loss the probe skeleton is for.
+    probe_target: Option<probe::ProbeTarget>,
+}
+
+/// Shows the task file, asks to write it (unless `--yes`), writes it and says what was
+/// written.
+fn review_and_write(
+    opts: &InitOptions,
+    target: Target,
+    written: Written,
+    console: &mut dyn Console,
+) -> Result<Outcome, InitError> {
+    let written_files = if written.skeleton.is_some() {
         "task.toml, reference.log, probe.py"
     } else {
         "task.toml, reference.log"
     };
-    let shown_dir = opts.tasks_dir.join(&id);
+    let shown_dir = opts.tasks_dir.join(&target.id);
     console.say(&format!(
-        "\n--- {} ---\n{text}---",
-        shown_dir.join(crate::task::TASK_FILE).display()
+        "\n--- {} ---\n{}---",
+        shown_dir.join(crate::task::TASK_FILE).display(),
+        written.text
     ));
     if !opts.yes {
         let answer = console
@@ -773,25 +1000,34 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             return Ok(Outcome::Declined);
         }
     }
-    let mut log = lines.join("\n");
+    let mut log = written.lines.join("\n");
     log.push('\n');
-    write_task(&task_dir, &text, &log, skeleton.as_deref())?;
+    write_task(
+        &target.task_dir,
+        &written.text,
+        &log,
+        written.skeleton.as_deref(),
+    )?;
     console.say(&format!(
         "wrote {} and reference.log; `xstack check` accepts it",
         shown_dir.join(crate::task::TASK_FILE).display()
     ));
-    if let Some(target) = probe_target.as_ref().filter(|_| skeleton.is_some()) {
+    if let Some(probed) = written
+        .probe_target
+        .as_ref()
+        .filter(|_| written.skeleton.is_some())
+    {
         console.say(&format!(
             "wrote {}: a parity probe skeleton for the model `{}` ({}:{}) and the loss at {}:{}, never run; complete it and copy it into the repository before enabling [parity] (see task.toml)",
             shown_dir.join(probe::PROBE_FILE).display(),
-            target.model.name,
-            target.model.site.file,
-            target.model.site.line,
-            target.loss.file,
-            target.loss.line
+            probed.model.name,
+            probed.model.site.file,
+            probed.model.site.line,
+            probed.loss.file,
+            probed.loss.line
         ));
     }
-    Ok(Outcome::Written(task_dir))
+    Ok(Outcome::Written(target.task_dir))
 }
 
 /// The published values and tolerances init writes, and what goes with them.

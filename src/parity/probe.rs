@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::env::PythonEnv;
 use crate::pty::PtySpec;
 use crate::pty::supervise::{ChildEvent, Supervised};
+use crate::run_script::RunScript;
 use crate::runner::{Job, JobIntegrity, LocalRunner, Runner};
 use crate::task::Task;
 
@@ -49,8 +50,12 @@ pub struct ProbePlan {
     pub atol: f64,
     /// `[run] network`.
     pub network: bool,
-    /// Variables of both sides (`XSTACK_SEED`, `XSTACK_TASK`, …).
-    pub vars: Vec<(String, String)>,
+    /// `XSTACK_TASK` of both sides.
+    pub task_id: String,
+    /// `XSTACK_SEED` of both sides.
+    pub seed: u64,
+    /// `XSTACK_PHASE` of both sides: the session's phase, None outside a session.
+    pub phase: Option<u8>,
     /// The source's side.
     pub source: ProbeSide,
     /// The port's side.
@@ -63,12 +68,14 @@ pub struct ProbePlan {
 
 impl ProbePlan {
     /// The plan of `task`'s `[parity]` section (None without one): `[env].setup`, the command,
-    /// its tolerances and timeout, and `[run] network`.
+    /// its tolerances and timeout, and `[run] network`; both sides run with `seed` (and, in a
+    /// session, `phase`).
     pub fn for_task(
         task: &Task,
         source: ProbeSide,
         port: ProbeSide,
-        vars: Vec<(String, String)>,
+        seed: u64,
+        phase: Option<u8>,
         out_dir: PathBuf,
         size: (u16, u16),
     ) -> Option<ProbePlan> {
@@ -80,7 +87,9 @@ impl ProbePlan {
             rtol: parity.rtol,
             atol: parity.atol,
             network: task.spec.run.network,
-            vars,
+            task_id: task.spec.id.clone(),
+            seed,
+            phase,
             source,
             port,
             out_dir,
@@ -204,7 +213,14 @@ async fn run_side(
         .map_err(|e| format!("cannot write the parity helper into {}: {e}", lib.display()))?;
     let out = probe_dir.join(format!("{label}.npz"));
     let _ = std::fs::remove_file(&out);
-    let mut vars = plan.vars.clone();
+    let run = RunScript {
+        setup: plan.setup.as_deref(),
+        command: &plan.command,
+        task_id: &plan.task_id,
+        seed: plan.seed,
+        phase: plan.phase,
+    };
+    let mut vars = run.vars();
     vars.push(("XSTACK_PARITY_OUT".to_string(), out.display().to_string()));
     vars.push(("PYTHONPATH".to_string(), lib.display().to_string()));
     if let Some(input) = input {
@@ -213,17 +229,10 @@ async fn run_side(
             .map_err(|e| format!("cannot copy the source's archive into the port's copy: {e}"))?;
         vars.push(("XSTACK_PARITY_IN".to_string(), copied.display().to_string()));
     }
-    let mut script = String::from("set -e\n");
-    if let Some(setup) = &plan.setup {
-        script.push_str(setup);
-        script.push('\n');
-    }
-    script.push_str(&plan.command);
-    script.push('\n');
     let job = Job {
         run_id: format!("parity-{label}"),
         packages: Vec::new(),
-        script,
+        script: run.script(),
         vars,
         local_env: side.env.clone(),
         integrity: JobIntegrity {

@@ -78,7 +78,7 @@ pub fn export(journal: &Journal, pane: CastPane, out: &mut dyn Write) -> std::io
                 line(entry.t, "r", format!("{cols}x{rows}"), out)?;
             }
             (Event::Stage(at), _) if at.is_step() => {
-                if let Some(text) = at.describe() {
+                if let Some(text) = crate::session::progress::describe_at(*at) {
                     line(entry.t, "m", text, out)?;
                 }
             }

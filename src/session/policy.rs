@@ -40,8 +40,8 @@ pub enum Effect {
     Quit,
     /// The command means nothing here: tell the human why.
     Decline {
-        /// The command, as the human knows it.
-        command: &'static str,
+        /// The command.
+        command: KeyedCommand,
         /// Why not now, and what works instead.
         reason: String,
     },
@@ -233,10 +233,10 @@ impl Policy {
                     self.done(at, None);
                     Vec::new()
                 }
-                _ => vec![decline("n", not_waiting(at))],
+                _ => vec![decline(KeyedCommand::Next, not_waiting(at))],
             },
             Command::ToggleMode if matches!(at, At::Ended(_)) => vec![decline(
-                "s",
+                KeyedCommand::ToggleMode,
                 "the session has ended: no stage is left to step through".to_string(),
             )],
             Command::ToggleMode => {
@@ -256,7 +256,10 @@ impl Policy {
                     self.paused = !self.paused;
                     vec![Effect::Pause(self.paused)]
                 } else {
-                    vec![decline("p", "no agent is running to pause".to_string())]
+                    vec![decline(
+                        KeyedCommand::TogglePause,
+                        "no agent is running to pause".to_string(),
+                    )]
                 }
             }
             Command::Inject(text) => match at {
@@ -266,23 +269,23 @@ impl Policy {
                     Vec::new()
                 }
                 At::Ended(_) => vec![decline(
-                    "i",
+                    KeyedCommand::Inject,
                     "the session has ended: there is no phase two to send details to".to_string(),
                 )],
                 _ if self.agent.is_none() => vec![decline(
-                    "i",
+                    KeyedCommand::Inject,
                     "no agent takes part in this session: there is no phase two".to_string(),
                 )],
                 _ if self.passed_of(1) == Some(true) => vec![decline(
-                    "i",
+                    KeyedCommand::Inject,
                     "phase 1 passed: there is no phase two".to_string(),
                 )],
                 At::Gate(Gated::Migrate(2)) | At::Inject => vec![decline(
-                    "i",
+                    KeyedCommand::Inject,
                     "the phase-two details were sent: n starts phase two with them".to_string(),
                 )],
                 _ if at.phase() >= 2 => vec![decline(
-                    "i",
+                    KeyedCommand::Inject,
                     "phase two has started: its details went with its prompt".to_string(),
                 )],
                 // Before phase 1's grade, or while it is verified again on its way back to
@@ -294,11 +297,11 @@ impl Policy {
             },
             Command::Message(text) => match at {
                 _ if self.agent.is_none() => vec![decline(
-                    "m",
+                    KeyedCommand::Message,
                     "no agent takes part in this session".to_string(),
                 )],
                 At::Ended(_) => vec![decline(
-                    "m",
+                    KeyedCommand::Message,
                     "the session has ended: no agent will read it".to_string(),
                 )],
                 _ if self.prompt_to_come() => vec![Effect::Message(text)],
@@ -306,12 +309,12 @@ impl Policy {
                     vec![Effect::Message(text)]
                 }
                 _ if agent_running => vec![decline(
-                    "m",
+                    KeyedCommand::Message,
                     "this agent reads no input while it runs, and phase 2's prompt was its last"
                         .to_string(),
                 )],
                 _ => vec![decline(
-                    "m",
+                    KeyedCommand::Message,
                     "the agent is not running and phase 2's prompt was its last".to_string(),
                 )],
             },
@@ -325,27 +328,33 @@ impl Policy {
                     Vec::new()
                 }
                 At::Inject => vec![decline(
-                    "r",
+                    KeyedCommand::Rerun,
                     "the phase-two details are on their way to the agent".to_string(),
                 )],
                 At::Verify(p, _) | At::Grade(p, _) => {
-                    vec![decline("r", format!("phase {p} is being verified now"))]
+                    vec![decline(
+                        KeyedCommand::Rerun,
+                        format!("phase {p} is being verified now"),
+                    )]
                 }
                 At::Migrate(p) => vec![decline(
-                    "r",
+                    KeyedCommand::Rerun,
                     format!(
                         "the agent is working on phase {p}: n ends its turn, and verify follows"
                     ),
                 )],
                 At::Gate(Gated::Verify(p)) => vec![decline(
-                    "r",
+                    KeyedCommand::Rerun,
                     format!("phase {p} has not been verified yet: n verifies it"),
                 )],
                 At::Gate(Gated::Migrate(p)) => vec![decline(
-                    "r",
+                    KeyedCommand::Rerun,
                     format!("phase {p} has not started yet: n starts it"),
                 )],
-                At::Setup => vec![decline("r", "the session is still setting up".to_string())],
+                At::Setup => vec![decline(
+                    KeyedCommand::Rerun,
+                    "the session is still setting up".to_string(),
+                )],
             },
             Command::Abort => match at {
                 At::Ended(_) => vec![Effect::Quit],
@@ -360,12 +369,12 @@ impl Policy {
             Command::ResizeRun(cols, rows) => vec![Effect::ResizeRun(cols, rows)],
             Command::OpenShell => match at {
                 At::Ended(_) if agent_running => vec![decline(
-                    "o",
+                    KeyedCommand::OpenShell,
                     "a process already runs in the Agent pane".to_string(),
                 )],
                 At::Ended(_) => vec![Effect::OpenShell],
                 _ => vec![decline(
-                    "o",
+                    KeyedCommand::OpenShell,
                     "the debug shell opens once the session has ended".to_string(),
                 )],
             },
@@ -420,7 +429,7 @@ impl Policy {
     }
 }
 
-fn decline(command: &'static str, reason: String) -> Effect {
+fn decline(command: KeyedCommand, reason: String) -> Effect {
     Effect::Decline { command, reason }
 }
 

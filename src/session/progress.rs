@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::metrics::Point;
 
-use crate::event::{Event, MetricPoint, describe_point};
+use crate::event::{At, Event, MetricPoint, Stage, Waiting};
+use crate::runner::queue_text;
 
 /// Session seconds between two printed points of the same metric.
 const METRIC_INTERVAL_S: f64 = 1.0;
@@ -88,7 +89,7 @@ impl ProgressLines {
 /// One event as a progress line (`[    12.3s] text`, continuation lines indented), or None
 /// for events that print nothing (terminal output, file changes).
 fn progress_line(t: f64, event: &Event) -> Option<String> {
-    Some(text_line(t, &event.describe()?))
+    Some(text_line(t, &describe(event)?))
 }
 
 fn text_line(t: f64, text: &str) -> String {
@@ -101,6 +102,162 @@ fn text_line(t: f64, text: &str) -> String {
         }
     }
     out
+}
+
+/// A one-line description for progress output and headless replay; None for events
+/// too frequent or too raw to print (terminal output, metric batches: their points need
+/// the session's metric names, which [`ProgressLines`] keeps).
+pub fn describe(event: &Event) -> Option<String> {
+    match event {
+        Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
+        Event::Stage(at) => describe_at(*at),
+        Event::Mode { mode } => Some(format!("mode {}", mode.label())),
+        Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),
+        Event::AgentAsks {
+            question: Some(question),
+        } => Some(format!(
+            "waiting: {}",
+            Waiting::AgentAsks(question.clone()).text()
+        )),
+        Event::Note { text } => Some(text.clone()),
+        Event::Declined { command, reason } => Some(format!("{command}: not now: {reason}")),
+        Event::Prompt { phase, text } => Some(format!(
+            "phase {phase}: prompt sent ({} characters)",
+            text.chars().count()
+        )),
+        Event::AgentStarted { command, .. } => Some(format!("agent started: {command}")),
+        Event::Transcript { item, .. } => Some(item.describe()),
+        Event::AgentRun(run) => Some(crate::checks::describe(run)),
+        Event::AgentExited { code } => Some(match code {
+            Some(c) => format!("agent exited with status {c}"),
+            None => "agent ended by a signal".to_string(),
+        }),
+        Event::Paused { paused } => Some(
+            if *paused {
+                "agent paused"
+            } else {
+                "agent resumed"
+            }
+            .to_string(),
+        ),
+        Event::Message {
+            text,
+            queued: false,
+        } => Some(format!("message typed into the agent's terminal: {text}")),
+        Event::Message { text, queued: true } => Some(format!(
+            "message queued for the agent's next prompt: {text}"
+        )),
+        Event::RunStarted {
+            command,
+            seed_check: true,
+            ..
+        } => Some(format!("seed check run: {command}")),
+        Event::RunStarted { command, .. } => Some(format!("run: {command}")),
+        Event::RunnerJob {
+            runner,
+            job_id,
+            state,
+            reason,
+            waited_s,
+            ..
+        } => {
+            let scheduler = runner.split("://").next().unwrap_or(runner);
+            Some(queue_text(
+                scheduler,
+                job_id,
+                state,
+                reason.as_deref(),
+                *waited_s,
+            ))
+        }
+        Event::RunExited {
+            code,
+            timed_out,
+            duration_s,
+        } => Some(if *timed_out {
+            format!("run timed out after {duration_s:.1} s")
+        } else {
+            match code {
+                Some(c) => format!("run exited with status {c} after {duration_s:.1} s"),
+                None => format!("run killed after {duration_s:.1} s"),
+            }
+        }),
+        Event::Metric { metric, point, .. } => Some(describe_point(metric, point)),
+        Event::Graded { phase, verdict, .. } => {
+            let mut text = format!("phase {phase} verdict: {}", verdict.label());
+            for c in &verdict.criteria {
+                let value = c
+                    .value
+                    .map_or_else(|| "missing".to_string(), |v| v.to_string());
+                text.push_str(&format!(
+                    "\n  {} = {value} (published {} ± {}, {}) {}",
+                    c.metric,
+                    c.published,
+                    c.tolerance,
+                    c.direction.as_str(),
+                    if c.passed { "ok" } else { "FAIL" }
+                ));
+            }
+            for f in &verdict.findings {
+                text.push_str(&format!("\n  finding: {f}"));
+            }
+            Some(text)
+        }
+        Event::Parity { phase, report } => Some(format!("phase {phase} {}", report.summary())),
+        Event::PhaseEnded {
+            phase,
+            outcome,
+            detail,
+        } => Some(format!(
+            "phase {phase}: not graded ({}){}",
+            outcome.as_str(),
+            detail
+                .as_ref()
+                .map_or_else(String::new, |d| format!(": {d}"))
+        )),
+        Event::Finished {
+            passed,
+            passed_in_phase,
+            error,
+            ..
+        } => Some(match (error, passed, passed_in_phase) {
+            (Some(e), _, _) => format!("ended: {e}"),
+            (None, true, Some(p)) => format!("PASSED in phase {p}"),
+            _ => "FAILED".to_string(),
+        }),
+        Event::Waiting { what: None }
+        | Event::AgentAsks { question: None }
+        | Event::Baseline { .. }
+        | Event::FileChanged { .. }
+        | Event::Answers { .. }
+        | Event::AgentOutput { .. }
+        | Event::Resized { .. }
+        | Event::RunOutput { .. }
+        | Event::Metrics { .. }
+        | Event::SeedCheckMetrics { .. } => None,
+    }
+}
+
+/// The progress line of a move to `at`: the step (`phase 1: verify`), or what a wait asks
+/// (`waiting: n to verify phase 1`); None for the end (the `Finished` event says it).
+pub fn describe_at(at: At) -> Option<String> {
+    match (at, at.waiting_for()) {
+        (_, Some(what)) => Some(format!("waiting: {what}")),
+        (At::Ended(_), None) => None,
+        (At::Setup, None) => Some(Stage::Setup.as_str().to_string()),
+        (at, None) => {
+            let (phase, stage) = at.step();
+            Some(format!("phase {phase}: {}", stage.as_str()))
+        }
+    }
+}
+
+/// One metric point as progress text: `metric acc=0.97 (step 3)`.
+pub fn describe_point(metric: &str, point: &Point) -> String {
+    match point.step {
+        Some(step) => format!("metric {metric}={} (step {step})", point.value),
+        None => format!("metric {metric}={}", point.value),
+    }
 }
 
 #[cfg(test)]

@@ -217,10 +217,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                 redact(text);
             }
         }
-        Event::Declined { command, reason } => {
-            redact(command);
-            redact(reason);
-        }
+        Event::Declined { reason, .. } => redact(reason),
         Event::Note { text }
         | Event::Message { text, .. }
         | Event::Prompt { text, .. }

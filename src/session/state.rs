@@ -479,7 +479,8 @@ impl SessionState {
                 self.agent_asks = None;
                 self.earlier_waiting = None;
                 if at.waiting_for().is_none() && !matches!(at, At::Ended(_)) {
-                    self.activity = event.describe().map(|text| Said { at: t, text });
+                    self.activity =
+                        super::progress::describe(event).map(|text| Said { at: t, text });
                 }
                 if let At::Migrate(phase) = at {
                     self.phase_mut(*phase).started_at = Some(t);
@@ -611,7 +612,7 @@ impl SessionState {
                     self.queued = None;
                 } else {
                     // The Run log shows the wait until the run's terminal replaces it.
-                    let text = event.describe().unwrap_or_default();
+                    let text = super::progress::describe(event).unwrap_or_default();
                     let (rows, cols) = self.run_screen.screen().size();
                     self.run_screen = terminal(cols, rows);
                     self.run_screen.process(&format!("{text}\r\n"));

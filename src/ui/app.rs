@@ -503,12 +503,7 @@ impl App {
                 }
             }
             KeyAction::Detach => self.attached = false,
-            KeyAction::Rerun => return send(Command::Rerun),
-            KeyAction::OpenShell => return send(Command::OpenShell),
-            KeyAction::Next => return send(Command::Next),
-            KeyAction::ToggleMode => return send(Command::ToggleMode),
-            KeyAction::TogglePause => return send(Command::TogglePause),
-            KeyAction::Inject => {
+            KeyAction::Session(KeyedCommand::Inject) => {
                 if let Some(why) = state.declined(KeyedCommand::Inject) {
                     self.notify(format!("i: not now: {why}"), state.now);
                 } else {
@@ -519,14 +514,17 @@ impl App {
                     self.popup = Some(Popup::Editor(Editor::new(text), EditorPurpose::Inject));
                 }
             }
-            KeyAction::Message => {
+            KeyAction::Session(KeyedCommand::Message) => {
                 if let Some(why) = state.declined(KeyedCommand::Message) {
                     self.notify(format!("m: not now: {why}"), state.now);
                 } else {
                     self.popup = Some(Popup::Editor(Editor::new(""), EditorPurpose::Message));
                 }
             }
-            KeyAction::Abort => self.popup = Some(Popup::Confirm(ConfirmWhat::Abort)),
+            KeyAction::Session(KeyedCommand::Abort) => {
+                self.popup = Some(Popup::Confirm(ConfirmWhat::Abort));
+            }
+            KeyAction::Session(command) => return send(command.command()),
             KeyAction::PlayPause => return playback(PlaybackControl::PlayPause),
             KeyAction::Seek(seconds) => return playback(PlaybackControl::Seek(seconds)),
             KeyAction::Speed(faster) => return playback(PlaybackControl::Speed { faster }),

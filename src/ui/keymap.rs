@@ -96,22 +96,9 @@ pub enum KeyAction {
     Attach,
     /// Detach from it.
     Detach,
-    /// Re-run verify and grade.
-    Rerun,
-    /// Open a shell in the workspace.
-    OpenShell,
-    /// Advance to the next phase (step mode).
-    Next,
-    /// Step or auto mode.
-    ToggleMode,
-    /// Pause or resume the agent.
-    TogglePause,
-    /// Edit and send the phase-two details.
-    Inject,
-    /// Message the agent.
-    Message,
-    /// Abort (asks first).
-    Abort,
+    /// A session command, which the policy answers (`i` and `m` open their editor first, `x`
+    /// asks to confirm).
+    Session(KeyedCommand),
     /// Replay: play or pause.
     PlayPause,
     /// Replay: seek by this many seconds.
@@ -144,14 +131,7 @@ impl KeyAction {
     /// ([`crate::session::policy::Policy::answers`]); None for what the view does alone.
     pub fn command(self) -> Option<KeyedCommand> {
         match self {
-            A::Next => Some(KeyedCommand::Next),
-            A::ToggleMode => Some(KeyedCommand::ToggleMode),
-            A::TogglePause => Some(KeyedCommand::TogglePause),
-            A::Inject => Some(KeyedCommand::Inject),
-            A::Message => Some(KeyedCommand::Message),
-            A::Rerun => Some(KeyedCommand::Rerun),
-            A::Abort => Some(KeyedCommand::Abort),
-            A::OpenShell => Some(KeyedCommand::OpenShell),
+            A::Session(command) => Some(command),
             _ => None,
         }
     }
@@ -228,30 +208,30 @@ pub const BINDINGS: &[Binding] = &[
         )),
     },
     Binding {
-        keys: &[Key::Char('n')],
+        keys: &[Key::Char(KeyedCommand::Next.key())],
         works: LIVE,
-        action: A::Next,
+        action: A::Session(KeyedCommand::Next),
         hint: Some((LIVE, "n", "next")),
         help: Some(("n", "next: advance to the next phase (step mode)")),
     },
     Binding {
-        keys: &[Key::Char('s')],
+        keys: &[Key::Char(KeyedCommand::ToggleMode.key())],
         works: LIVE,
-        action: A::ToggleMode,
+        action: A::Session(KeyedCommand::ToggleMode),
         hint: Some((LIVE, "s", "step/auto")),
         help: Some(("s", "toggle step / auto mode")),
     },
     Binding {
-        keys: &[Key::Char('p')],
+        keys: &[Key::Char(KeyedCommand::TogglePause.key())],
         works: LIVE,
-        action: A::TogglePause,
+        action: A::Session(KeyedCommand::TogglePause),
         hint: Some((LIVE, "p", "pause")),
         help: Some(("p", "pause / resume the agent (the whole process group)")),
     },
     Binding {
-        keys: &[Key::Char('i')],
+        keys: &[Key::Char(KeyedCommand::Inject.key())],
         works: LIVE,
-        action: A::Inject,
+        action: A::Session(KeyedCommand::Inject),
         hint: Some((LIVE, "i", "inject")),
         help: Some((
             "i",
@@ -259,16 +239,16 @@ pub const BINDINGS: &[Binding] = &[
         )),
     },
     Binding {
-        keys: &[Key::Char('m')],
+        keys: &[Key::Char(KeyedCommand::Message.key())],
         works: LIVE,
-        action: A::Message,
+        action: A::Session(KeyedCommand::Message),
         hint: Some((LIVE, "m", "message")),
         help: Some(("m", "message the agent")),
     },
     Binding {
-        keys: &[Key::Char('r')],
+        keys: &[Key::Char(KeyedCommand::Rerun.key())],
         works: LIVE,
-        action: A::Rerun,
+        action: A::Session(KeyedCommand::Rerun),
         hint: Some((LIVE, "r", "re-verify")),
         help: Some((
             "r",
@@ -276,9 +256,9 @@ pub const BINDINGS: &[Binding] = &[
         )),
     },
     Binding {
-        keys: &[Key::Char('o')],
+        keys: &[Key::Char(KeyedCommand::OpenShell.key())],
         works: LIVE,
-        action: A::OpenShell,
+        action: A::Session(KeyedCommand::OpenShell),
         hint: Some((LIVE, "o", "shell")),
         help: Some((
             "o",
@@ -293,9 +273,9 @@ pub const BINDINGS: &[Binding] = &[
         help: Some(("a", "attach: keys go to the agent's terminal until Ctrl-]")),
     },
     Binding {
-        keys: &[Key::Char('x')],
+        keys: &[Key::Char(KeyedCommand::Abort.key())],
         works: &[Running],
-        action: A::Abort,
+        action: A::Session(KeyedCommand::Abort),
         hint: Some((&[Running], "x", "abort")),
         help: Some(("x", "abort the run (asks to confirm, y)")),
     },

@@ -355,7 +355,7 @@ mod tests {
         state.apply(
             10.0,
             &crate::event::Event::Declined {
-                command: "r".into(),
+                command: crate::event::KeyedCommand::Rerun,
                 reason: "phase 1 is being verified now".into(),
             },
         );
@@ -387,12 +387,12 @@ mod tests {
     /// answers a key pressed after it (`r: not now`): the newer of the two.
     #[test]
     fn the_newer_answer_shows_whoever_gave_it() {
-        let declined = |t: f64, command: &str| {
+        let declined = |t: f64, command| {
             let mut state = SessionState::new();
             state.apply(
                 t,
                 &crate::event::Event::Declined {
-                    command: command.into(),
+                    command,
                     reason: "not here".into(),
                 },
             );
@@ -401,7 +401,7 @@ mod tests {
         let mut view = App::new(true);
         let layout = FrameLayout::of(Rect::new(0, 0, 120, 40), &view);
         // p answered by the session at 5.0, then i answered by the view at 5.0.
-        let before = declined(5.0, "p");
+        let before = declined(5.0, crate::event::KeyedCommand::TogglePause);
         view.notify("i: not now: the details were sent", before.now);
         let mut scene = Scene::capture(&before, &view, &layout);
         scene.now = 5.5;
@@ -410,7 +410,7 @@ mod tests {
             Some("i: not now: the details were sent")
         );
         // r pressed after it, answered by the session at 5.2.
-        let after = declined(5.2, "r");
+        let after = declined(5.2, crate::event::KeyedCommand::Rerun);
         let mut scene = Scene::capture(&after, &view, &layout);
         scene.now = 5.5;
         assert_eq!(scene.notice_text(&view), Some("r: not now: not here"));

@@ -461,10 +461,9 @@ impl Driver {
                     return Err(Stop::Aborted);
                 }
                 Effect::Quit => return Err(Stop::Aborted),
-                Effect::Decline { command, reason } => self.rec.emit(Event::Declined {
-                    command: command.to_string(),
-                    reason,
-                }),
+                Effect::Decline { command, reason } => {
+                    self.rec.emit(Event::Declined { command, reason })
+                }
             }
         }
         Ok(())

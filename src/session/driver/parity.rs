@@ -56,9 +56,6 @@ impl Driver {
         let source = self.cfg.source_dir.clone();
         let cache = self.cfg.cache_dir.clone();
         let reference_packages = self.task().spec.env.reference_packages.clone();
-        let mut vars = self.xstack_vars(phase);
-        vars.retain(|(k, _)| k != "XSTACK_SEED");
-        vars.push(("XSTACK_SEED".to_string(), self.cfg.seed.to_string()));
         let mut plan = ProbePlan::for_task(
             self.task(),
             ProbeSide {
@@ -71,7 +68,8 @@ impl Driver {
                 env: self.env.clone(),
                 forbid: self.task().spec.integrity.forbid_imports.clone(),
             },
-            vars,
+            self.cfg.seed,
+            Some(phase),
             out_dir,
             self.cfg.run_size,
         )

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::agent::{AgentSpec, prompt};
-use crate::env::PythonEnv;
+use crate::run_script::RunScript;
 use crate::workspace::watch::WatchEvent;
 use crate::workspace::{self, Tracker};
 
@@ -197,7 +197,7 @@ impl Driver {
             self.rec.emit(Event::Note {
                 text: format!("verify runs on {}", pool.describe()),
             });
-            let job = self.verify_job(0);
+            let job = self.verify_job(0, self.cfg.seed);
             self.blocking(move |progress, cancel| {
                 pool.prepare(&job, cancel, progress)
                     .map_err(|e| e.to_string())
@@ -279,19 +279,21 @@ impl Driver {
 
     /// Variables every child gets: the environment's PATH, the seed, the task and phase.
     pub(super) fn child_env(&self, phase: u8) -> Vec<(String, String)> {
-        let mut vars = self.env.as_ref().map(PythonEnv::vars).unwrap_or_default();
-        vars.extend(self.xstack_vars(phase));
-        vars
+        self.run_script(phase, &self.task().spec.run.command)
+            .env(self.env.as_ref())
     }
 
-    /// The seed, the task and the phase: the variables that travel to every machine.
-    pub(super) fn xstack_vars(&self, phase: u8) -> Vec<(String, String)> {
-        vec![
-            ("XSTACK_SEED".to_string(), self.cfg.seed.to_string()),
-            ("XSTACK_TASK".to_string(), self.task().spec.id.clone()),
-            ("XSTACK_PHASE".to_string(), phase.to_string()),
-            ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-        ]
+    /// A run of `command` in `phase` with the session's seed: the task's setup before it, the
+    /// seed, the task and the phase in its variables (those that travel to every machine).
+    pub(super) fn run_script<'a>(&'a self, phase: u8, command: &'a str) -> RunScript<'a> {
+        let spec = &self.task().spec;
+        RunScript {
+            setup: spec.env.setup.as_deref(),
+            command,
+            task_id: &spec.id,
+            seed: self.cfg.seed,
+            phase: Some(phase),
+        }
     }
 
     /// Records the workspace's changes: only the files the watcher reported while one runs,

@@ -15,6 +15,7 @@ use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
 use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::supervise::Supervised;
 use crate::pty::{ExitInfo, PtySpec};
+use crate::run_script::RunScript;
 use crate::runner::{Job, JobIntegrity, Lease, QueueState};
 use crate::workspace;
 
@@ -229,9 +230,7 @@ impl Driver {
         let verify_dir = self.cfg.run_dir.join("verify");
         let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
         let command = self.task().spec.run.command.clone();
-        let mut job = self.verify_job(phase);
-        job.vars.retain(|(k, _)| k != "XSTACK_SEED");
-        job.vars.push(("XSTACK_SEED".to_string(), seed.to_string()));
+        let mut job = self.verify_job(phase, seed);
         let audit_dir = self.cfg.run_dir.join(format!("audit-{phase}"));
         job.integrity = JobIntegrity {
             network: self.task().spec.run.network,
@@ -405,23 +404,20 @@ impl Driver {
         Ok(())
     }
 
-    /// The verify run of `phase` as a runner sees it.
-    pub(super) fn verify_job(&self, phase: u8) -> Job {
+    /// The verify run of `phase` with `seed` as a runner sees it.
+    pub(super) fn verify_job(&self, phase: u8, seed: u64) -> Job {
         let spec = &self.task().spec;
-        let mut script = String::from("set -e\n");
-        if let Some(setup) = &spec.env.setup {
-            script.push_str(setup);
-            script.push('\n');
-        }
-        script.push_str(&spec.run.command);
-        script.push('\n');
+        let run = RunScript {
+            seed,
+            ..self.run_script(phase, &spec.run.command)
+        };
         Job {
             // The run folder's name is unique in its runs folder only: the process id keeps
             // the remote folders of two xstack processes sharing a runner apart.
             run_id: format!("{}-{}", self.run_id, std::process::id()),
             packages: spec.env.packages.clone(),
-            script,
-            vars: self.xstack_vars(phase),
+            script: run.script(),
+            vars: run.vars(),
             local_env: self.env.clone(),
             integrity: JobIntegrity::default(),
         }

@@ -74,7 +74,13 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                 match &command {
                     Command::ToggleMode => match at {
                         At::Ended(_) => assert!(
-                            matches!(effects[..], [Effect::Decline { command: "s", .. }]),
+                            matches!(
+                                effects[..],
+                                [Effect::Decline {
+                                    command: KeyedCommand::ToggleMode,
+                                    ..
+                                }]
+                            ),
                             "{said}"
                         ),
                         _ => assert_eq!(effects[0], Effect::SetMode(Mode::Auto), "{said}"),
@@ -93,7 +99,13 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                             assert_eq!(effects, [Effect::Message(text.clone())]);
                         } else {
                             assert!(
-                                matches!(effects[..], [Effect::Decline { command: "m", .. }]),
+                                matches!(
+                                    effects[..],
+                                    [Effect::Decline {
+                                        command: KeyedCommand::Message,
+                                        ..
+                                    }]
+                                ),
                                 "{said}"
                             );
                         }
@@ -104,7 +116,10 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                     Command::TogglePause => {
                         assert!(matches!(
                             effects[..],
-                            [Effect::Decline { command: "p", .. }]
+                            [Effect::Decline {
+                                command: KeyedCommand::TogglePause,
+                                ..
+                            }]
                         ));
                     }
                     Command::Abort => match at {
@@ -303,7 +318,7 @@ async fn rerun_during_migrate_and_verify_says_why_not_now() {
         let [Effect::Decline { command, reason }] = &effects[..] else {
             panic!("{at:?}: {effects:?}");
         };
-        assert_eq!(*command, "r");
+        assert_eq!(*command, KeyedCommand::Rerun);
         assert!(
             reason.contains(&format!("phase {}", at.phase())),
             "{reason}"

@@ -331,7 +331,7 @@ fn a_queued_job_shows_in_the_run_log_and_status_until_it_starts() {
     );
     assert!(!s.run_screen.contents().contains("queued"));
     assert_eq!(
-        job("RUNNING", None, 2.5).describe().as_deref(),
+        crate::session::progress::describe(&job("RUNNING", None, 2.5)).as_deref(),
         Some("slurm job 1234 started after 2.5 s in the queue")
     );
     let job = s.phase(1).unwrap().job.clone().unwrap();
