@@ -260,6 +260,9 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                     redact(file);
                 }
             }
+            if let Some(reason) = verdict.unconfined.as_mut() {
+                redact(reason);
+            }
         }
         Event::Parity { report, .. } => {
             if let Some(error) = report.error.as_mut() {

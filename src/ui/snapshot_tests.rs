@@ -41,6 +41,7 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
         },
         finding_records: vec![],
         verify_confined: Some(true),
+        unconfined: None,
     }
 }
 
@@ -57,6 +58,20 @@ fn points(values: &[f64]) -> Vec<Point> {
 
 /// A finished two-phase session: phase 1 fidelity_gap, phase 2 pass.
 fn session() -> SessionState {
+    applied(&session_events())
+}
+
+/// The state after `events`, half a second apart.
+fn applied(events: &[Event]) -> SessionState {
+    let mut state = SessionState::new();
+    for (i, e) in events.iter().enumerate() {
+        state.apply(i as f64 * 0.5, e);
+    }
+    state
+}
+
+/// The events of [`session`].
+fn session_events() -> Vec<Event> {
     let mut events = vec![
         Event::Task(Box::new(SessionTask {
             id: "digits-mlp".into(),
@@ -174,11 +189,45 @@ fn session() -> SessionState {
             .answers(false),
         },
     ]);
-    let mut state = SessionState::new();
-    for (i, e) in events.iter().enumerate() {
-        state.apply(i as f64 * 0.5, e);
+    events
+}
+
+/// The text of a drawn screen, a line per row.
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn verify_not_confined_is_said_once_with_what_would_confine_it() {
+    let mut events = session_events();
+    for event in &mut events {
+        if let Event::Graded { verdict, .. } = event {
+            verdict.verify_confined = Some(false);
+            verdict.unconfined = Some(crate::runner::confine::NOT_ON_PATH.to_string());
+        }
     }
-    state
+    let state = applied(&events);
+    for (width, height) in [(200, 50), (80, 24)] {
+        let text = screen_text(&render_state(&state, width, height, PaneId::Verdict, true));
+        assert_eq!(text.matches("not confined").count(), 1, "{text}");
+        assert!(
+            text.contains("verify was not confined in phases 1 and 2"),
+            "{text}"
+        );
+        assert!(text.contains("install it (`apt-get install"), "{text}");
+        // Under the newest verdict: phase 2's, listed first.
+        let said = text.find("not confined").unwrap();
+        assert!(text.find("Phase 2").unwrap() < said, "{text}");
+        assert!(said < text.find("Phase 1").unwrap(), "{text}");
+    }
 }
 
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
@@ -326,6 +375,7 @@ fn criterion_session(
             findings: vec![],
             finding_records: vec![],
             verify_confined: Some(true),
+            unconfined: None,
         }
     };
     let batch = |phase: u8, values: &[f64]| Event::Metrics {
