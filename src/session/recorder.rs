@@ -308,6 +308,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
         | Event::AgentExited { .. }
         | Event::Paused { .. }
         | Event::RunExited { .. }
+        | Event::ProbeStarted { .. }
         | Event::Metric { .. }
         | Event::Metrics { .. }
         | Event::SeedCheckMetrics { .. } => {}

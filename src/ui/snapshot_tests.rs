@@ -230,6 +230,76 @@ fn verify_not_confined_is_said_once_with_what_would_confine_it() {
     }
 }
 
+#[test]
+fn the_run_log_says_which_run_it_shows() {
+    let title = |state: &SessionState| -> String {
+        let terminal = render_state(state, 200, 50, PaneId::RunLog, true);
+        screen_text(&terminal).lines().next().unwrap().to_string()
+    };
+    let mut events = session_events();
+    let graded = events
+        .iter()
+        .position(|e| matches!(e, Event::Graded { phase: 1, .. }))
+        .unwrap();
+    events.truncate(graded + 1);
+    assert!(
+        title(&applied(&events)).starts_with("┌ 3 Run log · phase 1 · verify run "),
+        "{}",
+        title(&applied(&events))
+    );
+    // Each side of the parity probe after the verdict: the title names it, and a line between
+    // its output and the run's before it says whose the output below is.
+    events.extend([
+        Event::ProbeStarted {
+            phase: 1,
+            side: crate::parity::ParitySide::Source,
+        },
+        Event::RunOutput {
+            text: "Test Accuracy: 0.1130\r\n".into(),
+        },
+    ]);
+    let state = applied(&events);
+    assert!(
+        title(&state).starts_with("┌ 3 Run log · phase 1 · parity probe (source) "),
+        "{}",
+        title(&state)
+    );
+    let text = screen_text(&render_state(&state, 200, 50, PaneId::RunLog, true));
+    let run = text.find("epoch 3 acc=0.70").unwrap();
+    let line = text.find("── phase 1 · parity probe (source) ──").unwrap();
+    let probe = text.find("Test Accuracy: 0.1130").unwrap();
+    assert!(run < line && line < probe, "{text}");
+    // On a compact screen the Run log's line says whose its latest row is.
+    let compact = screen_text(&render_state(&state, 80, 24, PaneId::Agent, false));
+    assert!(
+        compact.contains(" 3 Run log  parity probe (source): Test Accuracy: 0.1130"),
+        "{compact}"
+    );
+    events.push(Event::ProbeStarted {
+        phase: 1,
+        side: crate::parity::ParitySide::Port,
+    });
+    let state = applied(&events);
+    assert!(
+        title(&state).starts_with("┌ 3 Run log · phase 1 · parity probe (port) "),
+        "{}",
+        title(&state)
+    );
+    // The seed check is a run of its own.
+    events.push(Event::RunStarted {
+        phase: 1,
+        command: "python train.py".into(),
+        cols: 60,
+        rows: 10,
+        seed_check: true,
+    });
+    assert!(
+        title(&applied(&events)).starts_with("┌ 3 Run log · phase 1 · seed check "),
+        "{}",
+        title(&applied(&events))
+    );
+}
+
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
     render_state(&session(), width, height, focus, zoom)
 }
