@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::transcript::TranscriptItem;
 use crate::grade::Verdict;
 use crate::metrics::Point;
-use crate::parity::ParityReport;
+use crate::parity::{ParityReport, ParitySide};
 use crate::runner::JobState;
 use crate::task::CriterionSpec;
 
@@ -709,6 +709,14 @@ pub enum Event {
         /// the phase's.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         seed_check: bool,
+    },
+    /// A side of the parity probe started (its output follows as `RunOutput`, after the
+    /// verify run's).
+    ProbeStarted {
+        /// Phase.
+        phase: u8,
+        /// Which side.
+        side: ParitySide,
     },
     /// The verify run's job on a runner with a queue (Slurm): waiting in it, or started.
     RunnerJob {

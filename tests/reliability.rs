@@ -144,12 +144,7 @@ fn secrets_are_redacted_from_everything_recorded() {
         "[redacted]"
     );
     let records = dir.join("workspace/.xstack/agent-runs/records");
-    assert_eq!(
-        std::fs::read_dir(&records).unwrap().count(),
-        0,
-        "{}",
-        records.display()
-    );
+    assert!(!records.exists(), "{}", records.display());
     // The agent's exit is recorded after the last of its output, never before it.
     let mut exited = false;
     for event in &events {
@@ -169,6 +164,68 @@ fn secrets_are_redacted_from_everything_recorded() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(assert_no_recorded_file_holds(&dir, secret) >= 3);
+}
+
+#[test]
+fn an_agent_that_is_a_python_program_leaves_no_secret_in_the_run_folder() {
+    let (key, token) = ("sk-ant-0123456789abcdef", "tok-9876543210fedcba");
+    let runs = tempfile::tempdir().unwrap();
+    // The agent is itself a Python program (as aider is): the recorder loads in its own
+    // process, which echoes two keys of its environment (the first in two writes) and works
+    // on past a driver tick, so its records are those of the agent's own process.
+    let bin = tempfile::tempdir().unwrap();
+    let program = bin.path().join("agent.py");
+    std::fs::write(
+        &program,
+        format!(
+            "import os, shutil, sys, time\n\
+             key = os.environ['XSTACK_DEMO_API_KEY']\n\
+             sys.stdout.write('key: ' + key[:6]); sys.stdout.flush(); time.sleep(0.3)\n\
+             print(key[6:] + ' token: ' + os.environ['XSTACK_DEMO_TOKEN'], flush=True)\n\
+             time.sleep(1)\n\
+             shutil.copy({:?}, 'train.py')\n",
+            root()
+                .join(TASK)
+                .join("solution/train.py")
+                .display()
+                .to_string()
+        ),
+    )
+    .unwrap();
+    let agent = format!("cmd:python3 {}", program.display());
+    let out = xstack()
+        .env("XSTACK_DEMO_API_KEY", key)
+        .env("XSTACK_DEMO_TOKEN", token)
+        .args([
+            "run",
+            TASK,
+            "--agent",
+            &agent,
+            "--headless",
+            "--runs-dir",
+            runs.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = only_run_dir(runs.path());
+    let agent_text: String = journal_events(&dir)
+        .iter()
+        .filter(|e| e["type"] == "agent_output")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        agent_text.contains("key: [redacted] token: [redacted]"),
+        "{agent_text}"
+    );
+    // No file holds a key, the recorder's in the workspace included, and nothing of the
+    // recorder's is left there.
+    for secret in [key, token] {
+        assert!(assert_no_recorded_file_holds(&dir, secret) >= 3);
+        assert_no_recorded_file_holds(&dir.join("workspace/.xstack"), secret);
+    }
+    let records = dir.join("workspace/.xstack/agent-runs/records");
+    assert!(!records.exists(), "{}", records.display());
 }
 
 /// A task in a temp folder whose run prints hostile output, then a metric.

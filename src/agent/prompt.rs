@@ -158,6 +158,7 @@ mod tests {
             findings: vec!["test_acc (mean) = 0.89 is outside the criterion".to_string()],
             finding_records: Vec::new(),
             verify_confined: Some(true),
+            unconfined: None,
         }
     }
 

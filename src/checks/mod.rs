@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Extractor;
+use crate::secrets::{MIN_SECRET_LEN, REDACTED, SECRET_SUFFIXES};
 use crate::task::{CriterionSpec, Reduce, Task};
 
-/// The recorder's source.
+/// The recorder's source, before [`recorder_source`] writes the secrets' rule into it.
 const RECORDER_PY: &str = include_str!("recorder.py");
 /// The recorder's module name in site-packages and in the hook folder.
 const MODULE_FILE: &str = "_xstack_checks.py";
@@ -58,6 +59,24 @@ fn write(path: &Path, text: &str) -> Result<(), ChecksError> {
         .map_err(err)
 }
 
+/// The recorder as it is installed: with the rule of [`crate::secrets`] (the name suffixes
+/// of secret variables, the shortest value that counts, what a value is replaced with), so
+/// that what it keeps is redacted as the journal is.
+fn recorder_source() -> String {
+    // Rust's quoting of these ASCII words is Python's too.
+    let suffixes: Vec<String> = SECRET_SUFFIXES.iter().map(|s| format!("{s:?}")).collect();
+    RECORDER_PY
+        .replace(
+            "_SECRET_SUFFIXES = ()\n",
+            &format!("_SECRET_SUFFIXES = ({},)\n", suffixes.join(", ")),
+        )
+        .replace(
+            "_MIN_SECRET_LEN = 0\n",
+            &format!("_MIN_SECRET_LEN = {MIN_SECRET_LEN}\n"),
+        )
+        .replace("_REDACTED = \"\"\n", &format!("_REDACTED = {REDACTED:?}\n"))
+}
+
 /// Installs (or refreshes) the recorder in the virtualenv at `env_dir`: the module and its
 /// `.pth` file in every `lib/python*/site-packages` of it.
 pub fn install(env_dir: &Path) -> Result<(), ChecksError> {
@@ -66,7 +85,7 @@ pub fn install(env_dir: &Path) -> Result<(), ChecksError> {
         source,
     })?;
     for site in sites {
-        write(&site.join(MODULE_FILE), RECORDER_PY)?;
+        write(&site.join(MODULE_FILE), &recorder_source())?;
         write(&site.join(PTH_FILE), "import _xstack_checks\n")?;
     }
     Ok(())
@@ -385,7 +404,7 @@ impl Collector {
             path: dir.clone(),
             source,
         })?;
-        write(&hook.join(MODULE_FILE), RECORDER_PY)?;
+        write(&hook.join(MODULE_FILE), &recorder_source())?;
         write(&hook.join("sitecustomize.py"), "import _xstack_checks\n")?;
         Ok(Collector {
             dir,
@@ -528,13 +547,24 @@ impl Collector {
         runs.extend(self.unrecorded_runs(phase));
         if end_of_turn {
             // Everything in them is reported (redacted, in the journal): the raw records,
-            // which hold the processes' whole output, go.
-            for file in self.reported.drain() {
-                let _ = std::fs::remove_file(file.with_extension("out"));
-                let _ = std::fs::remove_file(&file);
+            // which hold the processes' whole output, go; so do the agent's own, which are
+            // never reported (a running agent writes on into its removed files).
+            for file in self.reported.drain().chain(self.own.drain()) {
+                remove_record(&file);
             }
         }
         runs
+    }
+
+    /// Removes the records folder and whatever is still in it (the records of a process the
+    /// agent left going): the session is over, and nothing of the records stays in the run
+    /// folder.
+    pub fn remove(self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("cannot remove {}: {e}", self.dir.display());
+        }
     }
 
     /// The agent's process that recorded itself as `pid`: one of xstack's descendants whose
@@ -604,6 +634,12 @@ impl Collector {
         }
         runs
     }
+}
+
+/// Removes a process's records: its `.jsonl` file and its `.out` file.
+fn remove_record(file: &Path) {
+    let _ = std::fs::remove_file(file.with_extension("out"));
+    let _ = std::fs::remove_file(file);
 }
 
 /// The command line of process `pid` when it is a Python interpreter.

@@ -11,6 +11,11 @@ process does: it only writes, into that folder, for process PID started at time 
   it, the frameworks it imported);
 - `PID-T.out`: what the process wrote to sys.stdout and sys.stderr (up to 16 MB).
 
+Everything it writes is redacted first, as xstack's journal is (src/secrets.rs): the values of
+the process's environment variables whose names end in one of `_SECRET_SUFFIXES` are replaced
+with `_REDACTED`, also when a value is written in two pieces (the tail of a write that could
+start one is held back until the next write, or the end, shows whether it does).
+
 A process killed by a signal, or ended with os._exit, has no `end` line.
 """
 
@@ -20,6 +25,37 @@ import time
 
 _LIMIT = 16 * 1024 * 1024
 _FRAMEWORKS = ("torch", "jax", "tensorflow")
+# Written by xstack from src/secrets.rs when it installs this file.
+_SECRET_SUFFIXES = ()
+_MIN_SECRET_LEN = 0
+_REDACTED = ""
+
+
+def _secrets():
+    """The secret values of this process's environment, longest first."""
+    values = set()
+    for name, value in os.environ.items():
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= _MIN_SECRET_LEN:
+            values.add(value)
+    return sorted(values, key=len, reverse=True)
+
+
+def _redact(values, text):
+    for value in values:
+        if value in text:
+            text = text.replace(value, _REDACTED)
+    return text
+
+
+def _held_back(values, text):
+    """The length of the longest end of `text` that is a proper start of a secret."""
+    longest = 0
+    for value in values:
+        for k in range(min(len(value) - 1, len(text)), longest, -1):
+            if text.endswith(value[:k]):
+                longest = k
+                break
+    return longest
 
 
 def _install(folder):
@@ -32,22 +68,31 @@ def _install(folder):
     write = os.write
     dumps = json.dumps
     now = time.time
-    state = {"written": 0, "exit": 0, "exception": None, "ended": False}
+    secrets = _secrets()
+    state = {"written": 0, "pending": "", "exit": 0, "exception": None, "ended": False}
 
     write(record, (dumps({
         "kind": "start",
         "pid": os.getpid(),
-        "argv": list(getattr(sys, "orig_argv", sys.argv)),
-        "cwd": os.getcwd(),
+        "argv": [_redact(secrets, a) for a in getattr(sys, "orig_argv", sys.argv)],
+        "cwd": _redact(secrets, os.getcwd()),
         "t": now(),
     }) + "\n").encode())
 
-    def keep(text):
-        if state["written"] >= _LIMIT or not isinstance(text, str):
+    def put(text):
+        if state["written"] >= _LIMIT or not text:
             return
         data = text.encode("utf-8", "replace")[: _LIMIT - state["written"]]
         state["written"] += len(data)
         write(output, data)
+
+    def keep(text):
+        if state["written"] >= _LIMIT or not isinstance(text, str):
+            return
+        text = _redact(secrets, state["pending"] + text)
+        cut = len(text) - _held_back(secrets, text)
+        state["pending"] = text[cut:]
+        put(text[:cut])
 
     class Tee:
         """A stream that also keeps what passes through it."""
@@ -86,7 +131,7 @@ def _install(folder):
 
     def excepthook(kind, value, tb):
         state["exit"] = 1
-        state["exception"] = "%s: %s" % (kind.__name__, value)
+        state["exception"] = _redact(secrets, "%s: %s" % (kind.__name__, value))
         return real_hook(kind, value, tb)
 
     sys.excepthook = excepthook
@@ -102,6 +147,7 @@ def _install(folder):
         if state["ended"]:
             return
         state["ended"] = True
+        put(state["pending"])
         imported = sorted(m for m in _FRAMEWORKS if m in sys.modules)
         write(record, (dumps({
             "kind": "end",

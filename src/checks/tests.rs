@@ -353,36 +353,81 @@ fn a_python_the_recorder_misses_is_reported_once_as_unknown() {
 }
 
 #[test]
-fn the_agent_itself_is_neither_a_run_nor_ended() {
+fn the_agent_itself_is_neither_a_run_nor_ended_and_its_records_keep_no_secret() {
     let (root, task, workspace) = setting();
     let mut collector =
         Collector::create(&root.path().join("agent-runs"), context(&task, &workspace)).unwrap();
-    // An agent that is a Python program, still working at the end of its turn.
-    let mut agent = python(
-        &collector,
-        &workspace,
-        &[
-            "-c",
-            "import time; print('acc=0.9', flush=True); time.sleep(60)",
-        ],
-    );
+    let (key, token) = ("sk-ant-0123456789abcdef", "tok-9876543210");
+    // An agent that is a Python program, still working at the end of its turn, that prints
+    // two keys of its environment, the first in two writes, and has one on its command line.
+    let code = "import os, sys, time\n\
+                key = os.environ['XSTACK_TEST_API_KEY']\n\
+                sys.stdout.write('key ' + key[:6]); sys.stdout.flush(); time.sleep(0.1)\n\
+                print(key[6:] + ' token ' + os.environ['XSTACK_TEST_TOKEN'], flush=True)\n\
+                print('acc=0.9', flush=True)\n\
+                time.sleep(60)\n";
+    let mut agent = Command::new("python3")
+        .args(["-c", code, key])
+        .current_dir(&workspace)
+        .envs(collector.vars(None))
+        .env("XSTACK_TEST_API_KEY", key)
+        .env("XSTACK_TEST_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     collector.agent_started(agent.id() as i32);
+    let records = |ext: &str| -> String {
+        std::fs::read_dir(collector.records_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while std::fs::read_dir(collector.records_dir()).unwrap().count() == 0 {
+    while !records("out").contains("acc=0.9") {
         assert!(
             std::time::Instant::now() < deadline,
-            "the agent never started"
+            "the agent never printed"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // What the recorder kept is redacted as the journal is.
+    let (out, start) = (records("out"), records("jsonl"));
+    assert_eq!(out, "key [redacted] token [redacted]\nacc=0.9\n");
+    assert!(
+        start.contains("\"[redacted]\"") && !start.contains(key),
+        "{start}"
+    );
     assert!(collector.collect(1, false).is_empty());
     assert!(collector.collect(1, true).is_empty());
     assert!(
         agent.try_wait().unwrap().is_none(),
         "the agent was ended with its turn"
     );
+    // Its own records are removed with the turn's, though never reported.
+    assert_eq!(
+        std::fs::read_dir(collector.records_dir()).unwrap().count(),
+        0
+    );
     agent.kill().unwrap();
     agent.wait().unwrap();
+    // At the end of the session the folder goes too.
+    let dir = collector.records_dir().to_path_buf();
+    collector.remove();
+    assert!(!dir.exists());
+}
+
+#[test]
+fn the_installed_recorder_holds_the_secrets_rule() {
+    let source = recorder_source();
+    assert!(
+        source.contains("_SECRET_SUFFIXES = (\"_KEY\", \"_TOKEN\", \"_SECRET\", \"_PASSWORD\",)\n")
+    );
+    assert!(source.contains(&format!("_MIN_SECRET_LEN = {MIN_SECRET_LEN}\n")));
+    assert!(source.contains("_REDACTED = \"[redacted]\"\n"));
 }
 
 #[test]

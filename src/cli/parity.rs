@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use crate::parity::{ParityReport, ProbePlan, ProbeSide, render_text, run_probe};
+use crate::parity::{ParityReport, ProbePlan, ProbeProgress, ProbeSide, render_text, run_probe};
 use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
 use crate::seeds::Scratch;
 use crate::task::{self, Task};
@@ -67,8 +67,10 @@ pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Resul
     )
     .ok_or_else(|| AppError::usage("the task has no [parity] section"))?;
     let report: ParityReport =
-        super::runtime()?.block_on(run_probe(&plan, &AtomicBool::new(false), &mut |text| {
-            eprint!("{text}");
+        super::runtime()?.block_on(run_probe(&plan, &AtomicBool::new(false), &mut |progress| {
+            if let ProbeProgress::Output(text) = progress {
+                eprint!("{text}");
+            }
         }));
     let text = if json {
         let mut s =

@@ -149,8 +149,8 @@ pub struct VerifyRun {
     pub exit: RunExit,
     /// Seconds it ran.
     pub duration_s: f64,
-    /// Whether it was confined.
-    pub confined: bool,
+    /// Why it was not confined, with what would confine it; None when it was.
+    pub unconfined: Option<String>,
     /// What the runtime audit recorded.
     pub audit: Vec<Finding>,
     /// Its metric series when they are kept apart from the phase's (the seed check's run).
@@ -221,8 +221,9 @@ pub struct GradeInput<'a> {
     pub series: &'a BTreeMap<String, Series>,
     /// Timeout of the run, for the finding text.
     pub timeout_s: u64,
-    /// Whether the verify run was confined.
-    pub verify_confined: bool,
+    /// Why the verify run (or the seed check's) was not confined, with what would confine
+    /// it; None when it was.
+    pub unconfined: Option<String>,
     /// What the run said of its own crash, told with the exit status: the notebook runner's
     /// `notebook cell N raised …` ([`crate::notebook::crash_line`]).
     pub crash_line: Option<String>,
@@ -244,6 +245,10 @@ pub struct Verdict {
     /// Whether the verify run was confined (null in journals of xstack 0.1).
     #[serde(default)]
     pub verify_confined: Option<bool>,
+    /// Why it was not, with what would confine it (absent when it was, and in journals
+    /// written before xstack said why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfined: Option<String>,
 }
 
 impl Verdict {
@@ -325,7 +330,8 @@ pub fn grade(input: &GradeInput<'_>) -> Verdict {
         criteria,
         findings: records.iter().map(|r| r.text.clone()).collect(),
         finding_records: records,
-        verify_confined: Some(input.verify_confined),
+        verify_confined: Some(input.unconfined.is_none()),
+        unconfined: input.unconfined.clone(),
     }
 }
 

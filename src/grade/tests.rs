@@ -48,7 +48,7 @@ fn verdict(
         criteria: &criteria,
         series: &series,
         timeout_s: 60,
-        verify_confined: true,
+        unconfined: None,
         crash_line: None,
     })
 }
@@ -102,7 +102,7 @@ fn check_run(values: &[f64], code: Option<i32>) -> VerifyRun {
             timed_out: false,
         },
         duration_s: 1.0,
-        confined: true,
+        unconfined: None,
         audit: vec![],
         series: series(values),
     }
@@ -135,7 +135,7 @@ fn the_seed_check_catches_a_constant_result_and_passes_a_seeded_one() {
         criteria: &criteria,
         series: &series(&[0.9103]),
         timeout_s: 60,
-        verify_confined: true,
+        unconfined: None,
         crash_line: None,
     });
     assert_eq!(graded.failure, Some(FailureClass::Bypass));
@@ -167,7 +167,7 @@ fn only_all_identical_criteria_fail_the_seed_check() {
         criteria: &two,
         series: &first_series,
         timeout_s: 60,
-        verify_confined: true,
+        unconfined: None,
         crash_line: None,
     });
     let mut moved = check_run(&[0.95], Some(0));
@@ -230,7 +230,7 @@ fn a_value_printed_on_the_edge_passes_with_margin_zero() {
             criteria: std::slice::from_ref(&spec),
             series: &series,
             timeout_s: 60,
-            verify_confined: true,
+            unconfined: None,
             crash_line: None,
         })
     };

@@ -13,11 +13,33 @@ use serde::{Deserialize, Serialize};
 
 pub use compare::compare;
 pub use npz::read_npz;
-pub use probe::{PROBE_DIR, ProbePlan, ProbeSide, SourceRecord, run_port, run_probe, run_source};
+pub use probe::{
+    PROBE_DIR, ProbePlan, ProbeProgress, ProbeSide, SourceRecord, run_port, run_probe, run_source,
+};
 
 /// The helper both sides may import (`import xstack_parity`): `record(name, array)` and
 /// `load_inputs()`; xstack writes it next to each side's copy and puts it on PYTHONPATH.
 pub const HELPER: &str = include_str!("xstack_parity.py");
+
+/// A side of the probe: the source in its reference environment, or the port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParitySide {
+    /// The source's clean copy.
+    Source,
+    /// The port's verify copy.
+    Port,
+}
+
+impl ParitySide {
+    /// `source` or `port`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParitySide::Source => "source",
+            ParitySide::Port => "port",
+        }
+    }
+}
 
 /// The helper's module file name.
 pub const HELPER_FILE: &str = "xstack_parity.py";

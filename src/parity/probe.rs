@@ -16,7 +16,7 @@ use crate::run_script::RunScript;
 use crate::runner::{Job, JobIntegrity, LocalRunner, Runner};
 use crate::task::Task;
 
-use super::{HELPER, HELPER_FILE, ParityReport, Tensor, compare, read_npz};
+use super::{HELPER, HELPER_FILE, ParityReport, ParitySide, Tensor, compare, read_npz};
 
 /// The folder, inside each side's copy, that holds the helper and the side's archives.
 pub const PROBE_DIR: &str = ".xstack-parity";
@@ -106,17 +106,37 @@ struct SideEnd {
     archive: Option<PathBuf>,
 }
 
-/// Runs the source's side, then the port's, and compares what they recorded; `on_output`
-/// receives both sides' output as it arrives; when `cancel` is set the running side is ended.
-/// Whatever happens is in the report: a side that could not start, crashed, timed out, was
-/// cancelled or wrote no archive is its `error`.
+/// What the probe tells as it runs: a side starts, or the running side wrote output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeProgress<'a> {
+    /// A side starts; its output follows.
+    Started(ParitySide),
+    /// Output of the side that runs.
+    Output(&'a str),
+}
+
+/// Runs the source's side, then the port's, and compares what they recorded; `on_progress`
+/// hears each side start and receives its output as it arrives; when `cancel` is set the
+/// running side is ended. Whatever happens is in the report: a side that could not start,
+/// crashed, timed out, was cancelled or wrote no archive is its `error`.
 pub async fn run_probe(
     plan: &ProbePlan,
     cancel: &AtomicBool,
-    on_output: &mut dyn FnMut(&str),
+    on_progress: &mut dyn FnMut(ProbeProgress<'_>),
 ) -> ParityReport {
-    match run_source(plan, cancel, on_output).await {
-        Ok(source) => run_port(plan, &source, cancel, on_output).await,
+    on_progress(ProbeProgress::Started(ParitySide::Source));
+    let source = run_source(plan, cancel, &mut |text| {
+        on_progress(ProbeProgress::Output(text));
+    })
+    .await;
+    match source {
+        Ok(source) => {
+            on_progress(ProbeProgress::Started(ParitySide::Port));
+            run_port(plan, &source, cancel, &mut |text| {
+                on_progress(ProbeProgress::Output(text));
+            })
+            .await
+        }
         Err(report) => report,
     }
 }

@@ -20,14 +20,28 @@ const SYSTEM: &[&str] = &[
 /// Device nodes of accelerators, bound when present.
 const DEVICES: &[&str] = &["nvidia", "accel", "dri", "vfio", "kfd"];
 
-/// Whether bubblewrap can confine a process here: its path, or why not. Probed once.
+/// Why a verify run here is not confined when bubblewrap is not installed, with the remedy.
+pub const NOT_ON_PATH: &str =
+    "bubblewrap (`bwrap`) is not on PATH: install it (`apt-get install bubblewrap`)";
+
+/// Why a runner's verify run was not confined: its machine has no working bubblewrap; with
+/// the remedy.
+pub fn missing_on(runner: impl std::fmt::Display) -> String {
+    format!(
+        "no working bubblewrap on {runner}: install it there (`apt-get install bubblewrap`), \
+         with unprivileged user namespaces allowed (README, set-up)"
+    )
+}
+
+/// Whether bubblewrap can confine a process here: its path, or why not (with what would
+/// let it). Probed once.
 pub fn bwrap() -> Result<PathBuf, String> {
     static PROBE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PROBE
         .get_or_init(|| {
             let path = std::env::var("PATH").unwrap_or_default();
-            let bwrap = crate::env::which_in("bwrap", &path)
-                .ok_or_else(|| "bubblewrap (`bwrap`) is not on PATH".to_string())?;
+            let bwrap =
+                crate::env::which_in("bwrap", &path).ok_or_else(|| NOT_ON_PATH.to_string())?;
             let out = std::process::Command::new(&bwrap)
                 .args(["--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc"])
                 .args(["--dev", "/dev", "true"])
@@ -38,7 +52,8 @@ pub fn bwrap() -> Result<PathBuf, String> {
                 Ok(bwrap)
             } else {
                 Err(format!(
-                    "bubblewrap cannot create its namespaces here: {}",
+                    "bubblewrap cannot create its namespaces here ({}): unprivileged user \
+                     namespaces are off or restricted on this machine (README, set-up)",
                     String::from_utf8_lossy(&out.stderr).trim()
                 ))
             }

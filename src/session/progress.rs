@@ -153,6 +153,9 @@ pub fn describe(event: &Event) -> Option<String> {
             ..
         } => Some(format!("seed check run: {command}")),
         Event::RunStarted { command, .. } => Some(format!("run: {command}")),
+        Event::ProbeStarted { side, .. } => {
+            Some(format!("parity probe: the {}'s side", side.as_str()))
+        }
         Event::RunnerJob {
             runner,
             job_id,

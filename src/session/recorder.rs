@@ -258,6 +258,9 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
                     redact(file);
                 }
             }
+            if let Some(reason) = verdict.unconfined.as_mut() {
+                redact(reason);
+            }
         }
         Event::Parity { report, .. } => {
             if let Some(error) = report.error.as_mut() {
@@ -303,6 +306,7 @@ fn redact_event(secrets: &Secrets, event: &mut Event) {
         | Event::AgentExited { .. }
         | Event::Paused { .. }
         | Event::RunExited { .. }
+        | Event::ProbeStarted { .. }
         | Event::Metric { .. }
         | Event::Metrics { .. }
         | Event::SeedCheckMetrics { .. } => {}

@@ -1,7 +1,7 @@
 //! The session state and its pure reducer: `apply(t, &event)` is the only way state
 //! changes, so the live TUI, headless runs, replay and tests all see the same thing.
 
-use crate::parity::ParityReport;
+use crate::parity::{ParityReport, ParitySide};
 use std::collections::BTreeMap;
 
 use crate::agent::transcript::{ToolTally, TranscriptItem};
@@ -156,6 +156,43 @@ pub struct FinishInfo {
     pub interrupted: Option<Interruption>,
 }
 
+/// Which of a phase's runs a Run log shows: verify, the seed check, or a side of the parity
+/// probe; each is a run of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShownRun {
+    /// The verify run, whose output is graded.
+    Verify(u8),
+    /// The seed check's second run, with another seed.
+    SeedCheck(u8),
+    /// A side of the parity probe, after a failed grade.
+    Probe(u8, ParitySide),
+}
+
+impl ShownRun {
+    /// Whether it is the graded verify run.
+    pub fn is_verify(self) -> bool {
+        matches!(self, ShownRun::Verify(_))
+    }
+
+    /// The run without its phase: `verify run`, `seed check`, `parity probe (source)`.
+    pub fn what(self) -> String {
+        match self {
+            ShownRun::Verify(_) => "verify run".to_string(),
+            ShownRun::SeedCheck(_) => "seed check".to_string(),
+            ShownRun::Probe(_, side) => format!("parity probe ({})", side.as_str()),
+        }
+    }
+}
+
+impl std::fmt::Display for ShownRun {
+    /// `phase 1 · parity probe (source)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ShownRun::Verify(phase) | ShownRun::SeedCheck(phase) | ShownRun::Probe(phase, _)) =
+            *self;
+        write!(f, "phase {phase} · {}", self.what())
+    }
+}
+
 /// A line the session said at a moment of its clock: an answer to a command, or what it is
 /// doing.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,9 +225,11 @@ pub struct SessionState {
     pub agent_running: bool,
     /// Whether a verify run is running.
     pub run_running: bool,
-    /// Which run the Run log shows: `phase 1 run`, or `phase 1 seed check` (the second run
-    /// with another seed, whose points are not the ones Metrics and Verdict grade).
-    pub run_shown: Option<String>,
+    /// Which run the Run log shows: `phase 1 · verify run`, `phase 1 · seed check` (the
+    /// second run with another seed, whose points are not the ones Metrics and Verdict
+    /// grade), or `phase 1 · parity probe (source)` (or `(port)`), a side of the probe that
+    /// explains a failed grade.
+    pub run_shown: Option<ShownRun>,
     /// While the verify run's job waits in a runner's queue: its state
     /// (`queued on slurm: job 12, PENDING (Resources)`).
     pub queued: Option<String>,
@@ -382,7 +421,7 @@ impl SessionState {
                 paused: self.paused,
                 agent_running: self.agent_running,
                 run_running: self.run_running,
-                run_shown: self.run_shown.clone(),
+                run_shown: self.run_shown,
                 queued: self.queued.clone(),
                 agent_screen: Screen::new(0, 0),
                 run_screen: Screen::new(0, 0),
@@ -583,9 +622,9 @@ impl SessionState {
                 });
                 self.run_screen = terminal(*cols, *rows);
                 self.run_shown = Some(if *seed_check {
-                    format!("phase {phase} seed check")
+                    ShownRun::SeedCheck(*phase)
                 } else {
-                    format!("phase {phase} run")
+                    ShownRun::Verify(*phase)
                 });
                 let record = self.phase_mut(*phase);
                 if *seed_check {
@@ -618,6 +657,17 @@ impl SessionState {
                     self.run_screen.process(&format!("{text}\r\n"));
                     self.queued = Some(text);
                 }
+            }
+            Event::ProbeStarted { phase, side } => {
+                // Its output follows the verify run's on the same screen: a line between them
+                // says whose it is.
+                let shown = ShownRun::Probe(*phase, *side);
+                self.activity = Some(Said {
+                    at: t,
+                    text: format!("running the {shown}"),
+                });
+                self.run_screen.process(&format!("\r\n── {shown} ──\r\n"));
+                self.run_shown = Some(shown);
             }
             Event::RunOutput { text } => self.run_screen.process(text),
             Event::RunExited { .. } => self.run_running = false,

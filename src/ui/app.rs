@@ -779,6 +779,7 @@ mod tests {
                         ),
                     ],
                     verify_confined: Some(true),
+                    unconfined: None,
                 },
                 exit_code: Some(1),
                 duration_s: 1.0,

@@ -102,6 +102,15 @@ fn summary(frame: &mut Frame<'_>, line: Rect, pane: PaneId, text: Summary<'_>, t
         Summary::Terminal(rows) => {
             panes::terminal(frame, rest, Block::default(), rows, true, (None, c.dim))
         }
+        Summary::After(label, rows) => {
+            let width = (label.chars().count() as u16).min(rest.width);
+            frame.render_widget(
+                Paragraph::new(Span::styled(label, Style::default().fg(c.waiting))),
+                Rect::new(rest.x, rest.y, width, 1),
+            );
+            let after = Rect::new(rest.x + width, rest.y, rest.width - width, 1);
+            panes::terminal(frame, after, Block::default(), rows, true, (None, c.dim));
+        }
         Summary::Line(text) => frame.render_widget(Paragraph::new(text), rest),
     }
 }

@@ -6,7 +6,7 @@ use ratatui::widgets::{Block, Borders};
 
 use crate::event::{At, Mode, SessionTask, Waiting};
 use crate::replay::Player;
-use crate::session::state::{FinishInfo, PhaseRecord, Said, SessionState};
+use crate::session::state::{FinishInfo, PhaseRecord, Said, SessionState, ShownRun};
 
 use tokio::time::Instant;
 
@@ -70,8 +70,9 @@ pub struct Scene {
     pub agent_running: bool,
     /// Whether a verify run is running.
     pub run_running: bool,
-    /// Which run the Run log shows (`phase 1 run`, `phase 1 seed check`).
-    pub run_shown: Option<String>,
+    /// Which run the Run log shows (`phase 1 · verify run`, `phase 1 · seed check`,
+    /// `phase 1 · parity probe (source)`).
+    pub run_shown: Option<ShownRun>,
     /// Set once the session ended.
     pub finished: Option<FinishInfo>,
     /// How many files (and lines) the session's findings name: where Enter in the Verdict
@@ -126,7 +127,7 @@ impl Scene {
             activity: state.activity.clone(),
             agent_running: state.agent_running,
             run_running: state.run_running,
-            run_shown: state.run_shown.clone(),
+            run_shown: state.run_shown,
             finished: state.finished.clone(),
             phases: state.phases.clone(),
             finding_files: super::app::finding_files(state).len(),

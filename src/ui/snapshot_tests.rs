@@ -41,6 +41,7 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
         },
         finding_records: vec![],
         verify_confined: Some(true),
+        unconfined: None,
     }
 }
 
@@ -57,6 +58,20 @@ fn points(values: &[f64]) -> Vec<Point> {
 
 /// A finished two-phase session: phase 1 fidelity_gap, phase 2 pass.
 fn session() -> SessionState {
+    applied(&session_events())
+}
+
+/// The state after `events`, half a second apart.
+fn applied(events: &[Event]) -> SessionState {
+    let mut state = SessionState::new();
+    for (i, e) in events.iter().enumerate() {
+        state.apply(i as f64 * 0.5, e);
+    }
+    state
+}
+
+/// The events of [`session`].
+fn session_events() -> Vec<Event> {
     let mut events = vec![
         Event::Task(Box::new(SessionTask {
             id: "digits-mlp".into(),
@@ -174,11 +189,115 @@ fn session() -> SessionState {
             .answers(false),
         },
     ]);
-    let mut state = SessionState::new();
-    for (i, e) in events.iter().enumerate() {
-        state.apply(i as f64 * 0.5, e);
+    events
+}
+
+/// The text of a drawn screen, a line per row.
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn verify_not_confined_is_said_once_with_what_would_confine_it() {
+    let mut events = session_events();
+    for event in &mut events {
+        if let Event::Graded { verdict, .. } = event {
+            verdict.verify_confined = Some(false);
+            verdict.unconfined = Some(crate::runner::confine::NOT_ON_PATH.to_string());
+        }
     }
-    state
+    let state = applied(&events);
+    for (width, height) in [(200, 50), (80, 24)] {
+        let text = screen_text(&render_state(&state, width, height, PaneId::Verdict, true));
+        assert_eq!(text.matches("not confined").count(), 1, "{text}");
+        assert!(
+            text.contains("verify was not confined in phases 1 and 2"),
+            "{text}"
+        );
+        assert!(text.contains("install it (`apt-get install"), "{text}");
+        // Under the newest verdict: phase 2's, listed first.
+        let said = text.find("not confined").unwrap();
+        assert!(text.find("Phase 2").unwrap() < said, "{text}");
+        assert!(said < text.find("Phase 1").unwrap(), "{text}");
+    }
+}
+
+#[test]
+fn the_run_log_says_which_run_it_shows() {
+    let title = |state: &SessionState| -> String {
+        let terminal = render_state(state, 200, 50, PaneId::RunLog, true);
+        screen_text(&terminal).lines().next().unwrap().to_string()
+    };
+    let mut events = session_events();
+    let graded = events
+        .iter()
+        .position(|e| matches!(e, Event::Graded { phase: 1, .. }))
+        .unwrap();
+    events.truncate(graded + 1);
+    assert!(
+        title(&applied(&events)).starts_with("┌ 3 Run log · phase 1 · verify run "),
+        "{}",
+        title(&applied(&events))
+    );
+    // Each side of the parity probe after the verdict: the title names it, and a line between
+    // its output and the run's before it says whose the output below is.
+    events.extend([
+        Event::ProbeStarted {
+            phase: 1,
+            side: crate::parity::ParitySide::Source,
+        },
+        Event::RunOutput {
+            text: "Test Accuracy: 0.1130\r\n".into(),
+        },
+    ]);
+    let state = applied(&events);
+    assert!(
+        title(&state).starts_with("┌ 3 Run log · phase 1 · parity probe (source) "),
+        "{}",
+        title(&state)
+    );
+    let text = screen_text(&render_state(&state, 200, 50, PaneId::RunLog, true));
+    let run = text.find("epoch 3 acc=0.70").unwrap();
+    let line = text.find("── phase 1 · parity probe (source) ──").unwrap();
+    let probe = text.find("Test Accuracy: 0.1130").unwrap();
+    assert!(run < line && line < probe, "{text}");
+    // On a compact screen the Run log's line says whose its latest row is.
+    let compact = screen_text(&render_state(&state, 80, 24, PaneId::Agent, false));
+    assert!(
+        compact.contains(" 3 Run log  parity probe (source): Test Accuracy: 0.1130"),
+        "{compact}"
+    );
+    events.push(Event::ProbeStarted {
+        phase: 1,
+        side: crate::parity::ParitySide::Port,
+    });
+    let state = applied(&events);
+    assert!(
+        title(&state).starts_with("┌ 3 Run log · phase 1 · parity probe (port) "),
+        "{}",
+        title(&state)
+    );
+    // The seed check is a run of its own.
+    events.push(Event::RunStarted {
+        phase: 1,
+        command: "python train.py".into(),
+        cols: 60,
+        rows: 10,
+        seed_check: true,
+    });
+    assert!(
+        title(&applied(&events)).starts_with("┌ 3 Run log · phase 1 · seed check "),
+        "{}",
+        title(&applied(&events))
+    );
 }
 
 fn render(width: u16, height: u16, focus: PaneId, zoom: bool) -> Terminal<TestBackend> {
@@ -326,6 +445,7 @@ fn criterion_session(
             findings: vec![],
             finding_records: vec![],
             verify_confined: Some(true),
+            unconfined: None,
         }
     };
     let batch = |phase: u8, values: &[f64]| Event::Metrics {

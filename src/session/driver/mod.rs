@@ -221,6 +221,9 @@ impl Driver {
     pub async fn run(mut self) -> i32 {
         let outcome = self.session().await;
         self.stop_children().await;
+        if let Some(collector) = self.agent_runs.take() {
+            collector.remove();
+        }
         let mut interrupted = None;
         let ended = match outcome {
             Ok(()) => None,

@@ -1,13 +1,14 @@
 //! The parity probe after a failed grade (SPEC §3a): when a phase failed with `fidelity_gap`
 //! or `crash` and the task has `[parity]`, the probe runs in a clean copy of the source (the
 //! reference environment) and in the phase's verify copy (the target environment), each
-//! confined as a local verify run is; its output follows the verify run's in the Run log,
-//! and its report is recorded as [`Event::Parity`]. It never changes the verdict.
+//! confined as a local verify run is; each side's start is recorded as
+//! [`Event::ProbeStarted`] and its output follows the verify run's in the Run log, and the
+//! report is recorded as [`Event::Parity`]. It never changes the verdict.
 
 use std::sync::atomic::AtomicBool;
 
 use crate::grade::{FailureClass, Verdict};
-use crate::parity::{ParityReport, ProbePlan, ProbeSide, run_probe};
+use crate::parity::{ParityReport, ProbePlan, ProbeProgress, ProbeSide, run_probe};
 use crate::workspace;
 
 use super::{Driver, Stop};
@@ -89,13 +90,18 @@ impl Driver {
                     .enable_all()
                     .build()
                     .map_err(|e| format!("cannot start the parity probe's runtime: {e}"))?;
-                let report = runtime.block_on(run_probe(&plan, cancel, &mut |text| {
-                    output(text.to_string());
+                let report = runtime.block_on(run_probe(&plan, cancel, &mut |progress| {
+                    output(match progress {
+                        ProbeProgress::Started(side) => Event::ProbeStarted { phase, side },
+                        ProbeProgress::Output(text) => Event::RunOutput {
+                            text: text.to_string(),
+                        },
+                    });
                 }));
                 let _ = std::fs::remove_dir_all(&plan.source.dir);
                 Ok(report)
             },
-            |text| Event::RunOutput { text },
+            |event| event,
         )
         .await
     }

@@ -43,7 +43,7 @@ impl Driver {
             criteria: &criteria,
             series: &series,
             timeout_s: self.cfg.task.spec.run.timeout_s,
-            verify_confined: first.confined,
+            unconfined: first.unconfined.clone(),
             crash_line: {
                 let state = lock(self.rec.state());
                 crate::notebook::crash_line(&state.run_screen.contents())
@@ -90,7 +90,7 @@ impl Driver {
                 (self.cfg.seed, seed),
                 &criteria,
             ));
-            input.verify_confined = first.confined && second.confined;
+            input.unconfined = first.unconfined.clone().or(second.unconfined);
             verdict = grade::grade(&input);
         }
         self.rec.emit(Event::Graded {
@@ -328,20 +328,22 @@ impl Driver {
                 });
             }
         }
-        let mut confined = launch.confined;
+        let mut unconfined = (!launch.confined).then(|| {
+            launch.unconfined_reason.clone().unwrap_or_else(|| {
+                format!("{} did not record that it confined the run", lease.runner())
+            })
+        });
         let mut audit = Vec::new();
         let mut lost = None;
         if !lease.runner().is_local() && !timed_out {
             match self.remote_record(&lease, exit_info.code == Some(0)).await {
                 Ok(Some(recorded)) => {
-                    confined = recorded.confined;
                     audit = grade::audit::findings_of(recorded.audit.iter().map(String::as_str));
-                    if !confined {
+                    unconfined = (!recorded.confined)
+                        .then(|| crate::runner::confine::missing_on(lease.runner()));
+                    if let Some(reason) = &unconfined {
                         self.rec.emit(Event::Note {
-                            text: format!(
-                                "phase {phase}: verify is not confined: no working bubblewrap on {}",
-                                lease.runner()
-                            ),
+                            text: format!("phase {phase}: verify is not confined: {reason}"),
                         });
                     }
                 }
@@ -374,7 +376,7 @@ impl Driver {
                 timed_out,
             },
             duration_s,
-            confined,
+            unconfined,
             audit,
             series,
         })

@@ -19,6 +19,7 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
         findings: vec![],
         finding_records: vec![],
         verify_confined: Some(true),
+        unconfined: None,
     }
 }
 

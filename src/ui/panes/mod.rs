@@ -40,6 +40,8 @@ pub enum Summary<'a> {
     Line(Line<'static>),
     /// A terminal's latest row that holds text.
     Terminal(&'a TerminalView),
+    /// A terminal's latest row that holds text, after a label saying whose it is.
+    After(String, &'a TerminalView),
 }
 
 /// A key of the key table that belongs to a pane, and whether pressing it does anything now

@@ -71,8 +71,9 @@ impl Pane for AgentPane {
 }
 
 impl Pane for RunLogPane {
+    /// Which run is on screen: `· phase 1 · parity probe (source)`.
     fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
-        cx.scene.run_shown.clone()
+        cx.scene.run_shown.map(|shown| format!("· {shown}"))
     }
 
     fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
@@ -80,8 +81,16 @@ impl Pane for RunLogPane {
         terminal(frame, rect, block, &cx.scene.run, true, placeholder);
     }
 
+    /// The latest row, after the run it belongs to when that is not the graded verify run
+    /// (`parity probe (source): Test Accuracy: 0.1130`).
     fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
-        terminal_summary(PaneId::RunLog, &cx.scene.run, cx)
+        match terminal_summary(PaneId::RunLog, &cx.scene.run, cx) {
+            Summary::Terminal(rows) => match cx.scene.run_shown.filter(|s| !s.is_verify()) {
+                Some(shown) => Summary::After(format!("{}: ", shown.what()), rows),
+                None => Summary::Terminal(rows),
+            },
+            line => line,
+        }
     }
 }
 

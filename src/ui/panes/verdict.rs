@@ -40,8 +40,20 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
             Style::default().fg(c.dim),
         )));
     }
-    // Where each published number comes from is said once, under the newest graded phase.
+    // Where each published number comes from is said once, under the newest graded phase;
+    // that verify was not confined, once, under the newest phase it was not in.
     let newest = state.phases.iter().rposition(|p| p.verdict.is_some());
+    let unconfined: Vec<usize> = state
+        .phases
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.verdict
+                .as_ref()
+                .is_some_and(|v| v.verify_confined == Some(false))
+        })
+        .map(|(i, _)| i)
+        .collect();
     for (i, record) in state.phases.iter().enumerate().rev() {
         let Some(verdict) = &record.verdict else {
             if let Some((outcome, detail)) = &record.outcome {
@@ -128,11 +140,13 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
                 Style::default().fg(c.text),
             )));
         }
-        if verdict.verify_confined == Some(false) {
-            lines.push(Line::from(Span::styled(
-                "  ! verify was not confined: the run could see this machine (see the Run log)",
-                Style::default().fg(c.fail),
-            )));
+        if unconfined.last() == Some(&i) {
+            unconfined_lines(
+                &unconfined,
+                verdict.unconfined.as_deref(),
+                theme,
+                &mut lines,
+            );
         }
         if let Some(report) = &record.parity {
             parity_lines(report, theme, &mut lines);
@@ -169,6 +183,31 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
         }
     }
     lines
+}
+
+/// That verify was not confined in the phases `unconfined` (indices), said once: why, and
+/// what would confine it (`reason`, the runner's; absent from older journals).
+fn unconfined_lines<'a>(
+    unconfined: &[usize],
+    reason: Option<&str>,
+    theme: &Theme,
+    lines: &mut Vec<Line<'a>>,
+) {
+    let c = &theme.colors;
+    let numbers: Vec<String> = unconfined.iter().map(|i| (i + 1).to_string()).collect();
+    let phases = match numbers.as_slice() {
+        [one] => format!("phase {one}"),
+        [rest @ .., last] => format!("phases {} and {last}", rest.join(", ")),
+        [] => return,
+    };
+    lines.push(Line::from(Span::styled(
+        format!("  ! verify was not confined in {phases}: the run could see this machine"),
+        Style::default().fg(c.fail),
+    )));
+    lines.push(Line::from(Span::styled(
+        format!("    {}", reason.unwrap_or("why: see the Run log")),
+        Style::default().fg(c.text),
+    )));
 }
 
 /// How many matching tensors the Verdict pane lists one by one before the first divergent.
