@@ -4,7 +4,8 @@
 //! fraction, the model's number and not another model's in the same sentence), authenticates
 //! it with the runs and writes it into the task; a claim the runs do not reproduce is refused
 //! without `--accept-unreproduced`; a repository that claims nothing says so; `calibrate`
-//! authenticates again.
+//! authenticates again. SGC's runs here are also the suite's check that the bundled
+//! `sgc-cora` and `sgc-citeseer` sources land inside their tasks' tolerances.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,6 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
+use common::oracle::{assert_within_tolerance, bundled};
 use common::*;
 use xstack::task::{ClaimStatus, Direction, Task};
 
@@ -144,6 +146,10 @@ fn sgc_cora_row_and_its_percentage_are_the_claim() {
         !printed.contains(". 0.13 at "),
         "a time shown as a claim:\n{printed}"
     );
+    // The source's run is the bundled task's: inside its tolerance (the check the suite makes
+    // of every task's source, made here on the run init already made).
+    let log = std::fs::read_to_string(task.dir.join("reference.log")).unwrap();
+    assert_within_tolerance("sgc-cora", &bundled("sgc-cora"), &log);
 
     // `calibrate` authenticates it again against new runs.
     let out = xstack()
@@ -190,6 +196,9 @@ fn sgc_citeseer_takes_its_own_row() {
     let row = line_of(&up.repo.join("README.md"), "Acc: 71.9 %");
     assert_eq!(claim.location, Some(format!("README.md:{row}")));
     assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
+    // The source's run is the bundled task's: inside its tolerance.
+    let log = std::fs::read_to_string(up.tasks().join("citeseer/reference.log")).unwrap();
+    assert_within_tolerance("sgc-citeseer", &bundled("sgc-citeseer"), &log);
 }
 
 /// makemore's "test logprob of ~1.92" (approximate) is the claim for its printed test

@@ -31,7 +31,8 @@ pub enum OracleRun {
 pub enum SourceRun {
     /// Here.
     Here,
-    /// Not here: the catalog's check runs it (`tests/catalog.rs`).
+    /// Not here: another test's run of it is checked (`tests/claims.rs` for SGC, whose
+    /// `init` runs it anyway; `tests/catalog.rs` for the sources that run for minutes).
     Elsewhere,
 }
 
