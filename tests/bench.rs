@@ -142,9 +142,10 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
         ])
     );
     // Per phase, how it ended: these scripted agents exit 0, report nothing else of
-    // themselves (no claim, usage or session) and run no Python of their own.
+    // themselves (no claim, usage, session or tool calls) and run no Python of their own.
     let said_nothing = json!({"exit_code": 0, "claimed_success": null, "claim": null,
         "tokens_in": null, "tokens_out": null, "cost_usd": null, "session": null,
+        "tool_calls": null, "tool_failures": null, "first_tool_error": null,
         "ran_port": false});
     let mut phases = json!([{"phase": 1, "outcome": "graded", "verdict": "fail"},
                             {"phase": 2, "outcome": "graded", "verdict": "pass"}]);
