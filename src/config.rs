@@ -12,21 +12,9 @@ use crate::agent::config::AgentConfig;
 use crate::agent::preset::PRESET_NAMES;
 use crate::task::located::{self, KeyPath, Located, Term};
 
-/// Why the config file could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("{}: cannot read: {source}", file.display())]
-    Read {
-        /// The file.
-        file: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file breaks a rule: its file, line, key path and what is wrong.
-    #[error(transparent)]
-    Invalid(#[from] Located),
-}
+/// Why the config file could not be used: it could not be read, or it breaks a rule (its
+/// file, line, key path and what is wrong).
+pub type ConfigError = located::FileError;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,10 +63,7 @@ impl Config {
 
     /// Loads and checks `file`.
     pub fn load_file(file: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
-            file: file.to_path_buf(),
-            source,
-        })?;
+        let text = located::read(file)?;
         Config::parse(file, &text)
     }
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use toml_edit::{DocumentMut, Item, TableLike, Value};
+use xstack::task::located::FileError;
 use xstack::task::{Task, TaskError};
 
 /// The keys SPEC §2 defines (table names included), and the ones docs/CONTRACTS.md adds
@@ -526,7 +527,7 @@ fn random_mutations_of_the_bundled_tasks_always_name_a_key() {
                 return Ok(());
             };
             std::fs::write(dir.join("task.toml"), &text).unwrap();
-            let TaskError::Invalid(located) = load_error(dir) else {
+            let TaskError::File(FileError::Invalid(located)) = load_error(dir) else {
                 panic!("{what:?}: not a task-file error");
             };
             let message = located.to_string();

@@ -13,21 +13,9 @@ use crate::task::located::{self, KeyPath, Located, Term};
 /// Characters per second at which `say` text is typed out.
 pub const TYPING_RATE: f64 = 400.0;
 
-/// Trajectory errors.
-#[derive(Debug, thiserror::Error)]
-pub enum TrajectoryError {
-    /// The file could not be read.
-    #[error("{}: cannot read: {source}", file.display())]
-    Read {
-        /// The file.
-        file: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A line is not a valid step: the file, the line, the key and what is wrong.
-    #[error(transparent)]
-    Invalid(#[from] Located),
-}
+/// Why a trajectory could not be used: it could not be read, or a line is not a valid step
+/// (the file, the line, the key and what is wrong).
+pub type TrajectoryError = located::FileError;
 
 /// One step of a trajectory.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,10 +102,7 @@ fn safe_relative(path: &str) -> bool {
 impl Trajectory {
     /// Parses and checks a trajectory file (every `from` file must exist).
     pub fn load(file: &Path) -> Result<Trajectory, TrajectoryError> {
-        let text = std::fs::read_to_string(file).map_err(|source| TrajectoryError::Read {
-            file: file.to_path_buf(),
-            source,
-        })?;
+        let text = located::read(file)?;
         let base = file.parent().unwrap_or(Path::new("."));
         let mut trajectory = Trajectory::default();
         for (i, line) in text.lines().enumerate() {

@@ -312,6 +312,57 @@ impl Sheet {
         }
     }
 
+    /// A row's label at the left margin, centred on `mid`.
+    fn row_label(&mut self, name: &str, mid: i32) {
+        self.text(name, (MARGIN, mid), BODY, (HPos::Left, VPos::Center));
+    }
+
+    /// The gridlines of a 0–100% axis from `top` to `bottom`, each labelled under it; `at`
+    /// places a rate.
+    fn percent_ticks(&mut self, at: impl Fn(f64) -> i32, top: i32, bottom: i32) {
+        for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            let x = at(tick);
+            self.line(vec![(x, top - 4), (x, bottom)], PALE, 1);
+            self.styled(
+                percent(tick),
+                (x, bottom + 6),
+                SMALL,
+                (HPos::Center, VPos::Top),
+                FAINT,
+                false,
+            );
+        }
+    }
+
+    /// An interval's whisker from `lx` to `hx` at height `y`, with its end caps.
+    fn whisker(&mut self, lx: i32, hx: i32, y: i32) {
+        self.line(vec![(lx, y), (hx, y)], INK, 2);
+        self.line(vec![(lx, y - 4), (lx, y + 4)], INK, 2);
+        self.line(vec![(hx, y - 4), (hx, y + 4)], INK, 2);
+    }
+
+    /// The text at the end of a row, left at `x`, centred on `mid`; returns its width.
+    fn row_end(&mut self, text: String, x: i32, mid: i32) -> i32 {
+        let width = width_of(&text, SMALL, false);
+        self.styled(
+            text,
+            (x, mid),
+            SMALL,
+            (HPos::Left, VPos::Center),
+            INK,
+            false,
+        );
+        width
+    }
+
+    /// The rate axis at `x0` from `top` to `bottom`, and the sheet sized to hold the plot
+    /// ending at `x1` with texts `right` wide after it.
+    fn close_rate_plot(&mut self, x0: i32, x1: i32, top: i32, bottom: i32, right: i32) {
+        self.line(vec![(x0, top - 4), (x0, bottom)], INK, 1);
+        self.width = self.width.max(to_u32(x1 + 12 + right + MARGIN));
+        self.height = to_u32(bottom + 30 + MARGIN / 2);
+    }
+
     fn paint<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let err = |e: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         area.fill(&WHITE).map_err(err)?;
@@ -456,6 +507,21 @@ fn percent(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
 }
 
+/// A rate with its counts and its 95% interval: `75% (3/4), 95%: 30–95%`.
+fn rate_text(rate: f64, passed: usize, graded: usize, low: f64, high: f64) -> String {
+    format!(
+        "{} ({passed}/{graded}), 95%: {}–{}",
+        percent(rate),
+        percent(low),
+        percent(high)
+    )
+}
+
+/// The agents' labels, cut, in the summary's order, and the width of the widest.
+fn agent_labels(report: &Report) -> (Vec<String>, i32) {
+    labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)))
+}
+
 /// Pass rate per agent: a bar split into phase 1 (blue) and phase 2 (sky blue), the 95%
 /// interval as a whisker under it, and the rate and counts at the end of the row.
 fn pass_rate(report: &Report) -> Sheet {
@@ -470,34 +536,18 @@ fn pass_rate(report: &Report) -> Sheet {
             method_words(report.interval_method)
         )],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
+    let (names, widest) = agent_labels(report);
     let x0 = MARGIN + widest + 12;
     let x1 = x0 + PLOT;
     let at = |v: f64| x0 + (v.clamp(0.0, 1.0) * f64::from(PLOT)).round() as i32;
     let bottom = top + ROW * report.summary.len() as i32;
-    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let x = at(tick);
-        s.line(vec![(x, top - 4), (x, bottom)], PALE, 1);
-        s.styled(
-            percent(tick),
-            (x, bottom + 6),
-            SMALL,
-            (HPos::Center, VPos::Top),
-            FAINT,
-            false,
-        );
-    }
+    s.percent_ticks(at, top, bottom);
     let mut right = 0;
     for (i, (a, name)) in report.summary.iter().zip(&names).enumerate() {
         let y = top + ROW * i as i32 + 4;
         let mid = y + BAR / 2;
         let whisker = y + BAR + 8;
-        s.text(
-            name.as_str(),
-            (MARGIN, mid),
-            BODY,
-            (HPos::Left, VPos::Center),
-        );
+        s.row_label(name, mid);
         let end_text = if a.graded == 0 {
             "no graded trial".to_string()
         } else {
@@ -521,32 +571,12 @@ fn pass_rate(report: &Report) -> Sheet {
                 &[format!("phase 2: {}", percent(p2)), percent(p2)],
             );
             let [low, high] = a.pass_rate_ci95;
-            let (lx, hx) = (at(low), at(high));
-            s.line(vec![(lx, whisker), (hx, whisker)], INK, 2);
-            s.line(vec![(lx, whisker - 4), (lx, whisker + 4)], INK, 2);
-            s.line(vec![(hx, whisker - 4), (hx, whisker + 4)], INK, 2);
-            format!(
-                "{} ({}/{}), 95%: {}–{}",
-                percent(a.pass_rate),
-                a.passed,
-                a.graded,
-                percent(low),
-                percent(high)
-            )
+            s.whisker(at(low), at(high), whisker);
+            rate_text(a.pass_rate, a.passed, a.graded, low, high)
         };
-        right = right.max(width_of(&end_text, SMALL, false));
-        s.styled(
-            end_text,
-            (x1 + 12, mid),
-            SMALL,
-            (HPos::Left, VPos::Center),
-            INK,
-            false,
-        );
+        right = right.max(s.row_end(end_text, x1 + 12, mid));
     }
-    s.line(vec![(x0, top - 4), (x0, bottom)], INK, 1);
-    s.width = s.width.max(to_u32(x1 + 12 + right + MARGIN));
-    s.height = to_u32(bottom + 30 + MARGIN / 2);
+    s.close_rate_plot(x0, x1, top, bottom, right);
     s
 }
 
@@ -599,27 +629,11 @@ fn ran_port(report: &Report) -> Sheet {
     let x1 = x0 + PLOT;
     let at = |v: f64| x0 + (v.clamp(0.0, 1.0) * f64::from(PLOT)).round() as i32;
     let bottom = top + GROUP * shown.len() as i32 - GAP;
-    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let x = at(tick);
-        s.line(vec![(x, top - 4), (x, bottom)], PALE, 1);
-        s.styled(
-            percent(tick),
-            (x, bottom + 6),
-            SMALL,
-            (HPos::Center, VPos::Top),
-            FAINT,
-            false,
-        );
-    }
+    s.percent_ticks(at, top, bottom);
     let mut right = 0;
     for (i, ((_, line), name)) in shown.iter().zip(&names).enumerate() {
         let y0 = top + GROUP * i as i32;
-        s.text(
-            name.as_str(),
-            (MARGIN, y0 + ROW),
-            BODY,
-            (HPos::Left, VPos::Center),
-        );
+        s.row_label(name, y0 + ROW);
         let bars: [(&Share, RGBColor, &str); 2] = [
             (&line.ran, BLUE, groups[0]),
             (&line.did_not, ORANGE, groups[1]),
@@ -642,29 +656,11 @@ fn ran_port(report: &Report) -> Sheet {
                     if at(rate) > at(0.0) {
                         s.rect((at(0.0), y), (at(rate), y + BAR), fill);
                     }
-                    let (lx, hx) = (at(share.low), at(share.high));
-                    s.line(vec![(lx, whisker), (hx, whisker)], INK, 2);
-                    s.line(vec![(lx, whisker - 4), (lx, whisker + 4)], INK, 2);
-                    s.line(vec![(hx, whisker - 4), (hx, whisker + 4)], INK, 2);
-                    format!(
-                        "{} ({}/{}), 95%: {}–{}",
-                        percent(rate),
-                        share.passed,
-                        share.graded,
-                        percent(share.low),
-                        percent(share.high)
-                    )
+                    s.whisker(at(share.low), at(share.high), whisker);
+                    rate_text(rate, share.passed, share.graded, share.low, share.high)
                 }
             };
-            right = right.max(width_of(&end_text, SMALL, false));
-            s.styled(
-                end_text,
-                (x1 + 12, mid),
-                SMALL,
-                (HPos::Left, VPos::Center),
-                INK,
-                false,
-            );
+            right = right.max(s.row_end(end_text, x1 + 12, mid));
         }
         let note = match line.difference {
             Some(d) => format!(
@@ -683,9 +679,7 @@ fn ran_port(report: &Report) -> Sheet {
             false,
         );
     }
-    s.line(vec![(x0, top - 4), (x0, bottom)], INK, 1);
-    s.width = s.width.max(to_u32(x1 + 12 + right + MARGIN));
-    s.height = to_u32(bottom + 30 + MARGIN / 2);
+    s.close_rate_plot(x0, x1, top, bottom, right);
     s
 }
 
@@ -731,7 +725,7 @@ fn failures(report: &Report) -> Sheet {
         Kind::Failures.title(),
         &["Graded trials that failed, by class, of the agent's graded trials.".to_string()],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
+    let (names, widest) = agent_labels(report);
     let x0 = MARGIN + widest + 12;
     let most = report
         .summary
@@ -749,12 +743,7 @@ fn failures(report: &Report) -> Sheet {
     let bottom = rows_top + ROW * report.summary.len() as i32;
     for (i, name) in names.iter().enumerate() {
         let mid = rows_top + ROW * i as i32 + ROW / 2;
-        s.text(
-            name.as_str(),
-            (MARGIN, mid),
-            BODY,
-            (HPos::Left, VPos::Center),
-        );
+        s.row_label(name, mid);
     }
     for (k, class) in FailureClass::VARIANTS.iter().enumerate() {
         let px = x0 + (PANEL + GAP) * k as i32;
@@ -840,7 +829,7 @@ fn grid(report: &Report, tasks: &[String]) -> Sheet {
     lines.extend(key);
     let top = s.heading(Kind::Grid.title(), &lines);
     let (task_names, widest) = labels(tasks.iter().cloned());
-    let (agent_names, _) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
+    let (agent_names, _) = agent_labels(report);
     let repeats = report
         .trials
         .iter()
@@ -894,12 +883,7 @@ fn grid(report: &Report, tasks: &[String]) -> Sheet {
     }
     for (r, name) in task_names.iter().enumerate() {
         let mid = rows_top + ROW * r as i32 + ROW / 2;
-        s.text(
-            name.as_str(),
-            (MARGIN, mid),
-            BODY,
-            (HPos::Left, VPos::Center),
-        );
+        s.row_label(name, mid);
     }
     s.width = s.width.max(to_u32(x + MARGIN));
     s.height = to_u32(rows_top + ROW * tasks.len() as i32 + MARGIN);
@@ -923,19 +907,14 @@ fn claims(report: &Report) -> Sheet {
                 .to_string(),
         ],
     );
-    let (names, widest) = labels(report.summary.iter().map(|a| crate::agent::label(&a.agent)));
+    let (names, widest) = agent_labels(report);
     let x0 = MARGIN + widest + 12;
     let x1 = x0 + PLOT;
     let mut right = 0;
     for (i, (a, name)) in report.summary.iter().zip(&names).enumerate() {
         let y = top + ROW * i as i32 + (ROW - BAR) / 2;
         let mid = y + BAR / 2;
-        s.text(
-            name.as_str(),
-            (MARGIN, mid),
-            BODY,
-            (HPos::Left, VPos::Center),
-        );
+        s.row_label(name, mid);
         let phases: Vec<(bool, bool)> = report
             .trials
             .iter()
@@ -978,15 +957,7 @@ fn claims(report: &Report) -> Sheet {
             None if total == 0 => "no claim recorded".to_string(),
             None => "never claimed success".to_string(),
         };
-        right = right.max(width_of(&end_text, SMALL, false));
-        s.styled(
-            end_text,
-            (x1 + 12, mid),
-            SMALL,
-            (HPos::Left, VPos::Center),
-            INK,
-            false,
-        );
+        right = right.max(s.row_end(end_text, x1 + 12, mid));
     }
     s.width = s.width.max(to_u32(x1 + 12 + right + MARGIN));
     s.height = to_u32(top + ROW * report.summary.len() as i32 + MARGIN);

@@ -169,14 +169,18 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         }
     }
     let shown = |dir: &Path| opts.out.join(dir.file_name().unwrap_or_default());
-    let earlier: Vec<TrialRow> = folders
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| {
-            d.as_ref()
-                .map(|d| report::row(&trials[i].key, d, &shown(d)))
-        })
-        .collect();
+    // The report's rows of the trials that have a folder.
+    let rows_of = |folders: &[Option<PathBuf>]| -> Vec<TrialRow> {
+        folders
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                d.as_ref()
+                    .map(|d| report::row(&trials[i].key, d, &shown(d)))
+            })
+            .collect()
+    };
+    let earlier = rows_of(&folders);
     let _ = writeln!(
         out,
         "bench: {} ({} × {} × {}): {} settled in {}, {} to run, {} at a time; runners: {}",
@@ -210,14 +214,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
     ));
     runtime.shutdown_timeout(Duration::from_millis(500));
 
-    let rows: Vec<TrialRow> = folders
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| {
-            d.as_ref()
-                .map(|d| report::row(&trials[i].key, d, &shown(d)))
-        })
-        .collect();
+    let rows = rows_of(&folders);
     let report = rebuild::write_report(&opts.out, &plan, trials.len(), rows, out)?;
     let unsettled = report.trials.iter().any(|t| {
         matches!(

@@ -18,6 +18,11 @@ use super::stats;
 fn secs(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |v| format!("{v:.1}"))
 }
+
+/// An agent's label as a table cell: `` `claude` ``.
+fn agent_cell(agent: &str) -> String {
+    format!("`{}`", crate::agent::label(agent))
+}
 /// Everything report.md says besides the report itself.
 pub struct MarkdownContext<'a> {
     /// Tasks in `--task` order.
@@ -96,7 +101,7 @@ fn per_agent_section(md: &mut String, report: &Report) {
     table_header(md, &header);
     for a in &report.summary {
         let mut cells = vec![
-            format!("`{}`", crate::agent::label(&a.agent)),
+            agent_cell(&a.agent),
             a.trials.to_string(),
             a.graded.to_string(),
             a.passed.to_string(),
@@ -152,8 +157,8 @@ fn pairs_section(md: &mut String, report: &Report) {
             table_row(
                 md,
                 &[
-                    format!("`{}`", crate::agent::label(&p.a)),
-                    format!("`{}`", crate::agent::label(&p.b)),
+                    agent_cell(&p.a),
+                    agent_cell(&p.b),
                     p.difference
                         .map_or_else(|| "–".to_string(), |d| format!("{:+.1}", d * 100.0)),
                     p.difference_ci95.map_or_else(
@@ -176,7 +181,7 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
     let labels: Vec<String> = report
         .summary
         .iter()
-        .map(|a| format!("`{}`", crate::agent::label(&a.agent)))
+        .map(|a| agent_cell(&a.agent))
         .collect();
     let mut header = vec!["task".to_string()];
     header.extend(labels);
@@ -239,7 +244,7 @@ fn claims_section(md: &mut String, report: &Report) {
             table_row(
                 md,
                 &[
-                    format!("`{}`", crate::agent::label(&a.agent)),
+                    agent_cell(&a.agent),
                     a.claims.to_string(),
                     a.overclaims.to_string(),
                     a.overclaim_rate
@@ -280,7 +285,7 @@ fn time_section(md: &mut String, report: &Report) {
         table_row(
             md,
             &[
-                format!("`{}`", crate::agent::label(&a.agent)),
+                agent_cell(&a.agent),
                 column(&|t| t.wall_s),
                 column(&|t| t.agent_s),
                 column(&|t| t.verify_s),
@@ -309,7 +314,7 @@ fn trials_section(md: &mut String, report: &Report) {
         };
         let mut cells = vec![
             t.task.clone(),
-            format!("`{}`", crate::agent::label(&t.agent)),
+            agent_cell(&t.agent),
             t.repeat.to_string(),
             verdict,
             format!("{:.1}", t.duration_s),
@@ -367,7 +372,7 @@ fn ran_port_section(md: &mut String, report: &Report) {
         let name = if i == last && line.agent == ALL_AGENTS {
             "all agents".to_string()
         } else {
-            format!("`{}`", crate::agent::label(&line.agent))
+            agent_cell(&line.agent)
         };
         let (ran, ran_ci) = share_cells(&line.ran);
         let (did_not, did_not_ci) = share_cells(&line.did_not);
@@ -528,14 +533,7 @@ mod tests {
         assert_eq!(a.pass_rate, 0.5);
         assert_eq!(a.failures[&failed("agent_failure")], 1);
         assert_eq!(a.failures[&failed("infra")], 1);
-        let md = markdown(
-            &report,
-            &MarkdownContext {
-                tasks: &["t".to_string()],
-                planned: 4,
-                runners: "local",
-            },
-        );
+        let md = markdown_of(&report, "t", 4);
         assert!(md.contains("| agent_failure |"), "{md}");
     }
 
@@ -557,14 +555,7 @@ mod tests {
         assert!(serde_json::from_str::<TrialFailure>(r#""gremlins""#).is_err());
         // report.md: a column per grader's class, in the grader's order, then the others by
         // name.
-        let md = markdown(
-            &report,
-            &MarkdownContext {
-                tasks: &["t".to_string()],
-                planned: 8,
-                runners: "local",
-            },
-        );
+        let md = markdown_of(&report, "t", 8);
         assert!(
             md.contains(
                 "| bypass | crash | missed_eval | fidelity_gap | agent_failure | infra | \
@@ -624,14 +615,7 @@ mod tests {
             ]
         );
 
-        let md = markdown(
-            &report,
-            &MarkdownContext {
-                tasks: &["t".to_string()],
-                planned: 4,
-                runners: "local",
-            },
-        );
+        let md = markdown_of(&report, "t", 4);
         assert!(
             md.contains(
                 "| `script:pass.jsonl` | 3 | 3 | 2 | 67% | 21–94% | 1 | 1 | 0 | 0 | 0 | 1 | 0 | 10.0 | - |"
@@ -655,14 +639,7 @@ mod tests {
             trial("claude", None, Some("crash")),
         ];
         let report = build(rows, &["claude".to_string()]);
-        let md = markdown(
-            &report,
-            &MarkdownContext {
-                tasks: &["t".to_string()],
-                planned: 2,
-                runners: "local",
-            },
-        );
+        let md = markdown_of(&report, "t", 2);
         assert!(md.contains("| 10.0 | 0.5000 |"), "{md}");
         assert!(md.contains("cost (USD)"), "{md}");
     }
@@ -680,12 +657,28 @@ mod tests {
         }
     }
 
-    fn context(tasks: &[String]) -> MarkdownContext<'_> {
-        MarkdownContext {
-            tasks,
-            planned: 0,
-            runners: "local",
-        }
+    /// report.md of `report` over the one task `task`, of `planned` trials, run locally.
+    fn markdown_of(report: &Report, task: &str, planned: usize) -> String {
+        markdown(
+            report,
+            &MarkdownContext {
+                tasks: &[task.to_string()],
+                planned,
+                runners: "local",
+            },
+        )
+    }
+
+    /// The trial row read from a run folder whose `result.json` is `result`.
+    fn row_of(result: &Value) -> TrialRow {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(RESULT_FILE), result.to_string()).unwrap();
+        let key = TrialKey {
+            task: "t".into(),
+            agent: "claude".into(),
+            repeat: 1,
+        };
+        row(&key, dir.path(), Path::new("runs/x"))
     }
 
     #[test]
@@ -733,7 +726,7 @@ mod tests {
             json!([0.5313, 0.8881])
         );
 
-        let md = markdown(&report, &context(&["t".to_string()]));
+        let md = markdown_of(&report, "t", 0);
         assert!(md.contains("95% intervals: Wilson score interval."), "{md}");
         assert!(
             md.contains("| `cmd:weak` | 20 | 20 | 15 | 75% | 53–89% |"),
@@ -801,7 +794,7 @@ mod tests {
             "{low} {high}"
         );
         assert!(report.pairs[0].difference_ci95.is_some());
-        let md = markdown(&report, &context(&["t1".to_string()]));
+        let md = markdown_of(&report, "t1", 0);
         assert!(md.contains("95% intervals: bootstrap over tasks"), "{md}");
     }
 
@@ -821,7 +814,7 @@ mod tests {
             (s.claims, s.overclaims, s.overclaim_rate),
             (2, 1, Some(0.5))
         );
-        let md = markdown(&report, &context(&["t".to_string()]));
+        let md = markdown_of(&report, "t", 0);
         assert!(md.contains("| `cmd:x` | 2 | 1 | 50% |"), "{md}");
         assert!(md.contains("(figures/claims.svg)"), "{md}");
 
@@ -958,7 +951,7 @@ mod tests {
             json!(false)
         );
 
-        let md = markdown(&report, &context(&["t".to_string()]));
+        let md = markdown_of(&report, "t", 0);
         assert!(md.contains("\n## Did the agent run its port?\n"), "{md}");
         assert!(md.contains("XStack's central finding"), "{md}");
         assert!(
@@ -1010,7 +1003,7 @@ mod tests {
         assert_eq!(line.did_not.graded, 0);
         assert_eq!(line.did_not.rate, None);
         assert_eq!(line.difference, None);
-        let md = markdown(&report, &context(&["t".to_string()]));
+        let md = markdown_of(&report, "t", 0);
         assert!(
             md.contains("| `cmd:x` | 1/1 (100%) | 21–100% | 0/0 | – | 0 | – | – |"),
             "{md}"
@@ -1032,7 +1025,7 @@ mod tests {
         );
         assert_eq!(line.difference, None);
         assert_eq!(line.claimed_without_running, None);
-        let md = markdown(&report, &context(&["t".to_string()]));
+        let md = markdown_of(&report, "t", 0);
         assert!(
             md.contains(
                 "\n## Did the agent run its port?\n\nNo graded trial records whether its agent \
@@ -1066,7 +1059,6 @@ mod tests {
             Some(true)
         );
 
-        let dir = tempfile::tempdir().unwrap();
         let checked = |port_runs: u32| {
             json!({"port_runs": port_runs, "last_port_exit": null, "last_port_metrics": [],
                    "source_runs": 1, "probe_runs": 0, "other_runs": 2, "compared": false,
@@ -1086,13 +1078,7 @@ mod tests {
                  "agent_checked": checked(3)}
             ]
         });
-        std::fs::write(dir.path().join(RESULT_FILE), result.to_string()).unwrap();
-        let key = TrialKey {
-            task: "t".into(),
-            agent: "claude".into(),
-            repeat: 1,
-        };
-        let row = row(&key, dir.path(), Path::new("runs/x"));
+        let row = row_of(&result);
         let phases: Vec<Option<bool>> = row.agent_outcome.iter().map(|p| p.ran_port).collect();
         assert_eq!(phases, [Some(false), Some(true)]);
         assert_eq!(row.ran_port, Some(true));
@@ -1102,26 +1088,19 @@ mod tests {
         assert_eq!(report.ran_port[0].claimed_without_running, Some(1));
 
         // No run of the port recorded, but a Python process the recorder missed: unknown.
+        let ran_port_in = |checked: &Value| {
+            crate::bench::model::ran_port_in(&json!({ "agent_checked": checked }))
+        };
         let mut missed = checked(0);
         missed["unknown_runs"] = json!(1);
-        assert_eq!(
-            crate::bench::model::ran_port_in(&json!({"agent_checked": missed})),
-            None
-        );
+        assert_eq!(ran_port_in(&missed), None);
         missed["port_runs"] = json!(2);
-        assert_eq!(
-            crate::bench::model::ran_port_in(&json!({"agent_checked": missed})),
-            Some(true)
-        );
-        assert_eq!(
-            crate::bench::model::ran_port_in(&json!({"agent_checked": checked(0)})),
-            Some(false)
-        );
+        assert_eq!(ran_port_in(&missed), Some(true));
+        assert_eq!(ran_port_in(&checked(0)), Some(false));
     }
 
     #[test]
     fn a_run_outside_a_bench_is_judged_by_its_result() {
-        let dir = tempfile::tempdir().unwrap();
         let result = json!({
             "task": "t", "agent": "claude", "run_id": "r", "started_at": "2025-01-01T00:00:00Z",
             "duration_s": 12.5, "passed": true, "passed_in_phase": 2,
@@ -1136,13 +1115,7 @@ mod tests {
                  "agent": {"exit_code": 0, "claimed_success": true, "cost_usd": 0.25}}
             ]
         });
-        std::fs::write(dir.path().join(RESULT_FILE), result.to_string()).unwrap();
-        let key = TrialKey {
-            task: "t".into(),
-            agent: "claude".into(),
-            repeat: 1,
-        };
-        let row = row(&key, dir.path(), Path::new("runs/x"));
+        let row = row_of(&result);
         assert!(row.passed && row.failure.is_none(), "{row:?}");
         assert_eq!(row.passed_in_phase, Some(2));
         assert_eq!(row.runner.as_deref(), Some("slurm://gpu/scratch"));

@@ -138,20 +138,33 @@ struct Tok {
     end: usize,
 }
 
+/// The index of the first of `cs` from `from` on that `keep` does not accept (`cs.len()` when
+/// it accepts them all).
+fn skip_while(cs: &[(usize, char)], from: usize, keep: impl Fn(usize, char) -> bool) -> usize {
+    from + cs
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&(pos, c)| keep(pos, c))
+        .count()
+}
+
 fn tokenize(s: &str) -> Vec<Tok> {
     let cs: Vec<(usize, char)> = s.char_indices().collect();
     let n = cs.len();
     let at = |k: usize| if k < n { cs[k].0 } else { s.len() };
     let ch = |k: usize| if k < n { Some(cs[k].1) } else { None };
+    let word = |start: usize, end: usize| Tok {
+        kind: TokKind::Word,
+        start,
+        end: at(end),
+    };
     let mut toks = Vec::new();
     let mut k = 0;
     while k < n {
         let (pos, c) = cs[k];
         if c == MASK || c == CODE_MASK {
-            let mut j = k;
-            while j < n && (cs[j].1 == MASK || cs[j].1 == CODE_MASK) {
-                j += 1;
-            }
+            let j = skip_while(&cs, k, |_, c| c == MASK || c == CODE_MASK);
             toks.push(Tok {
                 kind: TokKind::Mask,
                 start: pos,
@@ -180,40 +193,20 @@ fn tokenize(s: &str) -> Vec<Tok> {
                 .and_then(|re| re.find(&s[pos..]))
                 .map_or(c.len_utf8(), |m| m.end());
             let num_end = pos + len;
-            let mut j = k;
-            while j < n && cs[j].0 < num_end {
-                j += 1;
-            }
+            let j = skip_while(&cs, k, |p, _| p < num_end);
             let is_word_char = |x: char| x.is_alphanumeric() || x == '_';
             // `4-gram`, `6-layer`, `300-line`: a compound word, not a number.
             if ch(j) == Some('-') && ch(j + 1).is_some_and(char::is_alphabetic) {
-                let mut e = j + 1;
-                while e < n && (is_word_char(cs[e].1) || cs[e].1 == '-') {
-                    e += 1;
-                }
-                toks.push(Tok {
-                    kind: TokKind::Word,
-                    start: pos,
-                    end: at(e),
-                });
+                let e = skip_while(&cs, j + 1, |_, x| is_word_char(x) || x == '-');
+                toks.push(word(pos, e));
                 k = e;
                 continue;
             }
-            let mut sj = j;
-            while sj < n && cs[sj].1.is_alphabetic() {
-                sj += 1;
-            }
+            let sj = skip_while(&cs, j, |_, x| x.is_alphabetic());
             // `8XA100`, `0x7fb5`, `3x3`, `2_000`: an identifier.
             if ch(sj).is_some_and(is_word_char) {
-                let mut e = sj;
-                while e < n && (is_word_char(cs[e].1) || cs[e].1 == '.') {
-                    e += 1;
-                }
-                toks.push(Tok {
-                    kind: TokKind::Word,
-                    start: pos,
-                    end: at(e),
-                });
+                let e = skip_while(&cs, sj, |_, x| is_word_char(x) || x == '.');
+                toks.push(word(pos, e));
                 k = e;
                 continue;
             }
@@ -237,11 +230,7 @@ fn tokenize(s: &str) -> Vec<Tok> {
                     _ => break,
                 }
             }
-            toks.push(Tok {
-                kind: TokKind::Word,
-                start: pos,
-                end: at(j),
-            });
+            toks.push(word(pos, j));
             k = j;
             continue;
         }
@@ -372,9 +361,14 @@ impl Reading<'_> {
         matches!(self.tok(i).map(|t| &t.kind), Some(TokKind::Num { .. }))
     }
 
+    /// A token's text, lower-cased.
+    fn text_of(&self, tok: &Tok) -> String {
+        lower(&self.text[tok.start..tok.end])
+    }
+
     fn word(&self, i: usize) -> Option<String> {
         let tok = self.tok(i)?;
-        (tok.kind == TokKind::Word).then(|| lower(&self.text[tok.start..tok.end]))
+        (tok.kind == TokKind::Word).then(|| self.text_of(tok))
     }
 
     /// Token `a` ends exactly where token `b` starts.
@@ -393,7 +387,7 @@ impl Reading<'_> {
             .toks
             .iter()
             .filter(|k| k.kind == TokKind::Word && k.start >= s0 && k.end <= s1)
-            .map(|k| lower(&self.text[k.start..k.end]))
+            .map(|k| self.text_of(k))
             .collect();
         let label = self.label_before();
         let unit = self.unit();
@@ -629,7 +623,7 @@ impl Reading<'_> {
                     break;
                 }
                 TokKind::Word => {
-                    let w = lower(&self.text[tok.start..tok.end]);
+                    let w = self.text_of(tok);
                     if words.is_empty() && vocab::is_approx_word(&w) {
                         approximate = true;
                         continue;
@@ -677,7 +671,7 @@ impl Reading<'_> {
             i += 1;
             match &tok.kind {
                 TokKind::Word => {
-                    let w = lower(&self.text[tok.start..tok.end]);
+                    let w = self.text_of(tok);
                     match vocab::class_of(&w) {
                         WordClass::Stop => break,
                         WordClass::Filler => {

@@ -3,7 +3,6 @@
 
 use crate::agent::AgentError;
 use crate::agent::sandbox::SandboxError;
-use crate::agent::script;
 use crate::process::{EXIT_INFRA, EXIT_USAGE};
 use crate::task;
 
@@ -41,14 +40,9 @@ impl From<task::TaskError> for AppError {
     }
 }
 
-impl From<script::TrajectoryError> for AppError {
-    fn from(e: script::TrajectoryError) -> Self {
-        AppError::usage(e.to_string())
-    }
-}
-
-impl From<crate::config::ConfigError> for AppError {
-    fn from(e: crate::config::ConfigError) -> Self {
+/// A trajectory or the config file that could not be used.
+impl From<task::located::FileError> for AppError {
+    fn from(e: task::located::FileError) -> Self {
         AppError::usage(e.to_string())
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::command_line::{command_flags, entry_file};
+use crate::source_text::{CallSpan, assignment, call_arguments, read_small};
 
 /// Files that are entry points when they sit at the repository's top level, in order.
 const ENTRY_FILES: &[&str] = &["train.py", "main.py", "run.py", "finetune.py", "eval.py"];
@@ -25,8 +26,6 @@ const TORCH_FAMILY: &[&str] = &[
 ];
 /// Packages the JAX side gets by default.
 pub const JAX_PACKAGES: &[&str] = &["jax", "flax", "optax"];
-/// Largest file read for hyper-parameters.
-const MAX_READ: u64 = 256 * 1024;
 /// Settings listed per source.
 const MAX_SETTINGS: usize = 40;
 
@@ -285,20 +284,13 @@ pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
     out
 }
 
-fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    (meta.len() <= MAX_READ)
-        .then(|| std::fs::read_to_string(path).ok())
-        .flatten()
-}
-
 /// `--flag` and `default=` of every `add_argument(...)` call that has a default.
 pub fn argparse_defaults(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("add_argument(") {
         let call = &rest[at + "add_argument(".len()..];
-        let body = balanced(call);
+        let body = call_arguments(call, CallSpan::Lines);
         rest = &call[body.len()..];
         let Some(flag) = first_string(body) else {
             continue;
@@ -312,30 +304,6 @@ pub fn argparse_defaults(text: &str) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// The text up to the parenthesis that closes an open call (strings respected).
-fn balanced(text: &str) -> &str {
-    let mut depth = 1;
-    let mut quote: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return &text[..i];
-                    }
-                }
-                _ => {}
-            },
-        }
-    }
-    text
 }
 
 fn first_string(body: &str) -> Option<String> {
@@ -394,12 +362,7 @@ pub fn constants(text: &str) -> Vec<(String, String)> {
     });
     text.lines()
         .filter_map(|l| CONST.captures(l))
-        .filter_map(|c| {
-            Some((
-                c.get(1)?.as_str().to_string(),
-                c.get(2)?.as_str().to_string(),
-            ))
-        })
+        .filter_map(|c| assignment(&c))
         .take(MAX_SETTINGS)
         .collect()
 }

@@ -15,8 +15,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Largest file read.
-const MAX_READ: u64 = 256 * 1024;
+use crate::source_text::{CallSpan, assignment, call_arguments, read_small};
+
 /// Most files read.
 const MAX_FILES: usize = 200;
 /// Most fixed-seed places kept.
@@ -209,13 +209,6 @@ pub fn inspect(repo: &Path, command: &str) -> SeedUse {
     out
 }
 
-fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    (meta.is_file() && meta.len() <= MAX_READ)
-        .then(|| std::fs::read_to_string(path).ok())
-        .flatten()
-}
-
 /// Whether a line of code reads `XSTACK_SEED`: the name quoted (`os.environ["XSTACK_SEED"]`,
 /// `os.getenv('XSTACK_SEED')`) or expanded by a shell (`$XSTACK_SEED`, `${XSTACK_SEED:-0}`);
 /// a mention in prose is not a read.
@@ -369,31 +362,6 @@ fn referenced_files(repo: &Path, file: &Path, text: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The text up to the parenthesis that closes an open call (strings respected).
-fn call_arguments(text: &str) -> &str {
-    let mut depth = 1;
-    let mut quote: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return &text[..i];
-                    }
-                }
-                '\n' => return &text[..i],
-                _ => {}
-            },
-        }
-    }
-    text
-}
-
 /// Whether a call's dotted name seeds a random number generator.
 fn is_seeding_call(name: &str) -> bool {
     let last = name.rsplit('.').next().unwrap_or(name);
@@ -427,12 +395,7 @@ fn integer_constants(text: &str) -> Vec<(String, String)> {
     });
     ASSIGN
         .captures_iter(text)
-        .filter_map(|c| {
-            Some((
-                c.get(1)?.as_str().to_string(),
-                c.get(2)?.as_str().to_string(),
-            ))
-        })
+        .filter_map(|c| assignment(&c))
         .collect()
 }
 
@@ -527,7 +490,7 @@ fn fixed_seed_calls(text: &str) -> Vec<FixedCall> {
                 continue;
             }
             let args_start = start + all.end();
-            let args = call_arguments(&text[args_start..]);
+            let args = call_arguments(&text[args_start..], CallSpan::Line);
             if args.trim().is_empty() || reads_outside(args) {
                 continue;
             }

@@ -90,6 +90,30 @@ pub enum Term {
     Key,
 }
 
+/// Why a file the user writes (a task file, the config file, a trajectory) could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The file could not be read.
+    #[error("{}: cannot read: {source}", file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file breaks a rule: its file, line, key path and what is wrong.
+    #[error(transparent)]
+    Invalid(#[from] Located),
+}
+
+/// The text of a file the user writes.
+pub fn read(file: &Path) -> Result<String, FileError> {
+    std::fs::read_to_string(file).map_err(|source| FileError::Read {
+        file: file.to_path_buf(),
+        source,
+    })
+}
+
 /// An error in a user's file: `FILE:LINE: field `KEY PATH`: what is wrong`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Located {

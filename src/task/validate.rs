@@ -5,23 +5,16 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use super::located::{self, KeyPath, Located, Term};
+use super::located::{self, FileError, KeyPath, Located, Term};
 use super::{Source, TASK_FILE, Task, TaskFile};
 
 /// Why a task could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
-    /// The task file could not be read.
-    #[error("{}: cannot read: {source}", file.display())]
-    Read {
-        /// The file.
-        file: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The task file breaks a rule: its file, line, key path and what is wrong.
+    /// The task file could not be read, or breaks a rule (its file, line, key path and what
+    /// is wrong).
     #[error(transparent)]
-    Invalid(#[from] Located),
+    File(#[from] FileError),
     /// No task folder matches the argument.
     #[error(
         "task `{arg}` not found: it is neither a folder holding {TASK_FILE} nor a task id under {}",
@@ -35,6 +28,12 @@ pub enum TaskError {
     },
 }
 
+impl From<Located> for TaskError {
+    fn from(located: Located) -> Self {
+        TaskError::File(FileError::Invalid(located))
+    }
+}
+
 struct Checker<'a> {
     file: &'a Path,
     text: &'a str,
@@ -42,7 +41,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn fail(&self, key: KeyPath, message: impl Into<String>) -> TaskError {
-        TaskError::Invalid(Located::in_toml(
+        TaskError::from(Located::in_toml(
             self.file,
             self.text,
             Term::Field,
@@ -87,10 +86,7 @@ fn check_notebook_path(c: &Checker<'_>, source: &Source, notebook: &str) -> Resu
 /// Loads `dir/task.toml`, checks every rule, and resolves the source.
 pub(super) fn load(dir: &Path) -> Result<Task, TaskError> {
     let file = dir.join(TASK_FILE);
-    let text = std::fs::read_to_string(&file).map_err(|source| TaskError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = located::read(&file)?;
     parse(dir, &file, &text)
 }
 
