@@ -769,7 +769,9 @@ fn interactive_claude_code_in_auto_mode_trusts_its_workspace_with_no_key_pressed
 #[test]
 fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen() {
     use std::time::Duration;
-    let Some(p) = Prepared::new(&CODEX) else {
+    // The agent also runs what it wrote (phase 1's source run and phase 2's port fail), so
+    // that its session files have failed commands to report.
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
         return;
     };
     // A $HOME where Codex has been used before: one earlier session, in another folder.
@@ -828,4 +830,18 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         "{daemon:?}"
     );
     quit_and_check_the_interactive_run(&tmux, &p);
+    // Its session files, read at the end of each turn, gave each phase's commands (the port
+    // written, then run) and the one that failed, with its error.
+    let r = result(&only_run_dir(&p.runs));
+    for (phase, error) in [(0, "No module named 'torch'"), (1, "'oops'")] {
+        let agent = &r["phases"][phase]["agent"];
+        eprintln!("phase {}: {agent}", phase + 1);
+        assert_eq!(
+            (agent["tool_calls"].clone(), agent["tool_failures"].clone()),
+            (2.into(), 1.into()),
+            "{agent}"
+        );
+        let first = agent["first_tool_error"].as_str().unwrap_or_default();
+        assert!(first.contains(error), "{agent}");
+    }
 }
