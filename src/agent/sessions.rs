@@ -89,7 +89,8 @@ impl CodexSessions {
                     }
                     None => continue,
                 }
-                let Some(parser) = TranscriptParser::new(OutputFormat::CodexRollout, &self.workspace)
+                let Some(parser) =
+                    TranscriptParser::new(OutputFormat::CodexRollout, &self.workspace)
                 else {
                     continue;
                 };
@@ -194,7 +195,10 @@ mod tests {
             .unwrap()
             .replace("/w/workspace", &workspace.display().to_string());
         let (head, tail) = failed.split_at(40);
-        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         std::io::Write::write_all(&mut file, head.as_bytes()).unwrap();
         assert!(sessions.read().is_empty());
         std::io::Write::write_all(&mut file, format!("{tail}\n").as_bytes()).unwrap();
@@ -207,9 +211,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (home, workspace) = (tmp.path().join("codex"), tmp.path().join("ws"));
         std::fs::create_dir(&workspace).unwrap();
-        write_rollout(&home, "2026/12/05", "rollout-old.jsonl", &workspace, ROLLOUT);
+        write_rollout(
+            &home,
+            "2026/12/05",
+            "rollout-old.jsonl",
+            &workspace,
+            ROLLOUT,
+        );
         let later = SystemTime::now() + Duration::from_secs(60);
-        assert!(CodexSessions::new(&home, &workspace, later).read().is_empty());
+        assert!(
+            CodexSessions::new(&home, &workspace, later)
+                .read()
+                .is_empty()
+        );
     }
 
     #[test]

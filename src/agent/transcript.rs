@@ -551,8 +551,7 @@ impl TranscriptParser {
             tool: "shell".to_string(),
             input: self.summary(&input),
         });
-        if matches!(str_at(item, "status"), "failed" | "declined") || code.is_some_and(|c| c != 0)
-        {
+        if matches!(str_at(item, "status"), "failed" | "declined") || code.is_some_and(|c| c != 0) {
             let output = str_at(item, "aggregated_output");
             items.push(TranscriptItem::ToolFailed {
                 tool: "shell".to_string(),

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
+use crate::agent::sessions::CodexSessions;
 use crate::agent::submit::{
     AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
     asking_screen, trust_keys,
 };
-use crate::agent::sessions::CodexSessions;
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
 use crate::agent::{AgentMode, PhaseContext};
 use crate::pty::PtySpec;
