@@ -156,8 +156,8 @@ impl Prepared {
     /// As [`Prepared::new`], the server writing the port with the CLI's own `Read` and
     /// `Write` tools (file edits, which Claude Code's `acceptEdits` takes without asking)
     /// when `file_tools`, else with its shell tool. With `run_code`, the server then has the
-    /// agent run its port and the source in phase 1 ([`PHASE1_RUN`]) and its port, which
-    /// crashes, in phase 2 ([`PHASE2_RUN`]).
+    /// agent run its port, and the source where [`runs_the_source`], in phase 1
+    /// ([`PHASE1_RUN`]) and its port, which crashes, in phase 2 ([`PHASE2_RUN`]).
     fn serving(cli: &Cli, file_tools: bool, run_code: bool) -> Option<Prepared> {
         let Some(real) = installed(cli.program) else {
             require_tool(cli.program, || false);
@@ -200,7 +200,11 @@ impl Prepared {
                     PHASE1_MARKER,
                     "agents/files/gap_then_pass/phase1/train.py",
                     PHASE1_FINAL,
-                    PHASE1_RUN.replace("{source}", &task.join("repo").display().to_string()),
+                    if runs_the_source(cli) {
+                        PHASE1_RUN.replace("{source}", &task.join("repo").display().to_string())
+                    } else {
+                        PHASE1_PORT_RUN.to_string()
+                    },
                 ),
                 phase(
                     PHASE2_MARKER,
@@ -298,14 +302,25 @@ fn root_listing() -> Vec<String> {
 /// puts first on `PATH`, whatever shell the CLI starts (Codex's login shell resets `PATH`
 /// from `/etc/profile`; docs/AGENTS.md, "The agent's shell").
 const PHASE1_RUN: &str = "python train.py; cd {source} && python -B train.py";
+/// …phase 1's run for a CLI that may not leave its workspace: the port alone.
+const PHASE1_PORT_RUN: &str = "python train.py";
 /// …and in phase 2: its port with a seed it cannot read, so that it crashes.
 const PHASE2_RUN: &str = "XSTACK_SEED=oops python train.py";
 
 /// The CLIs the headless test has run what they wrote, through their own shell tool. aider
-/// has no tools (its edits come in the reply's text); OpenCode, scripted the same way, ran
-/// only phase 2's command, so both runs are those of an agent that checked nothing.
+/// has no tools (its edits come in the reply's text), so both its runs are those of an agent
+/// that checked nothing.
 fn runs_its_port(cli: &Cli) -> bool {
-    matches!(cli.preset, "claude" | "codex" | "gemini")
+    matches!(cli.preset, "claude" | "codex" | "gemini" | "opencode")
+}
+
+/// The CLIs that also run the source, in the task's folder outside the workspace. `opencode
+/// run` rejects every command that reaches outside the project's folder (its
+/// `external_directory` permission asks, and a one-shot run answers no to every question:
+/// "permission requested: external_directory (…/repo/*); auto-rejecting"), and the whole
+/// call with it, port included; the preset keeps that default.
+fn runs_the_source(cli: &Cli) -> bool {
+    runs_its_port(cli) && cli.preset != "opencode"
 }
 
 fn headless_two_phases(cli: &Cli) {
@@ -420,31 +435,27 @@ fn headless_two_phases(cli: &Cli) {
         // interpreter.
         let torch = Value::from("ModuleNotFoundError: No module named 'torch'");
         let seed = Value::from("ValueError: invalid literal for int() with base 10: 'oops'");
-        assert_eq!(
-            ran,
-            vec![
-                (1, "port".into(), "train.py".into(), 0.into(), Value::Null),
-                (1, "source".into(), "train.py".into(), 1.into(), torch),
-                (2, "port".into(), "train.py".into(), 1.into(), seed),
-            ],
-            "{all}"
-        );
+        let source = runs_the_source(cli);
+        let mut expected = vec![(1, "port".into(), "train.py".into(), 0.into(), Value::Null)];
+        if source {
+            expected.push((1, "source".into(), "train.py".into(), 1.into(), torch));
+        }
+        expected.push((2, "port".into(), "train.py".into(), 1.into(), seed));
+        assert_eq!(ran, expected, "{all}");
         // Its port imported JAX (the crashing one too, before it read the seed); the
         // source's import of torch failed, so it imported none.
-        assert_eq!(
-            frameworks,
-            vec![
-                serde_json::json!(["jax"]),
-                serde_json::json!([]),
-                serde_json::json!(["jax"])
-            ]
-        );
+        let mut imported = vec![serde_json::json!(["jax"])];
+        if source {
+            imported.push(serde_json::json!([]));
+        }
+        imported.push(serde_json::json!(["jax"]));
+        assert_eq!(frameworks, imported);
         let first = checked(0);
         assert_eq!(
             (first["port_runs"].clone(), first["source_runs"].clone()),
-            (1.into(), 1.into())
+            (1.into(), usize::from(source).into())
         );
-        assert_eq!(first["compared"], true);
+        assert_eq!(first["compared"], source);
         // The port's own run printed phase 1's value, outside the criterion.
         let metric = &first["last_port_metrics"][0];
         assert_eq!(
@@ -758,7 +769,9 @@ fn interactive_claude_code_in_auto_mode_trusts_its_workspace_with_no_key_pressed
 #[test]
 fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen() {
     use std::time::Duration;
-    let Some(p) = Prepared::new(&CODEX) else {
+    // The agent also runs what it wrote (phase 1's source run and phase 2's port fail), so
+    // that its session files have failed commands to report.
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
         return;
     };
     // A $HOME where Codex has been used before: one earlier session, in another folder.
@@ -817,4 +830,18 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         "{daemon:?}"
     );
     quit_and_check_the_interactive_run(&tmux, &p);
+    // Its session files, read at the end of each turn, gave each phase's commands (the port
+    // written, then run) and the one that failed, with its error.
+    let r = result(&only_run_dir(&p.runs));
+    for (phase, error) in [(0, "No module named 'torch'"), (1, "'oops'")] {
+        let agent = &r["phases"][phase]["agent"];
+        eprintln!("phase {}: {agent}", phase + 1);
+        assert_eq!(
+            (agent["tool_calls"].clone(), agent["tool_failures"].clone()),
+            (2.into(), 1.into()),
+            "{agent}"
+        );
+        let first = agent["first_tool_error"].as_str().unwrap_or_default();
+        assert!(first.contains(error), "{agent}");
+    }
 }

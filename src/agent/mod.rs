@@ -6,6 +6,7 @@ pub mod preset;
 pub mod prompt;
 pub mod sandbox;
 pub mod script;
+pub mod sessions;
 pub mod submit;
 pub mod transcript;
 
@@ -214,6 +215,11 @@ impl AgentSpec {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+
+    /// Whether its tool calls are read from Codex's session files (interactive Codex).
+    pub fn codex_sessions(&self) -> bool {
+        matches!(self, AgentSpec::Preset(def) if def.codex_sessions)
     }
 
     /// What the agent's terminal output looks like.

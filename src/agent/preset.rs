@@ -73,6 +73,9 @@ pub struct AgentDef {
     pub state: Vec<String>,
     /// How to install its program, when known.
     pub install: Option<String>,
+    /// Interactive Codex: its tool calls are read from its session files
+    /// ([`super::sessions::CodexSessions`]), its terminal being a TUI.
+    pub codex_sessions: bool,
 }
 
 /// One mode of a preset.
@@ -252,6 +255,7 @@ pub fn resolve(
                 hosts: p.hosts.iter().map(|h| h.to_string()).collect(),
                 state: p.state.iter().map(|s| s.to_string()).collect(),
                 install: Some(p.install.to_string()),
+                codex_sessions: p.name == "codex" && mode == AgentMode::Interactive,
             }
         }
         None => {
@@ -269,6 +273,7 @@ pub fn resolve(
                 hosts: Vec::new(),
                 state: Vec::new(),
                 install: None,
+                codex_sessions: false,
             }
         }
     };

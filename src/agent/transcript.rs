@@ -29,6 +29,10 @@ pub enum OutputFormat {
     CodexJson,
     /// Gemini CLI's `--output-format stream-json`.
     GeminiStreamJson,
+    /// Not a terminal's: the lines of a Codex session file
+    /// (`$CODEX_HOME/sessions/…/rollout-*.jsonl`), which an interactive Codex writes as it
+    /// works ([`super::sessions::CodexSessions`] reads them).
+    CodexRollout,
 }
 
 /// One thing the agent reported about its work.
@@ -318,6 +322,7 @@ impl TranscriptParser {
             OutputFormat::ClaudeStreamJson => self.claude(&value, items),
             OutputFormat::CodexJson => self.codex(&value, items),
             OutputFormat::GeminiStreamJson => self.gemini(&value, items),
+            OutputFormat::CodexRollout => self.codex_rollout(&value, items),
             OutputFormat::Text => {}
         }
     }
@@ -459,24 +464,7 @@ impl TranscriptParser {
                         }
                     }
                     "command_execution" => {
-                        let mut input = str_at(item, "command").to_string();
-                        let code = item.get("exit_code").and_then(Value::as_i64);
-                        if let Some(code) = code {
-                            input.push_str(&format!(" (exit {code})"));
-                        }
-                        items.push(TranscriptItem::ToolCall {
-                            tool: "shell".to_string(),
-                            input: self.summary(&input),
-                        });
-                        if matches!(str_at(item, "status"), "failed" | "declined")
-                            || code.is_some_and(|c| c != 0)
-                        {
-                            let output = str_at(item, "aggregated_output");
-                            items.push(TranscriptItem::ToolFailed {
-                                tool: "shell".to_string(),
-                                error: self.summary(&error_line(output, code)),
-                            });
-                        }
+                        self.codex_command(str_at(item, "command").to_string(), item, items);
                     }
                     "file_change" => {
                         for change in item
@@ -548,6 +536,49 @@ impl TranscriptParser {
                 });
             }
             _ => {}
+        }
+    }
+
+    /// A command Codex ran (`command`, with `item`'s `status`, `exit_code` and
+    /// `aggregated_output`): a `shell` call, failed when its status says so or it exited
+    /// non-zero.
+    fn codex_command(&self, mut input: String, item: &Value, items: &mut Vec<TranscriptItem>) {
+        let code = item.get("exit_code").and_then(Value::as_i64);
+        if let Some(code) = code {
+            input.push_str(&format!(" (exit {code})"));
+        }
+        items.push(TranscriptItem::ToolCall {
+            tool: "shell".to_string(),
+            input: self.summary(&input),
+        });
+        if matches!(str_at(item, "status"), "failed" | "declined") || code.is_some_and(|c| c != 0) {
+            let output = str_at(item, "aggregated_output");
+            items.push(TranscriptItem::ToolFailed {
+                tool: "shell".to_string(),
+                error: self.summary(&error_line(output, code)),
+            });
+        }
+    }
+
+    /// Codex's session file: an `event_msg` whose payload is `item_completed` carries one
+    /// finished item of a turn; a `CommandExecution` (its argv in `command`, with `status`,
+    /// `exit_code` and `aggregated_output` as in `exec --json`) is a call of its shell. Only
+    /// the tool calls are taken: the interactive agent's conversation is on its screen.
+    fn codex_rollout(&mut self, v: &Value, items: &mut Vec<TranscriptItem>) {
+        let payload = v.get("payload").unwrap_or(&Value::Null);
+        if str_at(v, "type") != "event_msg" || str_at(payload, "type") != "item_completed" {
+            return;
+        }
+        let item = payload.get("item").unwrap_or(&Value::Null);
+        if str_at(item, "type") == "CommandExecution" {
+            let argv: Vec<&str> = item
+                .get("command")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            self.codex_command(shell_words::join(argv), item, items);
         }
     }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
+use crate::agent::sessions::CodexSessions;
 use crate::agent::submit::{
     AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
     asking_screen, trust_keys,
@@ -75,6 +76,12 @@ impl Driver {
             let mut env = self.child_env(phase);
             env.extend(agent.env());
             self.bash_env(&mut env)?;
+            if agent.codex_sessions() && self.codex_sessions.is_none() {
+                // Kept across a restart: its offsets say what earlier turns already counted.
+                self.codex_sessions = CodexSessions::home(&env).map(|home| {
+                    CodexSessions::new(&home, &self.workspace, std::time::SystemTime::now())
+                });
+            }
             if let Some(collector) = &self.agent_runs {
                 let pythonpath = env
                     .iter()
@@ -201,6 +208,7 @@ impl Driver {
         self.pending_prompt = None;
         self.clear_agent_asks();
         self.record_agent_runs(phase, true);
+        self.record_codex_sessions(phase);
         self.scan_workspace();
         let changed = self.files_changed != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
@@ -517,6 +525,16 @@ impl Driver {
                 phase: self.policy.at().phase(),
                 item,
             });
+        }
+    }
+
+    /// Records the tool calls an interactive Codex wrote to its session files in the turn.
+    fn record_codex_sessions(&mut self, phase: u8) {
+        let Some(sessions) = self.codex_sessions.as_mut() else {
+            return;
+        };
+        for item in sessions.read() {
+            self.rec.emit(Event::Transcript { phase, item });
         }
     }
 

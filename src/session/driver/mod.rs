@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::agent::sandbox::Sandbox;
+use crate::agent::sessions::CodexSessions;
 use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
@@ -152,6 +153,8 @@ pub struct Driver {
     agent_clock: AgentClock,
     /// Parses the running agent's structured output.
     transcript: Option<TranscriptParser>,
+    /// Interactive Codex's session files, read at the end of each turn for its tool calls.
+    codex_sessions: Option<CodexSessions>,
     /// The conversation id the agent reported, to resume it.
     agent_session: Option<String>,
     /// A prompt or message on its way into an interactive agent ([`Submission`]: pasted once
@@ -210,6 +213,7 @@ impl Driver {
             files_changed: 0,
             agent_clock: AgentClock::starting(Instant::now()),
             transcript: None,
+            codex_sessions: None,
             agent_session: None,
             pending_prompt: None,
             run_id,
