@@ -13,6 +13,19 @@ use common::*;
 
 const TASK: &str = "tests/tasks/jsonl-protected";
 
+/// The arguments of `xstack run TASK --agent AGENT --headless --runs-dir RUNS`.
+fn headless_args<'a>(task: &'a str, agent: &'a str, runs: &'a str) -> [&'a str; 7] {
+    [
+        "run",
+        task,
+        "--agent",
+        agent,
+        "--headless",
+        "--runs-dir",
+        runs,
+    ]
+}
+
 /// Whether a process whose command line is exactly `sleep <seconds>` runs.
 fn sleeper_alive(seconds: &str) -> bool {
     std::fs::read_dir("/proc")
@@ -37,15 +50,7 @@ fn no_descendant_survives_any_exit_path() {
         "cmd:bash -c 'setsid sleep 3131 </dev/null >/dev/null 2>&1 & cp {} train.py'",
         solution.display()
     );
-    let out = run(&[
-        "run",
-        TASK,
-        "--agent",
-        &agent,
-        "--headless",
-        "--runs-dir",
-        runs.path().to_str().unwrap(),
-    ]);
+    let out = run(&headless_args(TASK, &agent, runs.path().to_str().unwrap()));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         wait_until(Duration::from_secs(5), || !sleeper_alive("3131")),
@@ -62,15 +67,7 @@ fn no_descendant_survives_any_exit_path() {
         let agent =
             format!("cmd:bash -c 'setsid sleep {seconds} </dev/null >/dev/null 2>&1 & sleep 120'");
         let mut child = xstack()
-            .args([
-                "run",
-                TASK,
-                "--agent",
-                &agent,
-                "--headless",
-                "--runs-dir",
-                runs.path().to_str().unwrap(),
-            ])
+            .args(headless_args(TASK, &agent, runs.path().to_str().unwrap()))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -107,15 +104,7 @@ fn secrets_are_redacted_from_everything_recorded() {
     );
     let out = xstack()
         .env("XSTACK_DEMO_API_KEY", secret)
-        .args([
-            "run",
-            TASK,
-            "--agent",
-            &agent,
-            "--headless",
-            "--runs-dir",
-            runs.path().to_str().unwrap(),
-        ])
+        .args(headless_args(TASK, &agent, runs.path().to_str().unwrap()))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -196,15 +185,7 @@ fn an_agent_that_is_a_python_program_leaves_no_secret_in_the_run_folder() {
     let out = xstack()
         .env("XSTACK_DEMO_API_KEY", key)
         .env("XSTACK_DEMO_TOKEN", token)
-        .args([
-            "run",
-            TASK,
-            "--agent",
-            &agent,
-            "--headless",
-            "--runs-dir",
-            runs.path().to_str().unwrap(),
-        ])
+        .args(headless_args(TASK, &agent, runs.path().to_str().unwrap()))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -328,15 +309,7 @@ fn a_journal_killed_at_random_moments_replays_consistently() {
             solution.display()
         );
         let mut child = xstack()
-            .args([
-                "run",
-                TASK,
-                "--agent",
-                &agent,
-                "--headless",
-                "--runs-dir",
-                runs.path().to_str().unwrap(),
-            ])
+            .args(headless_args(TASK, &agent, runs.path().to_str().unwrap()))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -397,15 +370,11 @@ fn the_source_is_not_written_through_workspace_links_or_parent_paths() {
         solution.display()
     );
     let runs = tmp.path().join("runs");
-    let out = run(&[
-        "run",
+    let out = run(&headless_args(
         task.to_str().unwrap(),
-        "--agent",
         &agent,
-        "--headless",
-        "--runs-dir",
         runs.to_str().unwrap(),
-    ]);
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(tree_hash(&task), before, "the task folder changed");
     let dir = only_run_dir(&runs);
@@ -430,15 +399,7 @@ fn shadowing_packages_and_start_up_hooks_are_a_bypass() {
         solution.display()
     );
     let runs = tmp.path().join("runs");
-    let out = run(&[
-        "run",
-        TASK,
-        "--agent",
-        &agent,
-        "--headless",
-        "--runs-dir",
-        runs.to_str().unwrap(),
-    ]);
+    let out = run(&headless_args(TASK, &agent, runs.to_str().unwrap()));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let r = result(&only_run_dir(&runs));
     assert_eq!(r["phases"][0]["failure"], "bypass");
@@ -507,15 +468,7 @@ fn a_run_recorded_as_a_plain_journal_replays_exports_and_lists_the_same() {
     let runs = tempfile::tempdir().unwrap();
     let solution = root().join(TASK).join("solution/train.py");
     let agent = format!("cmd:cp {} train.py", solution.display());
-    let out = run(&[
-        "run",
-        TASK,
-        "--agent",
-        &agent,
-        "--headless",
-        "--runs-dir",
-        runs.path().to_str().unwrap(),
-    ]);
+    let out = run(&headless_args(TASK, &agent, runs.path().to_str().unwrap()));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let dir = only_run_dir(runs.path());
     let readers = |dir: &Path| {
