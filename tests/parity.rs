@@ -24,10 +24,12 @@ fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) 
     (out.status.code(), report, text(&out))
 }
 
-/// The port made of the task's `repo/` with `layers` (folders of the task) laid over it.
+/// The port made of the task's source (`repo/`, or the shared folder its `[source] path`
+/// names) with `layers` (folders of the task) laid over it.
 fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
     let port = tempfile::tempdir().unwrap();
-    overlay(&task.join("repo"), port.path());
+    let loaded = xstack::task::Task::load(task).unwrap();
+    overlay(loaded.source_path().unwrap(), port.path());
     for layer in layers {
         overlay(&task.join(layer), port.path());
     }
@@ -74,9 +76,14 @@ fn check_bundled(id: &str, demo: Phase1) {
         xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
     let target = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {}).unwrap();
     xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
+    let source_dir = task.source_path().unwrap().to_path_buf();
+    let source_before = tree_hash(&source_dir);
     let scratch = tempfile::tempdir().unwrap();
     let source_copy = scratch.path().join("source");
-    overlay(&dir.join("repo"), &source_copy);
+    overlay(&source_dir, &source_copy);
+    if let Some(files) = parity_source_files(&dir) {
+        overlay(&dir.join(files), &source_copy);
+    }
     let phase1 = port_of(&dir, demo.layers);
     let oracle = port_of(&dir, &["solution"]);
     let mut plan = ProbePlan::for_task(
@@ -147,6 +154,22 @@ fn check_bundled(id: &str, demo: Phase1) {
     assert!(report.passed, "{id}: the oracle:\n{text}\n{output}");
     assert_eq!(report.compared, source.tensors.len(), "{id}:\n{text}");
     assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
+    assert_eq!(
+        tree_hash(&source_dir),
+        source_before,
+        "{id}: the source was written"
+    );
+}
+
+/// The folder the task's `[parity] source_files` names: files of the task copied into the
+/// source's copy before its side of the probe runs (the source itself stays untouched).
+fn parity_source_files(task: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    doc.get("parity")?
+        .get("source_files")?
+        .as_str()
+        .map(str::to_string)
 }
 
 #[test]
