@@ -263,6 +263,39 @@ fn makemore_diverges_first_in_the_loss() {
     );
 }
 
+/// equinox's train_rnn, a JAX source (the probe records in JAX; the port's in PyTorch): the
+/// demo leaves torch's nn.GRU time-major; the data, the weights it loads match, and the first
+/// wrong numbers are the hidden states the classifier reads.
+#[test]
+fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
+    check_bundled(
+        "equinox-train-rnn",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "hidden.last",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
+/// diffrax's neural ODE, a JAX source: the demo trains both stages on the whole series; the
+/// data, the vector field, the solutions, the loss, its gradients and two AdaBelief steps
+/// match, and the first wrong numbers are the series' lengths main's data loader is given
+/// (100 and 100 against the source's 10 and 100).
+#[test]
+fn diffrax_neural_ode_diverges_first_in_the_length_curriculum() {
+    check_bundled(
+        "diffrax-neural-ode",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "curriculum.lengths",
+            at: None,
+            max_abs: Some(90.0),
+        },
+    );
+}
+
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section
 /// (None: without one).
 fn jsonl_task(parity: Option<&str>) -> tempfile::TempDir {
