@@ -24,12 +24,20 @@ fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) 
     (out.status.code(), report, text(&out))
 }
 
-/// The port made of the task's `repo/` with `layers` (folders of the task) laid over it.
+/// The port made of the task's source with `layers` (folders of the task; `solution`: the
+/// oracle's folders, `[solution] base` first) laid over it.
 fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
+    let loaded = xstack::task::Task::load(task).unwrap();
     let port = tempfile::tempdir().unwrap();
-    overlay(&task.join("repo"), port.path());
+    overlay(loaded.source_path().unwrap(), port.path());
     for layer in layers {
-        overlay(&task.join(layer), port.path());
+        if *layer == "solution" {
+            for folder in loaded.solution_layers() {
+                overlay(&folder, port.path());
+            }
+        } else {
+            overlay(&task.join(layer), port.path());
+        }
     }
     port
 }
@@ -76,7 +84,8 @@ fn check_bundled(id: &str, demo: Phase1) {
     xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let source_copy = scratch.path().join("source");
-    overlay(&dir.join("repo"), &source_copy);
+    let layers = task.parity_source_layers(task.source_path().unwrap());
+    xstack::workspace::copy_layers(&layers, &source_copy).unwrap();
     let phase1 = port_of(&dir, demo.layers);
     let oracle = port_of(&dir, &["solution"]);
     let mut plan = ProbePlan::for_task(
