@@ -24,14 +24,20 @@ fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) 
     (out.status.code(), report, text(&out))
 }
 
-/// The port made of the task's source (`repo/`, or the shared folder its `[source] path`
-/// names) with `layers` (folders of the task) laid over it.
+/// The port made of the task's source with `layers` (folders of the task; `solution`: the
+/// oracle's folders, `[solution] base` first) laid over it.
 fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
-    let port = tempfile::tempdir().unwrap();
     let loaded = xstack::task::Task::load(task).unwrap();
+    let port = tempfile::tempdir().unwrap();
     overlay(loaded.source_path().unwrap(), port.path());
     for layer in layers {
-        overlay(&task.join(layer), port.path());
+        if *layer == "solution" {
+            for folder in loaded.solution_layers() {
+                overlay(&folder, port.path());
+            }
+        } else {
+            overlay(&task.join(layer), port.path());
+        }
     }
     port
 }
@@ -80,10 +86,8 @@ fn check_bundled(id: &str, demo: Phase1) {
     let source_before = tree_hash(&source_dir);
     let scratch = tempfile::tempdir().unwrap();
     let source_copy = scratch.path().join("source");
-    overlay(&source_dir, &source_copy);
-    if let Some(files) = parity_source_files(&dir) {
-        overlay(&dir.join(files), &source_copy);
-    }
+    let layers = task.parity_source_layers(&source_dir);
+    xstack::workspace::copy_layers(&layers, &source_copy).unwrap();
     let phase1 = port_of(&dir, demo.layers);
     let oracle = port_of(&dir, &["solution"]);
     let mut plan = ProbePlan::for_task(
@@ -159,17 +163,6 @@ fn check_bundled(id: &str, demo: Phase1) {
         source_before,
         "{id}: the source was written"
     );
-}
-
-/// The folder the task's `[parity] source_files` names: files of the task copied into the
-/// source's copy before its side of the probe runs (the source itself stays untouched).
-fn parity_source_files(task: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(task.join("task.toml")).unwrap();
-    let doc: toml::Table = toml::from_str(&text).unwrap();
-    doc.get("parity")?
-        .get("source_files")?
-        .as_str()
-        .map(str::to_string)
 }
 
 #[test]

@@ -86,7 +86,7 @@ pub fn check_source_is_a_bypass(id: &str, task: &Task) {
     );
 }
 
-/// The PyTorch source, run once (`XSTACK_SEED=0`) in its reference environment, lands
+/// The source, run once (`XSTACK_SEED=0`) in its reference environment, lands
 /// inside every criterion's tolerance.
 pub fn check_source_within_tolerance(id: &str, task: &Task) {
     let cache = xstack::env::cache_dir();
