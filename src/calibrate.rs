@@ -1,6 +1,7 @@
-//! `xstack calibrate`: runs a task's PyTorch source once per seed and turns the spread of each
-//! criterion's metric into a suggested `published` value and `tolerance`. The statistics, the
-//! tolerance rule and the seed runs are shared with `xstack init`.
+//! `xstack calibrate`: runs a task's source (in its own framework, `[migration] from`) once
+//! per seed and turns the spread of each criterion's metric into a suggested `published`
+//! value and `tolerance`. The statistics, the tolerance rule and the seed runs are shared
+//! with `xstack init`.
 //!
 //! The rule ([`rule`]): `published` is the mean over the seeds; `tolerance` is the larger of
 //! three sample standard deviations, 1% of |mean| and the metric's print resolution, both

@@ -10,7 +10,7 @@ use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::parity::{ParityReport, ParitySide};
 use crate::runner::JobState;
-use crate::task::CriterionSpec;
+use crate::task::{CriterionSpec, Migration};
 
 /// What the human (or a signal) can ask of a running session.
 #[derive(Debug, Clone, PartialEq)]
@@ -561,6 +561,9 @@ pub struct SessionTask {
     pub dir: String,
     /// Task title.
     pub title: String,
+    /// The direction of the migration (journals without it are PyTorch to JAX).
+    #[serde(default)]
+    pub migration: Migration,
     /// The agent spec.
     pub agent: String,
     /// The experiment command.

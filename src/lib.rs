@@ -1,5 +1,6 @@
-//! xstack: supervise a coding agent porting a PyTorch repository to JAX, and grade the port
-//! by whether its run reproduces the published result (the XStack benchmark's criteria).
+//! xstack: supervise a coding agent porting a repository between PyTorch and JAX (either
+//! way), and grade the port by whether its run reproduces the published result (the XStack
+//! benchmark's criteria).
 
 pub mod agent;
 pub mod bench;

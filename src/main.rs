@@ -14,7 +14,7 @@ use xstack::ui::theme::Theme;
 #[command(
     name = "xstack",
     version,
-    about = "Watch and steer a coding agent porting a PyTorch repository to JAX, graded against the published result."
+    about = "Watch and steer a coding agent porting a repository between PyTorch and JAX (either way), graded against the published result."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -151,8 +151,8 @@ enum Cmd {
         #[arg(long)]
         theme: Option<String>,
     },
-    /// Run the PyTorch source once per seed; print each criterion's spread and a suggested
-    /// published value and tolerance.
+    /// Run the source (PyTorch or JAX, as the task says) once per seed; print each
+    /// criterion's spread and a suggested published value and tolerance.
     Calibrate {
         /// Task folder or task id.
         task: String,
@@ -167,14 +167,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Make a task from a PyTorch repository: run it once, find its metrics, write
+    /// Make a task from a PyTorch or JAX repository: run it once, find its metrics, write
     /// tasks/<id>/task.toml after review.
     Init(xstack::init::InitOptions),
     /// Side-by-side, syntax-highlighted diff of two files or folders.
     Diff {
-        /// The old file or folder (e.g. the PyTorch source).
+        /// The old file or folder (e.g. the source).
         old: PathBuf,
-        /// The new file or folder (e.g. the JAX port).
+        /// The new file or folder (e.g. the port).
         new: PathBuf,
         /// Output width (default: $COLUMNS, the terminal's width, or 160).
         #[arg(long)]

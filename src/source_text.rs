@@ -1,10 +1,37 @@
 //! A source repository's files read as text, never run: a file small enough to read, the
-//! arguments of a call, a `NAME = value` assignment. Shared by `init` (hyper-parameters) and
-//! `seeds::usage` (seeding calls and options), which read the same Python the same way.
+//! arguments of a call, a `NAME = value` assignment, the modules a file imports. Shared by
+//! `init` (hyper-parameters, the framework), `seeds::usage` (seeding calls and options) and
+//! `xstack diff` (each side's framework), which read the same Python the same way.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
-use regex::Captures;
+use regex::{Captures, Regex};
+
+/// `import X[, Y]` / `from X import` at the start of a line (indented ones too: imports
+/// inside functions and `try` blocks count).
+static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    crate::patterns::constant(
+        r"(?m)^\s*(?:from\s+([A-Za-z_]\w*)|import\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_][\w.]*)*))",
+    )
+});
+
+/// The top-level modules `code` imports, in order (`import jax.numpy as jnp` → `jax`).
+pub fn imported_modules(code: &str) -> Vec<String> {
+    let mut modules = Vec::new();
+    for caps in IMPORT.captures_iter(code) {
+        if let Some(from) = caps.get(1) {
+            modules.push(from.as_str().to_string());
+        }
+        if let Some(list) = caps.get(2) {
+            modules.extend(list.as_str().split(',').filter_map(|name| {
+                let top = name.trim().split('.').next()?;
+                (!top.is_empty()).then(|| top.to_string())
+            }));
+        }
+    }
+    modules
+}
 
 /// Largest file read.
 pub const MAX_READ: u64 = 256 * 1024;

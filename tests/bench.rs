@@ -161,7 +161,10 @@ fn a_bench_over_two_runners_reports_every_trial_and_a_second_run_runs_none() {
         md.contains("| `script:gap_then_pass.jsonl` | 2 | 2 | 2 | 100% | 34–100% | 0 | 2 |"),
         "{md}"
     );
-    assert!(md.contains("| jsonl-protected | 2/2 (34–100%) · "), "{md}");
+    assert!(
+        md.contains("| jsonl-protected | PyTorch → JAX | 2/2 (34–100%) · "),
+        "{md}"
+    );
     for figure in ["pass_rate", "failures", "grid"] {
         assert!(md.contains(&format!("(figures/{figure}.svg)")), "{md}");
         assert!(md.contains(&format!("(figures/{figure}.png)")), "{md}");

@@ -341,3 +341,56 @@ fn a_repository_without_a_claim_says_so() {
         task.spec.published.citation
     );
 }
+
+/// equinox's train_rnn notebook, a JAX source: `init --notebook` on a copy of the snapshot
+/// proposes the task as a port from JAX to PyTorch (`from = "jax"`), reads the accuracy the
+/// notebook prints and finds cell 9's committed `final_accuracy=1.0` as its claim,
+/// reproduced by the run (every run prints 1.0), and leaves the repository as it was; that
+/// run lands inside the bundled task's tolerance.
+#[test]
+fn equinox_train_rnn_notebook_is_a_jax_source_and_its_accuracy_the_claim() {
+    let Some(up) = Upstream::copy("equinox") else {
+        return;
+    };
+    let before = tree_hash(&up.repo);
+    let notebook = "docs/examples/train_rnn.ipynb";
+    let out = up.init(&[
+        "--yes",
+        "--id",
+        "train-rnn",
+        "--notebook",
+        notebook,
+        "--metric",
+        "final_accuracy",
+        "--reference-packages",
+        "jax",
+        "equinox",
+        "optax",
+        "numpy",
+        "--packages",
+        "torch",
+        "numpy",
+    ]);
+    let printed = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    assert_eq!(
+        tree_hash(&up.repo),
+        before,
+        "init wrote into the repository"
+    );
+    let written = std::fs::read_to_string(up.tasks().join("train-rnn/task.toml")).unwrap();
+    assert!(written.contains("from = \"jax\""), "{written}");
+    let task = up.written("train-rnn");
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.metric, "final_accuracy", "{printed}");
+    assert_eq!(c.published, 1.0, "{printed}");
+    let claim = c.claim.as_ref().unwrap();
+    assert_eq!(claim.value, Some(1.0), "{claim:?}");
+    assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
+    assert_eq!(
+        claim.location.as_deref(),
+        Some(format!("{notebook}#cell=9").as_str())
+    );
+    let log = std::fs::read_to_string(up.tasks().join("train-rnn/reference.log")).unwrap();
+    assert_within_tolerance("equinox-train-rnn", &bundled("equinox-train-rnn"), &log);
+}

@@ -24,12 +24,20 @@ fn parity(task: &Path, port: &Path) -> (Option<i32>, serde_json::Value, String) 
     (out.status.code(), report, text(&out))
 }
 
-/// The port made of the task's `repo/` with `layers` (folders of the task) laid over it.
+/// The port made of the task's source with `layers` (folders of the task; `solution`: the
+/// oracle's folders, `[solution] base` first) laid over it.
 fn port_of(task: &Path, layers: &[&str]) -> tempfile::TempDir {
+    let loaded = xstack::task::Task::load(task).unwrap();
     let port = tempfile::tempdir().unwrap();
-    overlay(&task.join("repo"), port.path());
+    overlay(loaded.source_path().unwrap(), port.path());
     for layer in layers {
-        overlay(&task.join(layer), port.path());
+        if *layer == "solution" {
+            for folder in loaded.solution_layers() {
+                overlay(&folder, port.path());
+            }
+        } else {
+            overlay(&task.join(layer), port.path());
+        }
     }
     port
 }
@@ -74,9 +82,12 @@ fn check_bundled(id: &str, demo: Phase1) {
         xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
     let target = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {}).unwrap();
     xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
+    let source_dir = task.source_path().unwrap().to_path_buf();
+    let source_before = tree_hash(&source_dir);
     let scratch = tempfile::tempdir().unwrap();
     let source_copy = scratch.path().join("source");
-    overlay(&dir.join("repo"), &source_copy);
+    let layers = task.parity_source_layers(&source_dir);
+    xstack::workspace::copy_layers(&layers, &source_copy).unwrap();
     let phase1 = port_of(&dir, demo.layers);
     let oracle = port_of(&dir, &["solution"]);
     let mut plan = ProbePlan::for_task(
@@ -147,6 +158,11 @@ fn check_bundled(id: &str, demo: Phase1) {
     assert!(report.passed, "{id}: the oracle:\n{text}\n{output}");
     assert_eq!(report.compared, source.tensors.len(), "{id}:\n{text}");
     assert_eq!(tree_hash(&dir), before, "{id}: the task folder was written");
+    assert_eq!(
+        tree_hash(&source_dir),
+        source_before,
+        "{id}: the source was written"
+    );
 }
 
 #[test]
@@ -236,6 +252,39 @@ fn makemore_diverges_first_in_the_loss() {
             first: "loss",
             at: Some(("makemore.py", 150)),
             max_abs: None,
+        },
+    );
+}
+
+/// equinox's train_rnn, a JAX source (the probe records in JAX; the port's in PyTorch): the
+/// demo leaves torch's nn.GRU time-major; the data, the weights it loads match, and the first
+/// wrong numbers are the hidden states the classifier reads.
+#[test]
+fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
+    check_bundled(
+        "equinox-train-rnn",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "hidden.last",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
+/// diffrax's neural ODE, a JAX source: the demo trains both stages on the whole series; the
+/// data, the vector field, the solutions, the loss, its gradients and two AdaBelief steps
+/// match, and the first wrong numbers are the series' lengths main's data loader is given
+/// (100 and 100 against the source's 10 and 100).
+#[test]
+fn diffrax_neural_ode_diverges_first_in_the_length_curriculum() {
+    check_bundled(
+        "diffrax-neural-ode",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "curriculum.lengths",
+            at: None,
+            max_abs: Some(90.0),
         },
     );
 }

@@ -115,7 +115,11 @@ fn diff_command_prints_a_side_by_side_port() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let plain = String::from_utf8(out.stdout).unwrap();
-    assert!(plain.starts_with("modified train.py"), "{plain}");
+    // The sides' frameworks title it: the source imports torch, the port jax.
+    assert!(
+        plain.starts_with("PyTorch ↔ JAX\n\nmodified train.py"),
+        "{plain}"
+    );
     assert!(!plain.contains('\x1b'), "colour in a pipe");
     let torch_line = plain
         .lines()
@@ -140,6 +144,10 @@ fn diff_command_prints_a_side_by_side_port() {
     ]);
     let coloured = String::from_utf8(out.stdout).unwrap();
     assert!(coloured.contains(";38;2;"), "no 24-bit colour");
+    // A JAX source on the left: the title says so.
+    let out = run(&["diff", solution.to_str().unwrap(), repo.to_str().unwrap()]);
+    let plain = String::from_utf8(out.stdout).unwrap();
+    assert!(plain.starts_with("JAX ↔ PyTorch\n"), "{plain}");
     let out = run(&["diff", repo.to_str().unwrap(), "/no/such/file.py"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }

@@ -16,8 +16,9 @@ use toml_edit::{DocumentMut, Item, TableLike, Value};
 use xstack::task::located::FileError;
 use xstack::task::{Task, TaskError};
 
-/// The keys SPEC §2 defines (table names included), and the ones docs/CONTRACTS.md adds
-/// (`[solution] remove`, a claim's `measured.machine`).
+/// The keys SPEC §2 and §2c define (table names included), and the ones docs/CONTRACTS.md
+/// adds (`[solution] remove` and `base`, `[parity] source_files`, a claim's
+/// `measured.machine`).
 const SPEC_KEYS: &[&str] = &[
     "id",
     "title",
@@ -77,6 +78,11 @@ const SPEC_KEYS: &[&str] = &[
     "machine",
     "solution",
     "remove",
+    "base",
+    "source_files",
+    "migration",
+    "from",
+    "to",
 ];
 
 /// Keys whose absence still leaves a valid task (a default or an optional value).
@@ -109,10 +115,15 @@ const OPTIONAL_KEYS: &[&str] = &[
     "machine",
     "solution",
     "remove",
+    "base",
+    "source_files",
+    "migration",
+    "from",
+    "to",
 ];
 
 /// The keys whose values are enum names.
-const ENUM_KEYS: &[&str] = &["direction", "reduce", "status"];
+const ENUM_KEYS: &[&str] = &["direction", "reduce", "status", "from", "to"];
 
 /// Every bundled task folder (`tasks/<id>` and `tasks/catalog/<id>`).
 fn bundled_tasks() -> Vec<PathBuf> {
@@ -122,9 +133,10 @@ fn bundled_tasks() -> Vec<PathBuf> {
 }
 
 /// Copies of the bundled task folders under a temp folder, each in a folder named as the
-/// original (the id must equal the folder's name).
+/// original (the id must equal the folder's name), with the shared `sources/` beside them.
 fn copies() -> (tempfile::TempDir, Vec<(PathBuf, String)>) {
     let tmp = tempfile::tempdir().unwrap();
+    overlay(&root().join("tasks/sources"), &tmp.path().join("sources"));
     let mut out = Vec::new();
     for task in bundled_tasks() {
         let dir = tmp.path().join(task.file_name().unwrap());

@@ -10,11 +10,15 @@ use crate::task::{Direction, Task};
 /// The phase-one migration prompt.
 pub fn migration_prompt(task: &Task, interactive: bool) -> String {
     let spec = &task.spec;
+    let (from, to) = (task.migration.from, task.migration.to);
     let mut p = String::new();
     let _ = writeln!(
         p,
-        "You are porting the PyTorch repository in the current folder to JAX.\n\nTask: {} ({})",
-        spec.title, spec.id
+        "You are porting the {} repository in the current folder to {}.\n\nTask: {} ({})",
+        from.name(),
+        to.name(),
+        spec.title,
+        spec.id
     );
     if let Some(summary) = &spec.summary {
         let _ = writeln!(p, "{}", summary.trim());
@@ -26,7 +30,8 @@ pub fn migration_prompt(task: &Task, interactive: bool) -> String {
     );
     let _ = writeln!(
         p,
-        "\nThe migration passes only if the JAX run reproduces the published result ({}):",
+        "\nThe migration passes only if the {} run reproduces the published result ({}):",
+        to.name(),
         spec.published.citation
     );
     for c in &spec.criteria {
@@ -44,7 +49,8 @@ pub fn migration_prompt(task: &Task, interactive: bool) -> String {
     }
     let _ = writeln!(
         p,
-        "\nTarget: JAX (with optax/flax as needed), written to run on TPU; on this machine JAX runs on CPU. Packages available: {}.",
+        "\nTarget: {}. Packages available: {}.",
+        to.target_note(),
         if spec.env.packages.is_empty() {
             "none beyond the system's".to_string()
         } else {

@@ -968,6 +968,7 @@ fn claims(report: &Report) -> Sheet {
 mod tests {
     use super::*;
     use crate::bench::model::{PhaseAgent, build};
+    use crate::task::Migration;
     use serde_json::{Map, json};
 
     fn trial(task: &str, agent: &str, repeat: u32, outcome: &str, claim: Option<bool>) -> TrialRow {
@@ -1004,6 +1005,7 @@ mod tests {
             .collect();
         TrialRow {
             task: task.into(),
+            migration: Migration::default(),
             agent: agent.into(),
             repeat,
             passed: failure.is_none(),

@@ -16,6 +16,7 @@ use crate::event::{Event, PhaseOutcome};
 use crate::grade::FailureClass;
 use crate::journal;
 use crate::session::result::{RESULT_FILE, RunResult};
+use crate::task::Migration;
 
 use super::record::{TrialKey, TrialRecord, TrialStatus};
 use super::stats::{self, Interval, round4};
@@ -161,6 +162,9 @@ impl PhaseAgent {
 pub struct TrialRow {
     /// Task id.
     pub task: String,
+    /// The task's direction, from the trial's `result.json` (PyTorch to JAX without one).
+    #[serde(default)]
+    pub migration: Migration,
     /// The agent spec as given.
     pub agent: String,
     /// 1-based repeat number.
@@ -378,6 +382,22 @@ pub struct Report {
     /// `--agent` order, then the line of all agents together ([`ALL_AGENTS`]).
     #[serde(default)]
     pub ran_port: Vec<RanPortLine>,
+    /// The pass rate split by direction, when the trials go both ways: per agent in
+    /// `--agent` order, then all agents together ([`ALL_AGENTS`]), each direction in order
+    /// (PyTorch to JAX first); empty when every trial goes the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_direction: Vec<DirectionLine>,
+}
+
+/// One agent's (or all agents') graded trials of one direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectionLine {
+    /// The agent spec, or [`ALL_AGENTS`].
+    pub agent: String,
+    /// The direction.
+    pub migration: Migration,
+    /// Its passed / graded trials.
+    pub share: Share,
 }
 
 /// A trial's row from its run folder; `shown_dir` is how the report names the folder. A
@@ -411,8 +431,10 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
         .or_else(|| record.as_ref().and_then(|r| r.wall_s))
         .unwrap_or(0.0);
     let phases = phases_of(run_dir);
+    let migration = result.as_ref().map(|r| r.migration).unwrap_or_default();
     TrialRow {
         task: key.task.clone(),
+        migration,
         agent: key.agent.clone(),
         repeat: key.repeat,
         passed,
@@ -633,13 +655,45 @@ pub fn build(rows: Vec<TrialRow>, agents: &[String]) -> Report {
         })
         .collect();
     ran_port.push(ran_port_line(ALL_AGENTS, &rows.iter().collect::<Vec<_>>()));
+    let by_direction = by_direction(&rows, agents);
     Report {
         interval_method: method,
         trials: rows,
         summary,
         pairs,
         ran_port,
+        by_direction,
     }
+}
+
+/// The graded trials of each agent (and of all agents) split by direction, when `rows` go
+/// more than one way; empty otherwise.
+fn by_direction(rows: &[TrialRow], agents: &[String]) -> Vec<DirectionLine> {
+    let mut directions: Vec<Migration> = rows.iter().map(|r| r.migration).collect();
+    directions.sort();
+    directions.dedup();
+    if directions.len() < 2 {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    for agent in agents.iter().map(String::as_str).chain([ALL_AGENTS]) {
+        for &migration in &directions {
+            let graded: Vec<&TrialRow> = rows
+                .iter()
+                .filter(|r| {
+                    (agent == ALL_AGENTS || r.agent == agent)
+                        && r.migration == migration
+                        && r.graded()
+                })
+                .collect();
+            lines.push(DirectionLine {
+                agent: agent.to_string(),
+                migration,
+                share: share(&graded),
+            });
+        }
+    }
+    lines
 }
 
 /// The split of `rows`' graded trials by whether the agent ran its port. The intervals are

@@ -193,10 +193,12 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::Migration;
 
     fn row(agent: &str, failure: Option<&str>) -> TrialRow {
         TrialRow {
             task: "t".into(),
+            migration: Migration::default(),
             agent: agent.into(),
             repeat: 2,
             passed: failure.is_none(),

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use super::figures;
 use super::model::median;
 pub use super::model::{
-    ALL_AGENTS, AgentSummary, Difference, IntervalMethod, NoVerdict, Pair, PhaseAgent, RanPortLine,
-    Report, Share, Timing, TrialFailure, TrialRow, build, distinct, has_claims, has_ran_port,
-    percent_interval, ran_port_of, row,
+    ALL_AGENTS, AgentSummary, Difference, DirectionLine, IntervalMethod, NoVerdict, Pair,
+    PhaseAgent, RanPortLine, Report, Share, Timing, TrialFailure, TrialRow, build, distinct,
+    has_claims, has_ran_port, percent_interval, ran_port_of, row,
 };
 use super::stats;
 
@@ -39,6 +39,7 @@ pub fn markdown(report: &Report, ctx: &MarkdownContext<'_>) -> String {
     intro(&mut md, report, ctx);
     per_agent_section(&mut md, report);
     pairs_section(&mut md, report);
+    direction_section(&mut md, report);
     ran_port_section(&mut md, report);
     task_grid_section(&mut md, report, ctx);
     claims_section(&mut md, report);
@@ -183,11 +184,16 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
         .iter()
         .map(|a| agent_cell(&a.agent))
         .collect();
-    let mut header = vec!["task".to_string()];
+    let mut header = vec!["task".to_string(), "direction".to_string()];
     header.extend(labels);
     table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
     for task in ctx.tasks {
-        let mut cells = vec![task.clone()];
+        let direction = report
+            .trials
+            .iter()
+            .find(|t| &t.task == task)
+            .map_or_else(|| "–".to_string(), |t| t.migration.label());
+        let mut cells = vec![task.clone(), direction];
         for a in &report.summary {
             let cell: Vec<&TrialRow> = report
                 .trials
@@ -327,6 +333,47 @@ fn trials_section(md: &mut String, report: &Report) {
             );
         }
         cells.push(format!("`{}`", t.run_dir));
+        table_row(md, &cells);
+    }
+}
+
+/// "By direction": when the trials go both ways, each agent's pass rate per direction with
+/// its 95% Wilson interval.
+fn direction_section(md: &mut String, report: &Report) {
+    if report.by_direction.is_empty() {
+        return;
+    }
+    md.push_str(
+        "\n## By direction\n\nPassed / graded trials of each direction (the source's framework \
+         → the port's) with the 95% Wilson interval.\n\n",
+    );
+    let directions = distinct(report.by_direction.iter().map(|l| l.migration.label()));
+    let mut header = vec!["agent".to_string()];
+    for label in &directions {
+        header.push(label.clone());
+        header.push("95% interval".to_string());
+    }
+    table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
+    let agents = distinct(report.by_direction.iter().map(|l| l.agent.clone()));
+    for agent in agents {
+        let name = if agent == ALL_AGENTS {
+            "all agents".to_string()
+        } else {
+            agent_cell(&agent)
+        };
+        let mut cells = vec![name];
+        for label in &directions {
+            let line: Option<&DirectionLine> = report
+                .by_direction
+                .iter()
+                .find(|l| l.agent == agent && &l.migration.label() == label);
+            let (rate, interval) = line.map_or_else(
+                || ("0/0".to_string(), "–".to_string()),
+                |l| share_cells(&l.share),
+            );
+            cells.push(rate);
+            cells.push(interval);
+        }
         table_row(md, &cells);
     }
 }
@@ -488,6 +535,7 @@ mod tests {
     use crate::bench::record::TrialKey;
     use crate::bench::stats::{Interval, round4};
     use crate::session::result::RESULT_FILE;
+    use crate::task::Migration;
     use serde_json::{Map, Value, json};
 
     /// The failure named `name`.
@@ -498,6 +546,7 @@ mod tests {
     fn trial(agent: &str, passed_in_phase: Option<u8>, failure: Option<&str>) -> TrialRow {
         TrialRow {
             task: "t".into(),
+            migration: Migration::default(),
             agent: agent.into(),
             repeat: 1,
             passed: failure.is_none(),
@@ -604,6 +653,7 @@ mod tests {
                 "duration_s",
                 "failure",
                 "job_id",
+                "migration",
                 "passed",
                 "passed_in_phase",
                 "queue_s",
@@ -623,13 +673,86 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| t | 2/3 (21–94%) · 10.0 | 0/0 (0–100%) · 10.0 |"),
+            md.contains("| t | PyTorch → JAX | 2/3 (21–94%) · 10.0 | 0/0 (0–100%) · 10.0 |"),
             "{md}"
         );
         assert!(
             md.contains("| `script:pass.jsonl` | 10.00 | 3.00 | 5.00 | 2.00 |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_bench_that_goes_both_ways_splits_its_pass_rates_by_direction() {
+        let back = Migration {
+            from: crate::task::Framework::Jax,
+            to: crate::task::Framework::Torch,
+        };
+        let jax_source = |passed: bool| TrialRow {
+            task: "neural-cde".into(),
+            migration: back,
+            ..trial(
+                "cmd:a",
+                passed.then_some(1),
+                (!passed).then_some("fidelity_gap"),
+            )
+        };
+        let rows = vec![
+            trial("cmd:a", Some(1), None),
+            trial("cmd:a", None, Some("crash")),
+            jax_source(true),
+            jax_source(true),
+            jax_source(false),
+        ];
+        let report = build(rows, &["cmd:a".to_string()]);
+        let split: Vec<(String, String, usize, usize)> = report
+            .by_direction
+            .iter()
+            .map(|l| {
+                (
+                    l.agent.clone(),
+                    l.migration.short(),
+                    l.share.passed,
+                    l.share.graded,
+                )
+            })
+            .collect();
+        assert_eq!(
+            split,
+            [
+                ("cmd:a".into(), "torch→jax".into(), 1, 2),
+                ("cmd:a".into(), "jax→torch".into(), 2, 3),
+                (ALL_AGENTS.into(), "torch→jax".into(), 1, 2),
+                (ALL_AGENTS.into(), "jax→torch".into(), 2, 3),
+            ]
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["trials"][2]["migration"],
+            json!({"from": "jax", "to": "torch"})
+        );
+        let ctx = MarkdownContext {
+            tasks: &["t".to_string(), "neural-cde".to_string()],
+            planned: 5,
+            runners: "local",
+        };
+        let md = markdown(&report, &ctx);
+        assert!(
+            md.contains("| agent | PyTorch → JAX | 95% interval | JAX → PyTorch | 95% interval |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `cmd:a` | 1/2 (50%) | 9–91% | 2/3 (67%) | 21–94% |"),
+            "{md}"
+        );
+        assert!(md.contains("| neural-cde | JAX → PyTorch | 2/3 "), "{md}");
+        assert!(md.contains("| t | PyTorch → JAX | 1/2 "), "{md}");
+
+        let one_way = build(vec![trial("cmd:a", Some(1), None)], &["cmd:a".to_string()]);
+        assert!(one_way.by_direction.is_empty());
+        let json = serde_json::to_value(&one_way).unwrap();
+        assert!(json.get("by_direction").is_none());
+        assert!(!markdown(&one_way, &ctx).contains("## By direction"));
     }
 
     #[test]

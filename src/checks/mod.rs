@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::Extractor;
 use crate::secrets::{MIN_SECRET_LEN, REDACTED, SECRET_SUFFIXES};
-use crate::task::{CriterionSpec, Reduce, Task};
+use crate::task::{CriterionSpec, Framework, Migration, Reduce, Task};
 
 /// The recorder's source, before [`recorder_source`] writes the secrets' rule into it.
 const RECORDER_PY: &str = include_str!("recorder.py");
@@ -95,10 +95,11 @@ pub fn install(env_dir: &Path) -> Result<(), ChecksError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunTarget {
-    /// Its port: a script or module of the workspace (that did not run PyTorch alone).
+    /// Its port: a script or module of the workspace (that did not run the source's
+    /// framework alone).
     Port,
-    /// The PyTorch source: a script under the task's source, or a workspace script that
-    /// imported PyTorch and not JAX (the source before it was ported).
+    /// The source: a script under the task's source, or a workspace script that imported
+    /// the source's framework and not the port's (the source before it was ported).
     Source,
     /// The task's parity probe.
     Probe,
@@ -261,9 +262,10 @@ fn what_runs(argv: &[String], cwd: &Path) -> Runs {
 }
 
 /// What the records of one session are read against: where the port and the source are,
-/// the probe's script, and the task's metrics and criteria.
+/// the probe's script, the direction, and the task's metrics and criteria.
 #[derive(Debug, Clone)]
 pub struct Context {
+    migration: Migration,
     workspace: PathBuf,
     source: PathBuf,
     probe: Option<PathBuf>,
@@ -283,6 +285,7 @@ impl Context {
                 .map(PathBuf::from)
         });
         Context {
+            migration: task.migration,
             workspace: canonical(workspace),
             source: canonical(source),
             probe,
@@ -321,12 +324,12 @@ impl Context {
         let Some(path) = path else {
             return (RunTarget::Other, program);
         };
-        let torch_alone =
-            frameworks.iter().any(|f| f == "torch") && !frameworks.iter().any(|f| f == "jax");
+        let imported = |framework: Framework| frameworks.iter().any(|f| f == framework.module());
+        let source_alone = imported(self.migration.from) && !imported(self.migration.to);
         let target = if let Ok(inside) = path.strip_prefix(&self.workspace) {
             if self.probe.as_deref() == Some(inside) {
                 RunTarget::Probe
-            } else if torch_alone {
+            } else if source_alone {
                 RunTarget::Source
             } else {
                 RunTarget::Port
@@ -757,7 +760,7 @@ pub struct Checked {
     pub last_port_exit: Option<i32>,
     /// The graded metrics the last run of its port printed.
     pub last_port_metrics: Vec<CheckedMetric>,
-    /// Runs of the PyTorch source.
+    /// Runs of the source.
     pub source_runs: u32,
     /// Runs of the parity probe.
     pub probe_runs: u32,

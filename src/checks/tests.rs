@@ -159,6 +159,25 @@ fn each_command_line_is_the_port_the_source_the_probe_or_something_else() {
     assert_eq!(checked, 11);
 }
 
+#[test]
+fn in_a_port_to_pytorch_a_workspace_script_that_ran_jax_alone_is_the_source() {
+    let (_root, mut task, workspace) = setting();
+    task.migration = Migration {
+        from: Framework::Jax,
+        to: Framework::Torch,
+    };
+    let ctx = context(&task, &workspace);
+    let line = argv(&["python", "train.py"]);
+    let ran = |frameworks: &[&str]| {
+        let frameworks: Vec<String> = frameworks.iter().map(|f| f.to_string()).collect();
+        ctx.classify(&line, &workspace, &frameworks).0
+    };
+    assert_eq!(ran(&["jax"]), RunTarget::Source);
+    assert_eq!(ran(&["torch"]), RunTarget::Port);
+    assert_eq!(ran(&["jax", "torch"]), RunTarget::Port);
+    assert_eq!(ran(&[]), RunTarget::Port);
+}
+
 fn run(target: RunTarget, exit: Option<i32>, acc: Option<f64>) -> AgentRun {
     AgentRun {
         phase: 1,

@@ -1,4 +1,4 @@
-//! `xstack calibrate`: the spread of each criterion over seeds of the PyTorch source.
+//! `xstack calibrate`: the spread of each criterion over seeds of the source.
 
 use std::io::Write;
 
@@ -7,7 +7,7 @@ use crate::task::{self, Task};
 
 use super::{AppError, source_dir};
 
-/// `xstack calibrate TASK [--seeds N] [--json]`: runs the task's PyTorch source once per seed
+/// `xstack calibrate TASK [--seeds N] [--json]`: runs the task's source once per seed
 /// and prints the spread of each criterion's metric with a suggested `published` and
 /// `tolerance` (TOML ready to paste, or JSON). Progress goes to stderr.
 pub fn calibrate(

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::process::EXIT_PASS;
+use crate::task::{Framework, Migration};
 
 use super::AppError;
 
@@ -18,7 +19,28 @@ pub enum ColorChoice {
     Never,
 }
 
-/// `xstack diff OLD NEW`: prints the side-by-side diff of two files or folders.
+/// The frameworks of the two sides, `PyTorch ↔ JAX`, when each side's Python (its `.py`
+/// files and notebooks' code cells) imports one and they differ; None otherwise.
+fn sides_title(old: &crate::diff::Snapshot, new: &crate::diff::Snapshot) -> Option<String> {
+    let framework = |side: &crate::diff::Snapshot| {
+        let modules: Vec<String> = side
+            .iter()
+            .filter(|(path, _)| path.ends_with(".py") || crate::notebook::is_notebook(path))
+            .flat_map(|(path, bytes)| {
+                let code = crate::notebook::python_code(path, &String::from_utf8_lossy(bytes));
+                crate::source_text::imported_modules(&code)
+            })
+            .collect();
+        Framework::of_modules(&modules)
+    };
+    match (framework(old), framework(new)) {
+        (Some(from), Some(to)) if from != to => Some(Migration { from, to }.sides()),
+        _ => None,
+    }
+}
+
+/// `xstack diff OLD NEW`: prints the side-by-side diff of two files or folders, under the
+/// frameworks of its sides when they differ (`PyTorch ↔ JAX`).
 pub fn diff(
     old: &Path,
     new: &Path,
@@ -70,7 +92,15 @@ pub fn diff(
         color.then_some(&request),
     )
     .map_err(|e| AppError::infra(e.to_string()))?;
-    let text = render_text(&views, width, color);
+    let mut text = String::new();
+    if let Some(title) = sides_title(&pair.old, &pair.new) {
+        text.push_str(&if color {
+            format!("\x1b[1m{title}\x1b[0m\n\n")
+        } else {
+            format!("{title}\n\n")
+        });
+    }
+    text.push_str(&render_text(&views, width, color));
     out.write_all(text.as_bytes())
         .map_err(|e| AppError::infra(format!("cannot write the diff: {e}")))?;
     Ok(EXIT_PASS)

@@ -44,7 +44,7 @@ pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Resul
     let scratch = Scratch::new("parity").map_err(|e| AppError::infra(e.to_string()))?;
     let source_copy = scratch.path().join("source");
     let port_copy = scratch.path().join("port");
-    workspace::copy_tree(&source, &source_copy, true)
+    workspace::copy_layers(&task.parity_source_layers(&source), &source_copy)
         .map_err(|e| AppError::infra(format!("cannot copy the source: {e}")))?;
     workspace::prepare_verify(repo, &source, &port_copy, &task.spec.integrity.protected)
         .map_err(|e| AppError::infra(format!("cannot copy {}: {e}", repo.display())))?;

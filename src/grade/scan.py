@@ -10,6 +10,8 @@ A notebook (`.ipynb`) is read as its code cells, each parsed as Python once its 
 lines (`!pip install torch`, `%run -m torch.utils`, a `%%bash` cell) are read for what they
 install, run or import and set aside; its findings say `NOTEBOOK#cell=N:LINE` (N the cell's
 index from 0, markdown cells included, as nbformat numbers them; LINE within the cell).
+The notebooks the config lists as `unrun_notebooks` (the source's own, unchanged, and not the
+one the task runs) are left out.
 """
 
 import ast
@@ -38,7 +40,10 @@ SHELL_IMPORT = re.compile(r"(?:^|[\s;:'\"])(?:import|from)\s+([A-Za-z_][\w]*)")
 INSTALL = re.compile(
     r"^(?:pip3?|conda|mamba|micromamba|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
 # The module a distribution name installs, where they differ.
-DISTRIBUTION_MODULES = {"pytorch": "torch", "pytorch-cpu": "torch", "torch-cpu": "torch"}
+DISTRIBUTION_MODULES = {
+    "pytorch": "torch", "pytorch-cpu": "torch", "torch-cpu": "torch",
+    "dm-haiku": "haiku", "dm_haiku": "haiku", "orbax-checkpoint": "orbax",
+}
 # Cell magics whose body is shell commands, not Python.
 SHELL_CELLS = {"bash", "sh", "script", "system", "sx"}
 # An IPython assignment from a shell escape (`files = !ls`).
@@ -91,6 +96,7 @@ class Scan:
         self.guarded = set(cfg["guarded"])
         self.path_dirs = set(cfg["path_dirs"])
         self.protected = set(cfg["protected_modules"])
+        self.unrun_notebooks = set(cfg["unrun_notebooks"])
         self.findings = []
         self.python_files = 0
         self.required_seen = not self.require
@@ -368,6 +374,8 @@ class Scan:
                     continue
                 if name.endswith(".py"):
                     self.python_file(rel, data)
+                elif rel in self.unrun_notebooks:
+                    continue
                 elif name.endswith(".ipynb"):
                     self.notebook_file(rel, data)
                 else:

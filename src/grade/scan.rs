@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use serde::Deserialize;
 
 use super::{Finding, FindingKind};
-use crate::task::IntegritySpec;
+use crate::task::{Framework, IntegritySpec};
 
 /// The scanner, run as `python -I -S -c SCAN CONFIG`.
 const SCAN_PY: &str = include_str!("scan.py");
@@ -43,6 +43,11 @@ pub struct ScanInput<'a> {
     pub command: &'a str,
     /// Module names of the protected Python files (`eval`, `pkg.metrics`).
     pub protected_modules: Vec<String>,
+    /// The port's framework: its modules must not be shadowed.
+    pub port: Framework,
+    /// Notebooks the scan leaves out: byte for byte the source's and not the one the task
+    /// runs ([`unrun_source_notebooks`]).
+    pub unrun_notebooks: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -57,7 +62,8 @@ struct ScanAnswer {
 pub fn scan(python: &Path, root: &Path, input: &ScanInput<'_>) -> Result<Vec<Finding>, ScanError> {
     let mut guarded: Vec<String> = input.packages.iter().map(|p| module_of(p)).collect();
     guarded.extend(input.integrity.require_imports.iter().cloned());
-    guarded.extend(["jax", "jaxlib", "numpy"].map(String::from));
+    guarded.extend(input.port.runtime_modules().iter().map(|m| m.to_string()));
+    guarded.push("numpy".to_string());
     guarded.sort();
     guarded.dedup();
     let config = serde_json::json!({
@@ -67,6 +73,7 @@ pub fn scan(python: &Path, root: &Path, input: &ScanInput<'_>) -> Result<Vec<Fin
         "guarded": guarded,
         "path_dirs": path_dirs(input.command),
         "protected_modules": input.protected_modules,
+        "unrun_notebooks": input.unrun_notebooks,
     });
     let out = Command::new(python)
         .args(["-I", "-S", "-c", SCAN_PY, &config.to_string()])
@@ -126,6 +133,41 @@ fn path_dirs(command: &str) -> Vec<String> {
         }
     }
     dirs
+}
+
+/// The notebooks of the verify copy at `root` that are byte for byte the source's and are
+/// not `run_notebook` (the one the task runs), relative paths sorted: a source with several
+/// notebooks whose task ports one of them keeps the others as they were, and an untouched
+/// notebook that nothing runs is not part of the port (a run that starts it, with `%run`,
+/// is seen by the runtime audit).
+pub fn unrun_source_notebooks(
+    root: &Path,
+    source: &Path,
+    run_notebook: Option<&str>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel_text = rel.to_string_lossy().into_owned();
+        if !crate::notebook::is_notebook(&rel_text) || run_notebook == Some(rel_text.as_str()) {
+            continue;
+        }
+        let same = match (std::fs::read(entry.path()), std::fs::read(source.join(rel))) {
+            (Ok(here), Ok(there)) => here == there,
+            _ => false,
+        };
+        if same {
+            found.push(rel_text);
+        }
+    }
+    found
 }
 
 /// Symlinks in `workspace` that point out of it (the verify copy leaves them out, so the
@@ -210,6 +252,7 @@ fn module_of(package: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::Migration;
 
     #[test]
     fn script_folders_are_on_the_path() {
@@ -239,24 +282,153 @@ mod tests {
     }
 
     fn scan_tree(files: &[(&str, &[u8])], command: &str) -> Vec<Finding> {
+        scan_port(Migration::default(), files, command, Vec::new())
+    }
+
+    /// The findings of a port in the direction `migration` (its integrity defaults), with
+    /// the notebooks of `unrun_notebooks` left out.
+    fn scan_port(
+        migration: Migration,
+        files: &[(&str, &[u8])],
+        command: &str,
+        unrun_notebooks: Vec<String>,
+    ) -> Vec<Finding> {
         let dir = tempfile::tempdir().unwrap();
         for (path, body) in files {
             let p = dir.path().join(path);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, body).unwrap();
         }
-        let integrity = IntegritySpec::default();
+        let integrity = IntegritySpec {
+            forbid_imports: migration.default_forbid_imports(),
+            require_imports: migration.default_require_imports(),
+            ..IntegritySpec::default()
+        };
         scan(
             Path::new("python3"),
             dir.path(),
             &ScanInput {
                 integrity: &integrity,
-                packages: &["jax".into(), "scikit-learn".into()],
+                packages: &[migration.to.module().into(), "scikit-learn".into()],
                 command,
                 protected_modules: vec!["eval".into()],
+                port: migration.to,
+                unrun_notebooks,
             },
         )
         .unwrap()
+    }
+
+    const JAX_TO_TORCH: Migration = Migration {
+        from: Framework::Jax,
+        to: Framework::Torch,
+    };
+
+    #[test]
+    fn a_port_to_pytorch_that_keeps_jax_is_found_by_every_route() {
+        let found = scan_port(
+            JAX_TO_TORCH,
+            &[
+                ("train.py", b"import torch\nimport jax.numpy as jnp\nfrom flax import linen\n"),
+                ("dyn.py", b"import importlib\nm = importlib.import_module('ja' + 'x')\nd = __import__('diffrax')\n"),
+                ("typed.py", b"import torch\nfrom jaxtyping import Float\n"),
+                ("optax/__init__.py", b""),
+            ],
+            "python train.py",
+            Vec::new(),
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "dyn.py:2: imports forbidden module `jax` through import_module()",
+                "dyn.py:3: imports forbidden module `diffrax` through __import__()",
+                "optax: named after the forbidden module `optax`",
+                "train.py:2: imports forbidden module `jax`",
+                "train.py:3: imports forbidden module `flax`",
+                "typed.py:2: imports forbidden module `jaxtyping`",
+            ]
+        );
+        let magics = notebook(&[
+            "import torch\n%pip install -q jax[cpu]==0.4.30",
+            "!pip install dm-haiku\n!python -c \"import equinox\"",
+        ]);
+        let found = scan_port(
+            JAX_TO_TORCH,
+            &[("neural_cde.ipynb", &magics)],
+            "python -m _xstack_notebook neural_cde.ipynb",
+            Vec::new(),
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "neural_cde.ipynb#cell=1:2: installs forbidden module `jax` (`%pip install -q jax[cpu]==0.4.30`)",
+                "neural_cde.ipynb#cell=2:1: installs forbidden module `haiku` (`!pip install dm-haiku`)",
+                "neural_cde.ipynb#cell=2:2: a shell command imports forbidden module `equinox` (`!python -c \"import equinox\"`)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_port_to_pytorch_needs_torch_and_may_not_shadow_it() {
+        let found = scan_port(
+            JAX_TO_TORCH,
+            &[("train.py", b"import numpy\n"), ("torch.py", b"")],
+            "python train.py",
+            Vec::new(),
+        );
+        assert_eq!(
+            texts(&found),
+            [
+                "torch.py: shadows the installed module `torch`",
+                "no migrated .py file imports any of: torch",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_untouched_notebook_nothing_runs_is_not_part_of_the_port() {
+        let sibling = notebook(&["import jax\nimport diffrax"]);
+        let port = notebook(&["import torch\nimport torchdiffeq"]);
+        let files: [(&str, &[u8]); 2] = [
+            ("docs/neural_cde.ipynb", &port),
+            ("docs/neural_ode.ipynb", &sibling),
+        ];
+        let command = "python -m _xstack_notebook docs/neural_cde.ipynb";
+        let left_out = vec!["docs/neural_ode.ipynb".to_string()];
+        assert!(scan_port(JAX_TO_TORCH, &files, command, left_out).is_empty());
+        assert_eq!(
+            texts(&scan_port(JAX_TO_TORCH, &files, command, Vec::new())),
+            [
+                "docs/neural_ode.ipynb#cell=1:1: imports forbidden module `jax`",
+                "docs/neural_ode.ipynb#cell=1:2: imports forbidden module `diffrax`",
+            ]
+        );
+
+        let source = tempfile::tempdir().unwrap();
+        let port_dir = tempfile::tempdir().unwrap();
+        for (dir, cde) in [(&source, &sibling), (&port_dir, &port)] {
+            std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+            std::fs::write(dir.path().join("docs/neural_cde.ipynb"), cde).unwrap();
+            std::fs::write(dir.path().join("docs/neural_ode.ipynb"), &sibling).unwrap();
+        }
+        std::fs::write(port_dir.path().join("docs/extra.ipynb"), &sibling).unwrap();
+        assert_eq!(
+            unrun_source_notebooks(
+                port_dir.path(),
+                source.path(),
+                Some("docs/neural_cde.ipynb")
+            ),
+            ["docs/neural_ode.ipynb"],
+            "the run notebook, a changed notebook and a new one are all scanned"
+        );
+        assert_eq!(
+            unrun_source_notebooks(
+                port_dir.path(),
+                source.path(),
+                Some("docs/neural_ode.ipynb")
+            ),
+            Vec::<String>::new()
+        );
     }
 
     fn texts(findings: &[Finding]) -> Vec<String> {

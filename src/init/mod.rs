@@ -1,4 +1,5 @@
-//! `xstack init REPO`: makes a task from any PyTorch repository. It finds the reference
+//! `xstack init REPO`: makes a task from any PyTorch or JAX repository (the direction from the
+//! experiment's imports, `framework.rs`). It finds the reference
 //! packages and the experiment command, runs the command once in a PTY (output shown live),
 //! detects the metrics in the output and verifies a proposed definition for each, takes the
 //! published values and tolerances from `--seeds` runs (or the single run; seeds that move
@@ -11,6 +12,7 @@
 
 pub mod claims;
 pub mod detect;
+pub mod framework;
 pub mod probe;
 pub mod render;
 pub mod repo;
@@ -198,12 +200,16 @@ pub struct InitOptions {
     /// Direction of every criterion (default: within, around the claim or the measured value).
     #[arg(long, value_enum)]
     pub direction: Option<Direction>,
-    /// The PyTorch side's packages (default: requirements.txt or pyproject.toml);
+    /// The source's framework, torch or jax (default: from the experiment's imports); the
+    /// port is in the other one.
+    #[arg(long = "from", value_enum, value_name = "FRAMEWORK")]
+    pub from: Option<crate::task::Framework>,
+    /// The source side's packages (default: requirements.txt or pyproject.toml);
     /// `none` for no environment.
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub reference_packages: Option<Vec<String>>,
-    /// The JAX side's packages (default: the reference packages without the PyTorch
-    /// family, plus jax, flax, optax).
+    /// The port side's packages (default: the reference packages without the source's
+    /// framework family, plus the port's: jax, flax, optax, or torch).
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub packages: Option<Vec<String>>,
     /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
@@ -241,6 +247,7 @@ impl InitOptions {
             setup: None,
             metrics: Vec::new(),
             direction: None,
+            from: None,
             reference_packages: None,
             packages: None,
             seeds: None,
@@ -501,7 +508,18 @@ fn choose_criteria<'a>(
 pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, InitError> {
     let target = Target::check(opts, console)?;
     let command = choose_command(opts, &target.repo, console)?;
-    let packages = Packages::choose(opts, &target.repo, console);
+    let entry = match &opts.notebook {
+        Some(notebook) => Some(target.repo.join(notebook)),
+        None => shell_words::split(&command)
+            .ok()
+            .and_then(|words| crate::command_line::entry_file(&target.repo, &words)),
+    };
+    let (migration, migration_from) = framework::choose(opts.from, &target.repo, entry.as_deref());
+    console.say(&format!(
+        "direction: {} ({migration_from})",
+        migration.label()
+    ));
+    let packages = Packages::choose(opts, &target.repo, migration, console);
     let mut first = FirstRun::run(opts, &target, &command, &packages, console)?;
     let found = metrics_found(&first.run, &command, console)?;
     let (chosen, why) = choose_criteria(opts, &found)?;
@@ -550,8 +568,10 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         target_from: if opts.packages.is_some() {
             "From --packages.".to_string()
         } else {
-            "The JAX side: the reference packages without the PyTorch family, plus jax, flax, optax.".to_string()
+            repo::target_packages_note(migration)
         },
+        migration,
+        migration_from,
         packages: packages.target,
         reference_packages: packages.reference,
         packages_from: packages.from,
@@ -641,9 +661,9 @@ impl Target {
 
 /// The two sides' packages and where the reference side's came from.
 struct Packages {
-    /// The PyTorch side's.
+    /// The source side's.
     reference: Vec<String>,
-    /// The JAX side's.
+    /// The port side's.
     target: Vec<String>,
     /// Where `reference` came from, in words.
     from: String,
@@ -651,7 +671,12 @@ struct Packages {
 
 impl Packages {
     /// From the flags, else from the repository; says what the reference environment is.
-    fn choose(opts: &InitOptions, repo: &Path, console: &mut dyn Console) -> Packages {
+    fn choose(
+        opts: &InitOptions,
+        repo: &Path,
+        migration: crate::task::Migration,
+        console: &mut dyn Console,
+    ) -> Packages {
         let (reference, from) = match &opts.reference_packages {
             Some(list) => (package_flag(list), "--reference-packages".to_string()),
             None => {
@@ -666,10 +691,10 @@ impl Packages {
                 (found.list, from)
             }
         };
-        let target = opts
-            .packages
-            .as_deref()
-            .map_or_else(|| repo::target_packages(&reference), package_flag);
+        let target = opts.packages.as_deref().map_or_else(
+            || repo::target_packages(&reference, migration),
+            package_flag,
+        );
         if reference.is_empty() {
             console.say("reference environment: none (the command runs with the Python on PATH)");
         } else {

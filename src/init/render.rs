@@ -2,7 +2,7 @@
 //! comments saying where each value came from.
 
 use crate::calibrate::{Suggestion, toml_string};
-use crate::task::{ClaimSpec, Direction, MetricSpec};
+use crate::task::{ClaimSpec, Direction, MetricSpec, Migration};
 
 use super::repo::Settings;
 
@@ -39,6 +39,10 @@ pub struct Proposal {
     pub repo_display: String,
     /// `[published] citation`.
     pub citation: String,
+    /// `[migration]`: the direction.
+    pub migration: Migration,
+    /// Why that direction, in words.
+    pub migration_from: String,
     /// `[env] packages`.
     pub packages: Vec<String>,
     /// Where they came from, in words.
@@ -209,6 +213,12 @@ pub fn task_toml(p: &Proposal) -> String {
     out.push_str(&format!(
         "[source]\npath = {}\n\n",
         toml_string(&p.source_path)
+    ));
+    out.push_str(&format!(
+        "# {}\n[migration]\nfrom = {}\nto = {}\n\n",
+        p.migration_from,
+        toml_string(p.migration.from.as_str()),
+        toml_string(p.migration.to.as_str())
     ));
     out.push_str(&format!(
         "[published]\ncitation = {}\n\n",

@@ -10,6 +10,7 @@ use regex::Regex;
 
 use crate::command_line::{command_flags, entry_file};
 use crate::source_text::{CallSpan, assignment, call_arguments, read_small};
+use crate::task::{Framework, Migration};
 
 /// Files that are entry points when they sit at the repository's top level, in order.
 const ENTRY_FILES: &[&str] = &["train.py", "main.py", "run.py", "finetune.py", "eval.py"];
@@ -115,18 +116,66 @@ pub fn package_name(req: &str) -> String {
         .replace('_', "-")
 }
 
-/// The default JAX-side packages: the reference packages without the PyTorch family, plus
-/// jax, flax and optax.
-pub fn target_packages(reference: &[String]) -> Vec<String> {
+/// Packages of the JAX side that the PyTorch side does not get by default (distribution
+/// names; a `jax-` or `jaxlib` prefix counts too).
+const JAX_FAMILY: &[&str] = &[
+    "jax",
+    "jaxlib",
+    "flax",
+    "optax",
+    "equinox",
+    "diffrax",
+    "dm-haiku",
+    "chex",
+    "orbax-checkpoint",
+    "lineax",
+    "optimistix",
+    "distrax",
+    "jaxopt",
+    "numpyro",
+    "blackjax",
+];
+
+/// Packages the PyTorch side gets by default.
+const TORCH_PACKAGES: &[&str] = &["torch"];
+
+/// Whether the distribution `name` belongs to `framework`'s family.
+fn in_family(name: &str, framework: Framework) -> bool {
+    match framework {
+        Framework::Torch => TORCH_FAMILY.contains(&name),
+        Framework::Jax => JAX_FAMILY.contains(&name) || name.starts_with("jax"),
+    }
+}
+
+/// Where the default port-side packages come from, in words, for the proposal.
+pub fn target_packages_note(migration: Migration) -> String {
+    let added = match migration.to {
+        Framework::Jax => JAX_PACKAGES.join(", "),
+        Framework::Torch => TORCH_PACKAGES.join(", "),
+    };
+    format!(
+        "The {} side: the reference packages without the {} family, plus {added}.",
+        migration.to.name(),
+        migration.from.name()
+    )
+}
+
+/// The default port-side packages: the reference packages without the source framework's
+/// family (and NVIDIA's libraries), plus the port's (jax, flax and optax; or torch).
+pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String> {
     let mut out: Vec<String> = reference
         .iter()
         .filter(|r| {
             let name = package_name(r);
-            !TORCH_FAMILY.contains(&name.as_str()) && !name.starts_with("nvidia-")
+            !in_family(&name, migration.from) && !name.starts_with("nvidia-")
         })
         .cloned()
         .collect();
-    for p in JAX_PACKAGES {
+    let added = match migration.to {
+        Framework::Jax => JAX_PACKAGES,
+        Framework::Torch => TORCH_PACKAGES,
+    };
+    for p in added {
         if !out.iter().any(|r| package_name(r) == *p) {
             out.push((*p).to_string());
         }
@@ -512,8 +561,20 @@ mod tests {
         assert_eq!(list, ["torch>=2.1", "numpy", "scikit-learn"]);
         assert_eq!(skipped, ["-r extra.txt", "--index-url https://x"]);
         assert_eq!(
-            target_packages(&list),
+            target_packages(&list, Migration::default()),
             ["numpy", "scikit-learn", "jax", "flax", "optax"]
+        );
+        let jax_source: Vec<String> = ["jax[cpu]==0.4.30", "jaxlib", "equinox", "numpy"]
+            .map(String::from)
+            .to_vec();
+        let back = Migration {
+            from: Framework::Jax,
+            to: Framework::Torch,
+        };
+        assert_eq!(target_packages(&jax_source, back), ["numpy", "torch"]);
+        assert_eq!(
+            target_packages_note(back),
+            "The PyTorch side: the reference packages without the JAX family, plus torch."
         );
     }
 

@@ -66,6 +66,21 @@ fn text_of(value: Option<&Value>) -> String {
     }
 }
 
+/// The Python of a file named `name`: a notebook's code cells one after the other, any other
+/// file's text as it is.
+pub fn python_code(name: &str, text: &str) -> String {
+    if !is_notebook(name) {
+        return text.to_string();
+    }
+    cells(text.as_bytes())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.kind == NotebookCellKind::Code)
+        .map(|c| c.source)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The cells of the notebook `bytes`; None when they are not a notebook's JSON.
 pub fn cells(bytes: &[u8]) -> Option<Vec<NotebookCell>> {
     let doc: Value = serde_json::from_slice(bytes).ok()?;

@@ -8,7 +8,7 @@ mod cells;
 use std::path::PathBuf;
 
 pub use cells::{
-    NotebookCell, NotebookCellKind, RenderedNotebook, cells, is_notebook, render_cells,
+    NotebookCell, NotebookCellKind, RenderedNotebook, cells, is_notebook, python_code, render_cells,
 };
 
 /// The runner's source.

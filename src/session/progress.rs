@@ -109,7 +109,12 @@ fn text_line(t: f64, text: &str) -> String {
 /// the session's metric names, which [`ProgressLines`] keeps).
 pub fn describe(event: &Event) -> Option<String> {
     match event {
-        Event::Task(task) => Some(format!("task {} with agent {}", task.id, task.agent)),
+        Event::Task(task) => Some(format!(
+            "task {} ({}) with agent {}",
+            task.id,
+            task.migration.label(),
+            task.agent
+        )),
         Event::Stage(at) => describe_at(*at),
         Event::Mode { mode } => Some(format!("mode {}", mode.label())),
         Event::Waiting { what: Some(what) } => Some(format!("waiting: {what}")),

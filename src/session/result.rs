@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::{CriterionResult, FailureClass, Finding};
 use crate::parity::ParityReport;
+use crate::task::Migration;
 
 use super::state::{PhaseRecord, SessionState};
 use crate::event::{Interruption, PhaseOutcome};
@@ -157,6 +158,9 @@ fn checked(record: &PhaseRecord) -> Option<crate::checks::Checked> {
 pub struct RunResult {
     /// Task id.
     pub task: String,
+    /// The direction of the migration (results without it are PyTorch to JAX).
+    #[serde(default)]
+    pub migration: Migration,
     /// Agent spec.
     pub agent: String,
     /// Run id.
@@ -235,6 +239,7 @@ impl RunResult {
         let passed_in_phase = state.passed_in_phase();
         RunResult {
             task: state.task.id.clone(),
+            migration: state.task.migration,
             agent: state.task.agent.clone(),
             run_id: run_id.to_string(),
             started_at: started_at.to_string(),

@@ -3,6 +3,7 @@
 
 mod judge;
 pub mod located;
+mod migration;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub use judge::Judgement;
+pub use migration::{Framework, Migration, MigrationSpec};
 pub use validate::TaskError;
 
 /// The name of the task description file inside a task folder.
@@ -26,8 +28,11 @@ pub struct TaskFile {
     pub title: String,
     /// Optional paragraph for the picker.
     pub summary: Option<String>,
-    /// Where the PyTorch source repository comes from.
+    /// Where the source repository comes from.
     pub source: SourceSpec,
+    /// The direction: the source's framework and the port's (SPEC §2c).
+    #[serde(default)]
+    pub migration: MigrationSpec,
     /// Where the published numbers come from.
     pub published: PublishedSpec,
     /// The Python environments of the target and reference sides.
@@ -78,7 +83,7 @@ pub struct PublishedSpec {
     pub url: Option<String>,
 }
 
-/// `[env]`: package lists of the target (JAX) and reference (PyTorch) environments.
+/// `[env]`: package lists of the target (the port's) and reference (the source's) environments.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvSpec {
@@ -395,7 +400,9 @@ fn default_reduce() -> Reduce {
     Reduce::Last
 }
 
-/// `[integrity]`: rules the migrated repository must keep.
+/// `[integrity]`: rules the migrated repository must keep. The loaded task holds the
+/// direction's defaults ([`Migration::default_forbid_imports`]) for a list it leaves out;
+/// [`IntegritySpec::default`] is PyTorch to JAX's.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IntegritySpec {
@@ -415,11 +422,11 @@ pub struct IntegritySpec {
 }
 
 fn default_forbid() -> Vec<String> {
-    vec!["torch".to_string()]
+    Migration::default().default_forbid_imports()
 }
 
 fn default_require() -> Vec<String> {
-    vec!["jax".to_string()]
+    Migration::default().default_require_imports()
 }
 
 impl Default for IntegritySpec {
@@ -441,7 +448,7 @@ pub struct Phase2Spec {
     pub details: String,
 }
 
-/// `[reference]`: the recorded PyTorch run.
+/// `[reference]`: the recorded run of the source.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReferenceSpec {
@@ -475,6 +482,11 @@ pub struct ParitySpec {
     /// Whether the phase-two prompt carries the probe's summary.
     #[serde(default)]
     pub tell_agent: bool,
+    /// A folder (relative to the task folder) whose files are laid over the source's copy
+    /// before the probe's source side runs: the source's own probe, kept out of the
+    /// untouched snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_files: Option<String>,
 }
 
 fn default_rtol() -> f64 {
@@ -489,12 +501,16 @@ fn default_parity_timeout_s() -> u64 {
     300
 }
 
-/// `[solution]`: how the oracle is made from the source: `solution/` laid over it, then the
-/// paths of `remove` deleted (files of the source the port has no use for, such as PyTorch
-/// scripts the graded command never runs).
+/// `[solution]`: how the oracle is made from the source: `base` (a folder several tasks
+/// share) and then `solution/` laid over it, then the paths of `remove` deleted (files of the
+/// source the port has no use for, such as scripts the graded command never runs).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SolutionSpec {
+    /// A folder relative to the task folder (`../sources/NAME`) holding the oracle's files
+    /// that tasks of one source share, laid over the source before `solution/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Files or folders of the source, relative to it, that the oracle deletes.
     #[serde(default)]
     pub remove: Vec<String>,
@@ -525,6 +541,8 @@ pub struct Task {
     pub spec: TaskFile,
     /// The resolved source.
     pub source: Source,
+    /// The direction of the migration.
+    pub migration: Migration,
     /// Compiled metric regexes, index-aligned with `spec.metrics` (None for JSON metrics).
     pub metric_regexes: Vec<Option<Regex>>,
 }
@@ -552,6 +570,31 @@ impl Task {
     pub fn solution_dir(&self) -> Option<PathBuf> {
         let dir = self.dir.join("solution");
         dir.is_dir().then_some(dir)
+    }
+
+    /// The folders laid over the source, in order, to make the oracle: `[solution] base`,
+    /// then `solution/` (each when there is one).
+    pub fn solution_layers(&self) -> Vec<PathBuf> {
+        let base = self
+            .spec
+            .solution
+            .as_ref()
+            .and_then(|s| s.base.as_ref())
+            .map(|base| self.dir.join(base));
+        base.into_iter().chain(self.solution_dir()).collect()
+    }
+
+    /// The folders the probe's source side is made of, in order: `source`, then the folder
+    /// of `[parity] source_files` when the task names one (the source's own probe, which the
+    /// untouched snapshot does not hold).
+    pub fn parity_source_layers(&self, source: &Path) -> Vec<PathBuf> {
+        let files = self
+            .spec
+            .parity
+            .as_ref()
+            .and_then(|p| p.source_files.as_ref())
+            .map(|files| self.dir.join(files));
+        std::iter::once(source.to_path_buf()).chain(files).collect()
     }
 
     /// The paths (relative to the source) that the oracle deletes from the source.

@@ -275,3 +275,106 @@ fn a_notebook_runs_instead_of_a_command_with_the_runner_added_to_both_environmen
         "{err}"
     );
 }
+
+#[test]
+fn the_direction_defaults_to_pytorch_to_jax_and_sets_the_integrity_defaults() {
+    assert_eq!(load_text(GOOD).unwrap().migration, Migration::default());
+    let back = GOOD.replace(
+        "[published]",
+        "[migration]\nfrom = \"jax\"\nto = \"torch\"\n\n[published]",
+    );
+    let task = load_text(&back).unwrap();
+    assert_eq!(task.migration.from, Framework::Jax);
+    assert_eq!(task.migration.to, Framework::Torch);
+    assert_eq!(task.spec.integrity.require_imports, ["torch"]);
+    let forbidden = &task.spec.integrity.forbid_imports;
+    for module in [
+        "jax", "jaxlib", "flax", "optax", "equinox", "diffrax", "haiku", "chex",
+    ] {
+        assert!(
+            forbidden.iter().any(|m| m == module),
+            "{module}: {forbidden:?}"
+        );
+    }
+    // `to` follows from `from` alone.
+    let from_only = GOOD.replace("[published]", "[migration]\nfrom = \"jax\"\n\n[published]");
+    assert_eq!(load_text(&from_only).unwrap().migration, task.migration);
+    // An explicit list still wins, even an empty one.
+    let explicit = back.replace(
+        "[integrity]\n",
+        "[integrity]\nforbid_imports = [\"jax\"]\nrequire_imports = []\n",
+    );
+    let task = load_text(&explicit).unwrap();
+    assert_eq!(task.spec.integrity.forbid_imports, ["jax"]);
+    assert!(task.spec.integrity.require_imports.is_empty());
+}
+
+#[test]
+fn a_migration_to_its_own_framework_or_an_unknown_one_is_refused_naming_the_key() {
+    let same = GOOD.replace(
+        "[published]",
+        "[migration]\nfrom = \"jax\"\nto = \"jax\"\n\n[published]",
+    );
+    let err = error_of(&same);
+    assert!(err.contains("task.toml:7: field `migration`"), "{err}");
+    assert!(err.contains("`from` and `to` are both `jax`"), "{err}");
+    let unknown = GOOD.replace(
+        "[published]",
+        "[migration]\nfrom = \"tensorflow\"\n\n[published]",
+    );
+    let err = error_of(&unknown);
+    assert!(err.contains("field `migration.from`"), "{err}");
+    assert!(err.contains("`torch` or `jax`"), "{err}");
+    let to_unknown = GOOD.replace("[published]", "[migration]\nto = \"mlx\"\n\n[published]");
+    assert!(error_of(&to_unknown).contains("field `migration.to`"));
+}
+
+#[test]
+fn tasks_of_one_repository_share_its_source_and_task_files() {
+    let root = tempfile::tempdir().unwrap();
+    let shared = root.path().join("sources");
+    std::fs::create_dir_all(shared.join("sgc")).unwrap();
+    std::fs::create_dir_all(shared.join("sgc-jax")).unwrap();
+    let text = GOOD
+        .replace("path = \"repo\"", "path = \"../sources/sgc\"")
+        .replace(
+            "[phase2]",
+            "[solution]\nbase = \"../sources/sgc-jax\"\n\n[parity]\ncommand = \"python probe.py\"\nsource_files = \"parity\"\n\n[phase2]",
+        );
+    let dir = root.path().join("demo-task");
+    std::fs::create_dir_all(dir.join("parity")).unwrap();
+    std::fs::create_dir_all(dir.join("solution")).unwrap();
+    std::fs::write(dir.join(TASK_FILE), &text).unwrap();
+    let task = Task::load(&dir).unwrap();
+    assert_eq!(
+        task.source_path(),
+        Some(dir.join("../sources/sgc").as_path())
+    );
+    assert_eq!(
+        task.solution_layers(),
+        [dir.join("../sources/sgc-jax"), dir.join("solution")]
+    );
+    assert_eq!(
+        task.parity_source_layers(Path::new("/src")),
+        [PathBuf::from("/src"), dir.join("parity")]
+    );
+    // The shared folders hold no task.toml: they are not tasks.
+    assert_eq!(discover(root.path()), vec![dir.clone()]);
+
+    // Task files may not leave the tasks folder (the folder holding the task folder).
+    for (key, text) in [
+        (
+            "solution.base",
+            text.replace("base = \"../sources/sgc-jax\"", "base = \"../..\""),
+        ),
+        (
+            "parity.source_files",
+            text.replace("source_files = \"parity\"", "source_files = \"..\""),
+        ),
+    ] {
+        std::fs::write(dir.join(TASK_FILE), &text).unwrap();
+        let err = Task::load(&dir).unwrap_err().to_string();
+        assert!(err.contains(&format!("field `{key}`")), "{key}: {err}");
+        assert!(err.contains("leaves the tasks folder"), "{err}");
+    }
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use super::located::{self, FileError, KeyPath, Located, Term};
-use super::{Source, TASK_FILE, Task, TaskFile};
+use super::{Migration, Source, TASK_FILE, Task, TaskFile};
 
 /// Why a task could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,58 @@ fn check_notebook_path(c: &Checker<'_>, source: &Source, notebook: &str) -> Resu
     Ok(())
 }
 
+/// A folder of task files (a shared oracle, the probe's source files) is the task's own
+/// (`parity`) or one the tasks share (`../sources/NAME`): an existing folder inside the
+/// folder that holds the task folder, its tasks root, links followed. (`[source] path` is not
+/// held to this: `xstack init` points it at the user's repository wherever it is.)
+fn check_inside_tasks(
+    c: &Checker<'_>,
+    key: KeyPath,
+    dir: &Path,
+    written: &str,
+) -> Result<(), TaskError> {
+    let folder = dir.join(written);
+    if !folder.is_dir() {
+        return Err(c.fail(key, format!("folder {} does not exist", folder.display())));
+    }
+    let root = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.parent().map(Path::to_path_buf));
+    let inside = match (root, folder.canonicalize()) {
+        (Some(root), Ok(real)) => real.starts_with(&root) && real != root,
+        _ => false,
+    };
+    if inside {
+        return Ok(());
+    }
+    Err(c.fail(
+        key,
+        format!(
+            "`{written}` leaves the tasks folder: name a folder of the task or a shared one under the tasks folder (`../sources/NAME`)"
+        ),
+    ))
+}
+
+/// Fills the `[integrity]` lists the file leaves out with the direction's defaults (the
+/// file parsed already, so reading it again cannot fail).
+fn integrity_defaults(text: &str, migration: Migration, integrity: &mut super::IntegritySpec) {
+    let written = text.parse::<toml::Table>().ok();
+    let given = |key: &str| {
+        written
+            .as_ref()
+            .and_then(|doc| doc.get("integrity"))
+            .and_then(|table| table.get(key))
+            .is_some()
+    };
+    if !given("forbid_imports") {
+        integrity.forbid_imports = migration.default_forbid_imports();
+    }
+    if !given("require_imports") {
+        integrity.require_imports = migration.default_require_imports();
+    }
+}
+
 /// Loads `dir/task.toml`, checks every rule, and resolves the source.
 pub(super) fn load(dir: &Path) -> Result<Task, TaskError> {
     let file = dir.join(TASK_FILE);
@@ -119,6 +171,17 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
     if spec.title.trim().is_empty() {
         return Err(c.fail(KeyPath::of("title"), "must not be empty"));
     }
+    let migration = spec.migration.resolve();
+    if migration.from == migration.to {
+        return Err(c.fail(
+            KeyPath::of("migration"),
+            format!(
+                "`from` and `to` are both `{}`: a migration goes from one framework to the other (torch or jax)",
+                migration.from.as_str()
+            ),
+        ));
+    }
+    integrity_defaults(text, migration, &mut spec.integrity);
 
     let source = match (&spec.source.path, &spec.source.git) {
         (Some(_), Some(_)) | (None, None) => {
@@ -322,9 +385,15 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         if parity.timeout_s == 0 {
             return Err(c.fail(key().key("timeout_s"), "must be at least 1"));
         }
+        if let Some(files) = &parity.source_files {
+            check_inside_tasks(&c, key().key("source_files"), dir, files)?;
+        }
     }
 
     if let Some(solution) = &spec.solution {
+        if let Some(base) = &solution.base {
+            check_inside_tasks(&c, KeyPath::of("solution").key("base"), dir, base)?;
+        }
         for (i, path) in solution.remove.iter().enumerate() {
             let key = || KeyPath::of("solution").key("remove").index(i);
             let relative = Path::new(path);
@@ -354,6 +423,7 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         file: file.to_path_buf(),
         spec,
         source,
+        migration,
         metric_regexes: regexes,
     })
 }

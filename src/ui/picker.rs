@@ -203,7 +203,8 @@ impl Picker {
             .direction(Direction::Horizontal)
             .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
             .split(rows[0]);
-        // Columns: the id, the title in what is left, the first criterion's rule aligned.
+        // Columns: the id, the direction (`jax→torch`), the title in what is left, the first
+        // criterion's rule aligned.
         let criteria: Vec<String> = self
             .tasks
             .iter()
@@ -227,7 +228,8 @@ impl Picker {
             .max()
             .unwrap_or(0);
         let inner = usize::from(top[0].width.saturating_sub(4));
-        let title_width = inner.saturating_sub(id_width + rule_width + 4);
+        let direction_width = "torch→jax".chars().count() + 2;
+        let title_width = inner.saturating_sub(id_width + direction_width + rule_width + 4);
         let mut tasks: Vec<ListItem> = self
             .tasks
             .iter()
@@ -237,6 +239,10 @@ impl Picker {
                     format!("{:<id_width$}  ", t.spec.id),
                     Style::default().fg(c.text).add_modifier(Modifier::BOLD),
                 )];
+                spans.push(Span::styled(
+                    format!("{}  ", t.migration.short()),
+                    Style::default().fg(c.dim),
+                ));
                 if title_width >= 8 {
                     spans.push(Span::styled(
                         format!("{:<title_width$}  ", fit(&t.spec.title, title_width)),
@@ -392,6 +398,37 @@ mod tests {
         };
         assert_eq!(agent, "shell");
         assert_eq!(picker.on_key(KeyCode::Char('q')), Some(Choice::Quit));
+    }
+
+    #[test]
+    fn each_task_shows_its_direction() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/digits-mlp");
+        let forward = Task::load(&dir).unwrap();
+        let mut back = forward.clone();
+        back.migration = crate::task::Migration {
+            from: crate::task::Framework::Jax,
+            to: crate::task::Framework::Torch,
+        };
+        let mut picker = Picker::new(vec![forward, back], Vec::new());
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 20)).unwrap();
+        terminal.draw(|f| picker.draw(f, &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        let rows: Vec<String> = (0..20)
+            .map(|y| (0..160).map(|x| buffer[(x, y)].symbol()).collect())
+            .filter(|row: &String| row.contains("digits-mlp  "))
+            .collect();
+        assert_eq!(rows.len(), 2, "{rows:#?}");
+        assert!(
+            rows[0].contains("digits-mlp  torch→jax  MLP"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].contains("digits-mlp  jax→torch  MLP"),
+            "{}",
+            rows[1]
+        );
     }
 
     #[test]

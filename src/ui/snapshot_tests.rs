@@ -11,7 +11,7 @@ use crate::event::{At, Event, FileContent, MetricPoint, Mode, Pass, ReferenceSer
 use crate::grade::{CriterionResult, FailureClass, Verdict};
 use crate::metrics::Point;
 use crate::session::state::SessionState;
-use crate::task::{CriterionSpec, Direction, Reduce};
+use crate::task::{CriterionSpec, Direction, Migration, Reduce};
 
 use super::app::{App, PaneId};
 use super::draw;
@@ -77,6 +77,7 @@ fn session_events() -> Vec<Event> {
             id: "digits-mlp".into(),
             dir: String::new(),
             title: "MLP on digits".into(),
+            migration: Migration::default(),
             agent: "script:trajectory.jsonl".into(),
             command: "python train.py".into(),
             criteria: vec![CriterionSpec {
@@ -363,7 +364,7 @@ fn whole_screen_80x24() {
     assert_eq!(
         summaries,
         [
-            " 2 Diff     train.py (1/1) vs source",
+            " 2 Diff     PyTorch ↔ JAX · train.py (1/1) vs source",
             " 3 Run log  epoch 3 acc=0.972",
             " 4 Metrics  test_acc p2 0.972 ✓ (≥ 0.96)",
             " 5 Verdict  PASSED in phase 2",
@@ -393,6 +394,47 @@ fn zoomed_panes() {
             terminal.backend()
         );
     }
+}
+
+/// A JAX source ported to PyTorch: the Diff pane's title names the sides the other way
+/// round, the JAX source on the left.
+#[test]
+fn diff_of_a_jax_source_ported_to_pytorch() {
+    let events: Vec<Event> = session_events()
+        .into_iter()
+        .map(|event| match event {
+            Event::Task(mut task) => {
+                task.migration = Migration {
+                    from: crate::task::Framework::Jax,
+                    to: crate::task::Framework::Torch,
+                };
+                Event::Task(task)
+            }
+            Event::Baseline { .. } => Event::Baseline {
+                files: vec![FileContent {
+                    path: "train.py".into(),
+                    text: Some(JAX.into()),
+                    size: 1,
+                }],
+            },
+            Event::FileChanged { file, deleted } => Event::FileChanged {
+                file: FileContent {
+                    text: Some(TORCH.into()),
+                    ..file
+                },
+                deleted,
+            },
+            other => other,
+        })
+        .collect();
+    let terminal = render_state(&applied(&events), 100, 30, PaneId::Diff, true);
+    let buffer = terminal.backend().buffer();
+    let top: String = (0..100).map(|x| buffer[(x, 0)].symbol()).collect();
+    assert!(
+        top.starts_with("┌ 2 Diff JAX ↔ PyTorch · train.py (1/1) vs source"),
+        "{top}"
+    );
+    insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
@@ -468,6 +510,7 @@ fn criterion_session(
             id: "task".into(),
             dir: String::new(),
             title: "a task".into(),
+            migration: Migration::default(),
             agent: "script:trajectory.jsonl".into(),
             command: "python train.py".into(),
             criteria: vec![criterion.clone()],

@@ -102,6 +102,15 @@ pub fn copy_tree(from: &Path, to: &Path, clean: bool) -> Result<(), WorkspaceErr
     Ok(())
 }
 
+/// Each folder of `layers` copied into `into` in order ([`copy_tree`], clean), a later
+/// layer's files over an earlier one's.
+pub fn copy_layers(layers: &[PathBuf], into: &Path) -> Result<(), WorkspaceError> {
+    for layer in layers {
+        copy_tree(layer, into, true)?;
+    }
+    Ok(())
+}
+
 fn skipped(name: &str, is_dir: bool, clean: bool) -> bool {
     if ALWAYS_SKIPPED.contains(&name) {
         return true;

@@ -173,12 +173,14 @@ pub fn overlay(from: &Path, to: &Path) {
     overlay_files(from, to);
 }
 
-/// The oracle of the task in `task_dir` made in `into`: its `repo/`, `solution/` laid over
-/// it, then the paths its `[solution] remove` lists deleted.
+/// The oracle of the task in `task_dir` made in `into`: its source, `[solution] base` and
+/// `solution/` laid over it, then the paths its `[solution] remove` lists deleted.
 pub fn oracle_into(task_dir: &Path, into: &Path) {
     let task = xstack::task::Task::load(task_dir).unwrap();
-    overlay_files(&task_dir.join("repo"), into);
-    overlay_files(&task_dir.join("solution"), into);
+    overlay_files(task.source_path().unwrap(), into);
+    for layer in task.solution_layers() {
+        overlay_files(&layer, into);
+    }
     for path in task.solution_removes() {
         let target = into.join(path);
         if target.is_dir() {

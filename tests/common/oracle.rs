@@ -65,14 +65,15 @@ pub fn check_task_with(id: &str, source_run: SourceRun, oracle_run: OracleRun) {
     );
 }
 
-/// `xstack grade` of the task's untouched `repo/` is a `bypass` (it is still PyTorch).
+/// `xstack grade` of the task's untouched source is a `bypass` (it is still in the source's
+/// framework).
 pub fn check_source_is_a_bypass(id: &str, task: &Task) {
     let runs = tempfile::tempdir().unwrap();
     let out = run(&[
         "grade",
         task.dir.to_str().unwrap(),
         "--repo",
-        task.dir.join("repo").to_str().unwrap(),
+        task.source_path().unwrap().to_str().unwrap(),
         "--headless",
         "--runs-dir",
         runs.path().to_str().unwrap(),
@@ -85,13 +86,13 @@ pub fn check_source_is_a_bypass(id: &str, task: &Task) {
     );
 }
 
-/// The PyTorch source, run once (`XSTACK_SEED=0`) in its reference environment, lands
+/// The source, run once (`XSTACK_SEED=0`) in its reference environment, lands
 /// inside every criterion's tolerance.
 pub fn check_source_within_tolerance(id: &str, task: &Task) {
     let cache = xstack::env::cache_dir();
     let env = xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
     let plan = RunPlan {
-        source: task.dir.join("repo"),
+        source: task.source_path().unwrap().to_path_buf(),
         setup: task.spec.env.setup.clone(),
         command: task.spec.run.command.clone(),
         timeout: Some(Duration::from_secs(task.spec.run.timeout_s)),

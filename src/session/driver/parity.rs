@@ -57,6 +57,7 @@ impl Driver {
         let source = self.cfg.source_dir.clone();
         let cache = self.cfg.cache_dir.clone();
         let reference_packages = self.task().spec.env.reference_packages.clone();
+        let source_layers = self.task().parity_source_layers(&source);
         let mut plan = ProbePlan::for_task(
             self.task(),
             ProbeSide {
@@ -84,7 +85,7 @@ impl Driver {
         self.blocking_reporting(
             move |output, cancel: &AtomicBool| {
                 let _ = std::fs::remove_dir_all(&plan.source.dir);
-                workspace::copy_tree(&source, &plan.source.dir, true)
+                workspace::copy_layers(&source_layers, &plan.source.dir)
                     .map_err(|e| format!("cannot copy the source for the parity probe: {e}"))?;
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()

@@ -98,6 +98,7 @@ impl Driver {
                 .display()
                 .to_string(),
             title: task.spec.title.clone(),
+            migration: task.migration,
             agent,
             command: task.spec.run.command.clone(),
             criteria: task.spec.criteria.clone(),

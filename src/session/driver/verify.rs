@@ -134,6 +134,12 @@ impl Driver {
                     .into_iter()
                     .map(|p| p.module)
                     .collect(),
+                port: self.task().migration.to,
+                unrun_notebooks: scan::unrun_source_notebooks(
+                    verify_dir,
+                    &self.cfg.source_dir,
+                    spec.run.notebook.as_deref(),
+                ),
             },
         )
         .map_err(|e| Stop::Infra(e.to_string()))?;

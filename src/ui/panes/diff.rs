@@ -21,6 +21,7 @@ use crate::diff::{
 };
 use crate::event::FileContent;
 use crate::session::state::SessionState;
+use crate::task::Migration;
 
 use super::super::app::{App, DiffMark, PaneId};
 use super::super::keymap::KeyAction;
@@ -298,12 +299,16 @@ impl DiffPane {
         app.diff_file.min(self.entries.len().saturating_sub(1))
     }
 
-    /// A note for the pane title: the selected file and the diff base.
-    pub fn title_note(&self, app: &App) -> Option<String> {
+    /// A note for the pane title: the frameworks of the two sides (`PyTorch ↔ JAX`), the
+    /// selected file and the diff base.
+    pub fn title_note(&self, app: &App, migration: Migration) -> Option<String> {
         let selected = self.selected(app);
-        let entry = self.entries.get(selected)?;
+        let Some(entry) = self.entries.get(selected) else {
+            return Some(format!("{} ", migration.sides()));
+        };
         Some(format!(
-            "{} ({}/{}) {} ",
+            "{} · {} ({}/{}) {} ",
+            migration.sides(),
             entry.label(),
             selected + 1,
             self.entries.len(),
@@ -331,7 +336,7 @@ impl Pane for DiffPane {
     }
 
     fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
-        DiffPane::title_note(self, cx.view)
+        DiffPane::title_note(self, cx.view, cx.scene.task.migration)
     }
 
     fn draw(&self, frame: &mut Frame<'_>, rect: Rect, block: Block<'_>, cx: &PaneContext<'_>) {
@@ -459,7 +464,7 @@ impl Pane for DiffPane {
     /// The selected file and the diff base.
     fn summary<'a>(&'a self, cx: &PaneContext<'a>) -> Summary<'a> {
         Summary::Line(Line::from(Span::styled(
-            DiffPane::title_note(self, cx.view).unwrap_or_default(),
+            DiffPane::title_note(self, cx.view, cx.scene.task.migration).unwrap_or_default(),
             Style::default().fg(cx.theme.colors.dim),
         )))
     }

@@ -40,6 +40,7 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
             Style::default().fg(c.dim),
         )));
     }
+
     // Where each published number comes from is said once, under the newest graded phase;
     // that verify was not confined, once, under the newest phase it was not in.
     let newest = state.phases.iter().rposition(|p| p.verdict.is_some());
@@ -317,6 +318,11 @@ fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'
 pub struct VerdictPane;
 
 impl Pane for VerdictPane {
+    /// The direction graded: the findings name its frameworks.
+    fn title_note(&self, cx: &PaneContext<'_>) -> Option<String> {
+        Some(format!("{} ", cx.scene.task.migration.label()))
+    }
+
     fn keys(&self, cx: &PaneContext<'_>) -> Vec<PaneKey> {
         vec![PaneKey {
             action: KeyAction::OpenFinding,
