@@ -11,6 +11,7 @@
 //! | the label names another measure (`f1` for an accuracy) | −4 |
 //! | the label names the metric's split (`val`, `validation`, `dev`, `eval` are one split) | +2 |
 //! | the label names another split (`train` for a val metric) | −3 |
+//! | no split in the label, but the last words before it on its line name the metric's (another) | +2 (−3) |
 //! | no measure (split) in the label, but the sentence names the metric's | +1 (+0.5) |
 //! | the table row names arguments of the command (`Cora` for `--dataset cora`) | +3 |
 //! | another row of the same table names more of them (`gpt2-medium` over `gpt2`) | −3 |
@@ -55,6 +56,8 @@ const NAMES_VALUE: f64 = 1.5;
 const SETTING: f64 = 1.0;
 const SETTINGS_CAP: f64 = 2.0;
 const OWN_OUTPUT: f64 = 4.0;
+/// How many words before an unlabelled-split claim on its line may name its split.
+const NEAR_WORDS: usize = 6;
 const SELF: f64 = 3.0;
 const OTHERS: f64 = -3.0;
 const NAMES_REPOSITORY: f64 = 2.0;
@@ -341,19 +344,17 @@ fn number_at(line: &str, number: &str) -> Option<usize> {
     })
 }
 
-/// Whose result the claim `index` is, from its table row's first cell, else from its clause:
-/// the words of its line between the result stated before it and the one after, the text
-/// before it first (`we reach 91.0 %`) unless the text after attributes it (`91.0 % (ours)`,
-/// a parenthesis closed before the next result, or `91.0 % for our model`), and the other
-/// when the first says nothing.
-fn whose(claim: &Claim, all: &[Claim], index: usize, names: &[String]) -> Whose {
-    if let Some(cell) = &claim.table {
-        return Whose::of(&cell.row_header, names);
+/// A claim's clause, outside tables: the words of its line between the result stated before
+/// it and the one after (each cut at a sentence's end), and whether the text after attributes
+/// it (`91.0 % (ours)`, a parenthesis closed before the next result, or `91.0 % for our
+/// model`), the parenthesis' inside then being the text after. None for a table cell, or a
+/// number its line does not show.
+fn clause<'c>(claim: &'c Claim, all: &[Claim], index: usize) -> Option<(&'c str, &'c str, bool)> {
+    if claim.table.is_some() {
+        return None;
     }
     let line = claim.quote.as_str();
-    let Some(at) = number_at(line, &claim.number) else {
-        return Whose::of(&claim.context, names);
-    };
+    let at = number_at(line, &claim.number)?;
     let end = at + claim.number.len();
     let neighbours: Vec<(usize, usize)> = all
         .iter()
@@ -395,6 +396,18 @@ fn whose(claim: &Claim, all: &[Claim], index: usize, names: &[String]) -> Whose 
         words_of(attributed)
             .first()
             .is_some_and(|w| matches!(w.as_str(), "for" | "by" | "from"))
+    };
+    Some((before, after, after_first))
+}
+
+/// Whose result the claim `index` is, from its table row's first cell, else from its
+/// [`clause`]: the text that attributes it first, the other when that says nothing.
+fn whose(claim: &Claim, all: &[Claim], index: usize, names: &[String]) -> Whose {
+    if let Some(cell) = &claim.table {
+        return Whose::of(&cell.row_header, names);
+    }
+    let Some((before, after, after_first)) = clause(claim, all, index) else {
+        return Whose::of(&claim.context, names);
     };
     let (first, second) = if after_first {
         (after, before)
@@ -467,6 +480,14 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                     ));
                 }
             }
+            // The last words before it on its line name its split when its label does not.
+            let clause_splits = clause(claim, claims, index)
+                .map(|(before, _, _)| {
+                    let words = words_of(before);
+                    let near = &words[words.len().saturating_sub(NEAR_WORDS)..];
+                    Concepts::of(near.iter().map(String::as_str)).splits
+                })
+                .unwrap_or_default();
             let mut split_named = false;
             if !wanted.splits.is_empty() {
                 if label.shares_split(&wanted) {
@@ -483,6 +504,24 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                         splits_text(&label.splits),
                         splits_text(&wanted.splits)
                     ));
+                } else if !clause_splits.is_empty() {
+                    // The words before it on its line (`train final score: 5000/5000 = 100.00%
+                    // correct`, whose label is `correct`).
+                    if clause_splits.iter().any(|s| wanted.splits.contains(s)) {
+                        score += SPLIT_MATCH;
+                        split_named = true;
+                        reasons.push(format!(
+                            "its clause names the split ({})",
+                            splits_text(&wanted.splits)
+                        ));
+                    } else {
+                        score += SPLIT_CONFLICT;
+                        reasons.push(format!(
+                            "its clause names the {} split, not {}",
+                            splits_text(&clause_splits),
+                            splits_text(&wanted.splits)
+                        ));
+                    }
                 } else if context.shares_split(&wanted) {
                     score += CONTEXT_SPLIT;
                     reasons.push(format!(

@@ -593,3 +593,35 @@ fn two_equally_plausible_claims_are_ambiguous_wherever_the_run_lands() {
         assert_eq!(candidates.len(), 2);
     }
 }
+
+#[test]
+fn the_split_before_a_score_on_its_line_tells_train_from_test() {
+    // minGPT's demo.ipynb, cell 8's committed output: both lines say `100.00% correct`.
+    let notebook = r#"{"cells": [{"cell_type": "code", "source": "run_eval(trainer, 'train')\nrun_eval(trainer, 'test')",
+        "outputs": [{"output_type": "stream", "name": "stdout",
+                     "text": ["train final score: 5000/5000 = 100.00% correct\n", "test final score: 5000/5000 = 100.00% correct\n"]}]}]}"#;
+    let claims = claims_in_notebook(notebook, "demo.ipynb").unwrap();
+    assert_eq!(claims.len(), 2, "{:#?}", summary(&claims));
+    let target = MetricTarget {
+        name: "test_final_score".into(),
+        line: "test final score: 4998/5000 = 99.96% correct".into(),
+        literal: "test final score".into(),
+        args: args("python -m _xstack_notebook demo.ipynb"),
+        measured: Some(99.96),
+        names: Vec::new(),
+    };
+    let matches = rank(&claims, &target);
+    let best = chosen(&matches);
+    assert_eq!(
+        best.claim.quote,
+        "test final score: 5000/5000 = 100.00% correct"
+    );
+    assert!(
+        matches[1]
+            .reasons
+            .iter()
+            .any(|r| r.contains("its clause names the train split, not test")),
+        "{:?}",
+        matches[1].reasons
+    );
+}
