@@ -676,6 +676,7 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                 && target
                     .printed_or_measured()
                     .is_some_and(|v| v > 1.0 && v <= 100.0)
+                && label.measures.iter().all(|m| BOUNDED.contains(m))
                 && label
                     .measures
                     .iter()

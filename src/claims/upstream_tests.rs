@@ -610,18 +610,33 @@ fn the_split_before_a_score_on_its_line_tells_train_from_test() {
         measured: Some(99.96),
         names: Vec::new(),
     };
-    let matches = rank(&claims, &target);
+    let mut with_a_loss = claims.clone();
+    with_a_loss.extend(claims_in_markdown(
+        "The final train loss is 0.14712.\n",
+        "README.md",
+    ));
+    let matches = rank(&with_a_loss, &target);
     let best = chosen(&matches);
     assert_eq!(
         best.claim.quote,
         "test final score: 5000/5000 = 100.00% correct"
     );
+    let train = matches
+        .iter()
+        .find(|m| m.claim.quote.starts_with("train"))
+        .unwrap();
     assert!(
-        matches[1]
+        train
             .reasons
             .iter()
             .any(|r| r.contains("its clause names the train split, not test")),
         "{:?}",
-        matches[1].reasons
+        train.reasons
     );
+    // A loss is not a percentage of anything.
+    let loss = matches
+        .iter()
+        .find(|m| m.claim.number == "0.14712")
+        .unwrap();
+    assert_eq!(loss.value_in_metric_units, 0.14712);
 }
