@@ -1067,3 +1067,516 @@ fn on_a_terminal_a_seed_that_moved_nothing_asks_for_the_tolerance() {
         "{toml}"
     );
 }
+
+impl Setup {
+    /// A repository made here from `files` (path, text), in a folder named `name`.
+    fn made(name: &str, files: &[(&str, &str)]) -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repos").join(name);
+        for (path, text) in files {
+            let path = repo.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Setup { tmp, repo }
+    }
+
+    /// `xstack init` with pip and uv resolving from `wheels` only (no index).
+    fn init_offline(&self, wheels: &Path, args: &[&str]) -> Output {
+        xstack()
+            .env("XSTACK_TASKS_DIR", self.tasks())
+            .env("XSTACK_CACHE_DIR", self.tmp.path().join("cache"))
+            .env("UV_NO_INDEX", "1")
+            .env("UV_FIND_LINKS", wheels)
+            .env("UV_OFFLINE", "1")
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", wheels)
+            .arg("init")
+            .arg(&self.repo)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+}
+
+/// The issue's README: the repository's own row and a baseline's closer to the run (0.962).
+const OWN_ROW_AND_BASELINE: &str = "\
+# linear digits
+
+## Results
+
+| model | hidden units | epochs | test accuracy |
+|---|---|---|---|
+| linear (this repo) | 650 | 300 | 91.0 % |
+| kNN baseline, k = 3 | - | - | 98.3 % |
+";
+
+/// A baseline's 98.3 % is nearer the run's 0.962 than the repository's own 91.0 %: the claim
+/// is 91.0 % all the same, refused as not reproduced, and written `not_reproduced` with
+/// `--accept-unreproduced`.
+#[test]
+fn the_repository_s_own_row_is_the_claim_not_a_baseline_nearer_the_run() {
+    let setup = Setup::made(
+        "linear",
+        &[
+            ("README.md", OWN_ROW_AND_BASELINE),
+            ("train.py", "print('test_acc=0.962')\n"),
+        ],
+    );
+    let before = tree_hash(&setup.repo);
+    let base = [
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+    ];
+    let out = setup.init(&base);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("test_acc: published 91.0 % (README.md:7, \"| linear (this repo) | 650 | 300 | 91.0 % |\") — NOT reproduced"),
+        "{all}"
+    );
+    assert!(all.contains("--accept-unreproduced"), "{all}");
+    assert!(!all.contains("published 98.3"), "{all}");
+    assert!(setup.nothing_written(), "{all}");
+
+    let mut accepted = base.to_vec();
+    accepted.push("--accept-unreproduced");
+    let out = setup.init(&accepted);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (_, task) = setup.written("linear");
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.published, 0.91, "{all}");
+    let claim = c.claim.clone().unwrap();
+    assert_eq!(claim.value, Some(91.0));
+    assert_eq!(claim.status, xstack::task::ClaimStatus::NotReproduced);
+    assert_eq!(claim.location.as_deref(), Some("README.md:7"));
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
+/// Two rows say the same of the repository: with --yes, init refuses naming both, and
+/// writes nothing (no silent `no_claim`).
+#[test]
+fn two_equally_plausible_claims_are_refused_with_yes_naming_both() {
+    let setup = Setup::made(
+        "mlp",
+        &[
+            (
+                "README.md",
+                "# mlp\n\n| model | test accuracy |\n|---|---|\n| mlp, one layer | 91.0 % |\n| mlp, two layers | 93.5 % |\n",
+            ),
+            ("train.py", "print('test_acc=0.93')\n"),
+        ],
+    );
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("test_acc: 2 claims are equally plausible"),
+        "{all}"
+    );
+    assert!(all.contains("91.0 % at README.md:5"), "{all}");
+    assert!(all.contains("93.5 % at README.md:6"), "{all}");
+    assert!(all.contains("Run without --yes to choose one"), "{all}");
+    assert!(setup.nothing_written(), "{all}");
+}
+
+/// minGPT's demo prints `test final score: 4998/5000 = 99.96% correct` and train losses: the
+/// score is the criterion, not the training loss.
+#[test]
+fn a_count_with_its_percentage_is_the_criterion_not_the_training_loss() {
+    let setup = Setup::made(
+        "adder",
+        &[(
+            "run.py",
+            "for i in range(3):\n    print(f'iter_dt 30.00ms; iter {i * 100}: train loss {1.1 / (i + 1):.5f}')\n\
+             print('train final score: 5000/5000 = 100.00% correct')\n\
+             print('test final score: 4998/5000 = 99.96% correct')\n",
+        )],
+    );
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 run.py",
+        "--reference-packages",
+        "none",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("criteria: test_final_score ("), "{all}");
+    let (_, task) = setup.written("adder");
+    assert_eq!(task.spec.criteria.len(), 1);
+    assert_eq!(task.spec.criteria[0].metric, "test_final_score");
+    assert_eq!(task.spec.criteria[0].published, 99.96);
+}
+
+/// `Test Accuracy: 91.50%` printed, `a test accuracy of 0.915` claimed: the claim is read in
+/// the printed units and reproduced.
+#[test]
+fn a_percentage_metric_matches_a_claim_written_as_a_fraction() {
+    let setup = Setup::made(
+        "frac",
+        &[
+            (
+                "README.md",
+                "# frac\n\nOur model reaches a test accuracy of 0.915 on the held-out digits.\n",
+            ),
+            (
+                "train.py",
+                "print('Epoch 1 Loss: 0.41')\nprint('Test Accuracy: 91.50%')\n",
+            ),
+        ],
+    );
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (_, task) = setup.written("frac");
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.metric, "test_accuracy", "{all}");
+    assert_eq!(c.published, 91.5, "{all}");
+    let claim = c.claim.clone().unwrap();
+    assert_eq!(claim.value, Some(0.915), "{all}");
+    assert_eq!(claim.status, xstack::task::ClaimStatus::Reproduced, "{all}");
+}
+
+/// A wheel of `name` `version` providing the module `module` (its `__init__.py` printing
+/// nothing), written into `dir`.
+fn wheel(dir: &Path, name: &str, version: &str, module: &str) {
+    use std::io::Write;
+    std::fs::create_dir_all(dir).unwrap();
+    let file =
+        std::fs::File::create(dir.join(format!("{name}-{version}-py3-none-any.whl"))).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::FileOptions::default();
+    let info = format!("{name}-{version}.dist-info");
+    let files = [
+        (format!("{module}/__init__.py"), "VALUE = 1\n".to_string()),
+        (
+            format!("{info}/METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+        ),
+        (
+            format!("{info}/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: xstack-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+                .to_string(),
+        ),
+    ];
+    let mut record = String::new();
+    for (path, text) in &files {
+        zip.start_file(path, options).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+        record.push_str(&format!("{path},,\n"));
+    }
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    zip.start_file(format!("{info}/RECORD"), options).unwrap();
+    zip.write_all(record.as_bytes()).unwrap();
+    zip.finish().unwrap();
+}
+
+/// The reference environment comes from the repository: `setup.py`'s install_requires (read,
+/// never run) and an import whose package has another name (`yaml` is PyYAML's), built from
+/// local wheels; each package is printed with where it came from.
+#[test]
+fn the_reference_environment_comes_from_setup_py_and_the_imports() {
+    if !require_tool("uv", || runs_ok("uv", &["--version"])) {
+        return;
+    }
+    let setup = Setup::made(
+        "tiny",
+        &[
+            (
+                "setup.py",
+                "from setuptools import setup\nraise SystemExit('setup.py was run')\nsetup(name='tiny', install_requires=['tinydep'])\n",
+            ),
+            ("tiny/__init__.py", ""),
+            ("tiny/util.py", "import yaml\n"),
+            (
+                "train.py",
+                "import os\nimport tinydep\nfrom tiny import util\nprint(f'test_acc={0.5 + tinydep.VALUE / 4}')\n",
+            ),
+        ],
+    );
+    let wheels = setup.tmp.path().join("wheels");
+    wheel(&wheels, "tinydep", "1.0", "tinydep");
+    wheel(&wheels, "PyYAML", "6.0", "yaml");
+    let before = tree_hash(&setup.repo);
+    let out = setup.init_offline(&wheels, &["--yes", "--command", "python train.py"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("  tinydep: setup.py install_requires"),
+        "{all}"
+    );
+    assert!(
+        all.contains("  pyyaml: imported by tiny/util.py:1"),
+        "{all}"
+    );
+    let (toml, task) = setup.written("tiny");
+    assert_eq!(task.spec.env.reference_packages, ["tinydep", "pyyaml"]);
+    assert!(
+        toml.contains("#   tinydep: setup.py install_requires\n"),
+        "{toml}"
+    );
+    assert_eq!(task.spec.criteria[0].published, 0.75);
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
+/// A pin with no build here stops init naming it and `--relax-pins`; with the flag it is
+/// installed unpinned and the task says so. A module no list names is named with the flag
+/// that adds it.
+#[test]
+fn a_pin_that_cannot_install_and_a_module_no_list_names() {
+    if !require_tool("uv", || runs_ok("uv", &["--version"])) {
+        return;
+    }
+    let setup = Setup::made(
+        "pinned",
+        &[
+            ("requirements.txt", "tinydep==0.5\n"),
+            ("train.py", "import tinydep\nprint('test_acc=0.75')\n"),
+        ],
+    );
+    let wheels = setup.tmp.path().join("wheels");
+    wheel(&wheels, "tinydep", "1.0", "tinydep");
+    let before = tree_hash(&setup.repo);
+    let base = ["--yes", "--command", "python train.py"];
+    let out = setup.init_offline(&wheels, &base);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("tinydep==0.5 (requirements.txt) cannot be installed as pinned"),
+        "{all}"
+    );
+    assert!(all.contains("--relax-pins installs them"), "{all}");
+    assert!(setup.nothing_written(), "{all}");
+
+    let mut relaxed = base.to_vec();
+    relaxed.push("--relax-pins");
+    let out = setup.init_offline(&wheels, &relaxed);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("installed `tinydep` instead (--relax-pins)"),
+        "{all}"
+    );
+    let (toml, task) = setup.written("pinned");
+    assert_eq!(task.spec.env.reference_packages, ["tinydep"]);
+    assert!(
+        toml.contains("installed `tinydep` instead (--relax-pins)"),
+        "{toml}"
+    );
+
+    let missing = Setup::made(
+        "missing",
+        &[(
+            "train.py",
+            "import importlib\nimportlib.import_module('tinydep')\nprint('test_acc=0.75')\n",
+        )],
+    );
+    let out = missing.init_offline(&wheels, &["--yes", "--command", "python3 train.py"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains(
+            "no module named `tinydep`, which none of the reference packages (none) provides"
+        ),
+        "{all}"
+    );
+    assert!(all.contains("--reference-packages tinydep"), "{all}");
+    assert!(missing.nothing_written(), "{all}");
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
+/// A script that calls `.cuda()` on this CPU machine: init names the line and the command's
+/// device option instead of a bare traceback.
+#[test]
+fn a_script_that_calls_cuda_is_told_what_to_pass() {
+    let setup = Setup::made(
+        "gpu",
+        &[(
+            "train.py",
+            "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--device', default='cuda')\nargs = p.parse_args()\nx = torch.zeros(2).cuda()\nprint('test_acc=0.5')\n",
+        )],
+    );
+    let before = tree_hash(&setup.repo);
+    let out = xstack()
+        .env("XSTACK_TASKS_DIR", setup.tasks())
+        .env("OMP_NUM_THREADS", "1")
+        .arg("init")
+        .arg(&setup.repo)
+        .args([
+            "--yes",
+            "--command",
+            "python train.py",
+            "--reference-packages",
+            "torch,numpy",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("the experiment assumes a GPU, and this machine has none"),
+        "{all}"
+    );
+    assert!(
+        all.contains("train.py:6 (`x = torch.zeros(2).cuda()`)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("train.py's --device (default 'cuda')"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
+/// Serves `body` to every request on a loopback port until dropped; the port and the count
+/// of requests served.
+struct Server {
+    port: u16,
+    served: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Server {
+    fn start(body: &'static str) -> Server {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = served.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        Server { port, served }
+    }
+}
+
+/// A script that fetches its data from a (loopback) server at run time: init names the line,
+/// writes `[run] network = true` with why; with the server gone, the failure names the fetch
+/// and what to do.
+#[test]
+fn a_script_that_fetches_its_data_is_named_and_given_the_network() {
+    let server = Server::start("0.75\n");
+    let script = |port: u16| {
+        format!(
+            "import urllib.request\nvalue = float(urllib.request.urlopen('http://127.0.0.1:{port}/acc.txt').read())\nprint(f'test_acc={{value}}')\n"
+        )
+    };
+    let setup = Setup::made("fetch", &[("train.py", &script(server.port))]);
+    let before = tree_hash(&setup.repo);
+    let args = [
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+    ];
+    let out = setup.init(&args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(server.served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        all.contains("fetches from the network at run time (train.py:2"),
+        "{all}"
+    );
+    let (toml, task) = setup.written("fetch");
+    assert!(task.spec.run.network, "{toml}");
+    assert!(
+        toml.contains("verify runs without network unless [run] network = true"),
+        "{toml}"
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let gone = Setup::made("gone", &[("train.py", &script(port))]);
+    let out = gone.init(&args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains(
+            "fetches data from the network at run time and could not reach it (train.py:2"
+        ),
+        "{all}"
+    );
+    assert!(gone.nothing_written(), "{all}");
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
+/// A script that never ends: init's run is stopped at `--run-limit`, and the message names
+/// the limit and the command's own step option.
+#[test]
+fn a_script_that_never_ends_is_stopped_at_the_limit() {
+    let setup = Setup::made(
+        "forever",
+        &[(
+            "train.py",
+            "import argparse, itertools, time\np = argparse.ArgumentParser()\np.add_argument('--max-steps', type=int, default=0)\nargs = p.parse_args()\nfor step in itertools.count():\n    if args.max_steps and step >= args.max_steps:\n        break\n    print(f'step {step} loss=1.0', flush=True)\n    time.sleep(0.1)\nprint('test_acc=0.5')\n",
+        )],
+    );
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python3 train.py",
+        "--reference-packages",
+        "none",
+        "--run-limit",
+        "2",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("still running after 2 s, init's limit (--run-limit 2)"),
+        "{all}"
+    );
+    assert!(all.contains("train.py's --max-steps (default 0)"), "{all}");
+    assert!(setup.nothing_written(), "{all}");
+}

@@ -309,6 +309,7 @@ impl Reader<'_> {
             table: None,
             commands: self.commands.clone(),
             location: (self.at)(line),
+            output: false,
         }
     }
 

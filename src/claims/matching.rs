@@ -11,19 +11,25 @@
 //! | the label names another measure (`f1` for an accuracy) | −4 |
 //! | the label names the metric's split (`val`, `validation`, `dev`, `eval` are one split) | +2 |
 //! | the label names another split (`train` for a val metric) | −3 |
+//! | no split in the label, but the last words before it on its line name the metric's (another) | +2 (−3) |
 //! | no measure (split) in the label, but the sentence names the metric's | +1 (+0.5) |
 //! | the table row names arguments of the command (`Cora` for `--dataset cora`) | +3 |
 //! | another row of the same table names more of them (`gpt2-medium` over `gpt2`) | −3 |
 //! | the sentence names the value of a `--dataset`, `--model`, `--task`-like option | +1.5 |
 //! | each setting the claim's line states that the command sets the same (or differently) | ±1, at most ±2 |
-//! | closeness to the measured value: 1.5 × exp(−relative difference / 2 %) | up to +1.5 |
+//! | a committed output of the notebook the command runs (what this code printed) | +4 |
+//! | its row or clause speaks of this repository (`this repo`, `ours`, `our model`, `we`) | +3 |
+//! | its row or clause speaks of another's result (`baseline`, `paper`, `reported`, `[3]`) | −3 |
+//! | its row or clause names the repository or its script (`linear` for `repos/linear`) | +2 |
 //!
 //! The label's measure and split are read from its metric words nearest the number only
-//! (`recall count-based 4-gram was 2.11` names no measure: `4-gram` is nearest).
+//! (`recall count-based 4-gram was 2.11` names no measure: `4-gram` is nearest). A claim's
+//! clause is its table row's first cell, else the words of its line between the results
+//! stated before and after it (`we reach 91.0 %, the kNN baseline of [3] 98.3 %`).
 //!
-//! Closeness is deliberately weaker than any naming signal: a claim that clearly names the
-//! metric is matched even when the measurement is far from it (that is what authenticating
-//! then reports).
+//! The measured value takes no part in the choice: which number is the repository's claim is
+//! decided by what its text says, and how far the runs are from that number is what
+//! authenticating then reports. It only decides the units a percentage is compared in.
 
 use super::command;
 use super::scan::{self, ScanOptions};
@@ -36,9 +42,6 @@ pub const MARGIN: f64 = 2.0;
 /// Two claims whose values (in the metric's units) differ by at most this fraction agree: a
 /// rival that agrees with the best does not make the choice ambiguous.
 pub const AGREEMENT: f64 = 0.005;
-/// A rival claim further than this (relative) from the measured value, when the best one
-/// agrees with it, is not a rival ([`choose`]).
-pub const SINGLED_OUT: f64 = 0.01;
 
 const COMMAND: f64 = 5.0;
 const MEASURE_MATCH: f64 = 3.0;
@@ -52,8 +55,42 @@ const ROW_OTHER: f64 = -3.0;
 const NAMES_VALUE: f64 = 1.5;
 const SETTING: f64 = 1.0;
 const SETTINGS_CAP: f64 = 2.0;
-const CLOSENESS: f64 = 1.5;
-const CLOSENESS_SCALE: f64 = 0.02;
+const OWN_OUTPUT: f64 = 4.0;
+/// How many words before an unlabelled-split claim on its line may name its split.
+const NEAR_WORDS: usize = 6;
+const SELF: f64 = 3.0;
+const OTHERS: f64 = -3.0;
+const NAMES_REPOSITORY: f64 = 2.0;
+
+/// Word sequences by which a text speaks of this repository's own result.
+const SELF_WORDS: [&[&str]; 10] = [
+    &["ours"],
+    &["our"],
+    &["we"],
+    &["this", "repo"],
+    &["this", "repository"],
+    &["this", "code"],
+    &["this", "implementation"],
+    &["this", "project"],
+    &["this", "notebook"],
+    &["this", "script"],
+];
+
+/// Words by which a text speaks of another's result: a baseline, a paper, a report.
+const OTHERS_WORDS: [&str; 12] = [
+    "baseline",
+    "baselines",
+    "paper",
+    "papers",
+    "reported",
+    "reports",
+    "prior",
+    "previous",
+    "sota",
+    "state-of-the-art",
+    "official",
+    "al",
+];
 
 /// Option keys whose values name what is evaluated (`--dataset cora`): a sentence naming
 /// such a value is about this run.
@@ -83,8 +120,11 @@ pub struct MetricTarget {
     pub literal: String,
     /// The command's arguments (`["citation.py", "--dataset", "cora", "--tuned"]`).
     pub args: Vec<String>,
-    /// The measured value (a mean over runs), when there is one.
+    /// The measured value (a mean over runs), when there is one: it tells the metric's
+    /// units (a fraction or not), never which claim is chosen.
     pub measured: Option<f64>,
+    /// Words naming this repository and its script (`linear`, `digits`), lowercase.
+    pub names: Vec<String>,
 }
 
 impl MetricTarget {
@@ -102,9 +142,12 @@ impl MetricTarget {
     /// Whether the metric is printed as a fraction (at most 1 in magnitude), judged from the
     /// measured value, else the printed one; None when neither is known.
     pub fn is_fraction(&self) -> Option<bool> {
-        self.measured
-            .or_else(|| self.printed_value())
-            .map(|v| v.abs() <= 1.0)
+        self.printed_or_measured().map(|v| v.abs() <= 1.0)
+    }
+
+    /// The measured value, else the printed one.
+    pub fn printed_or_measured(&self) -> Option<f64> {
+        self.measured.or_else(|| self.printed_value())
     }
 }
 
@@ -120,12 +163,11 @@ pub struct ClaimMatch {
     /// The claim's value in the printed metric's units (0.810 for `81.0 %` of a fraction).
     pub value_in_metric_units: f64,
     /// The claim's label (or table headers) names the metric's measure, or its split with
-    /// the measure said around it.
+    /// the measure said around it, or it has no label in a sentence about the measure that
+    /// speaks of this repository.
     pub names_metric: bool,
     /// Why it scored what it did, one reason a line.
     pub reasons: Vec<String>,
-    /// The measured value it was ranked against, when there was one.
-    pub measured: Option<f64>,
 }
 
 /// What [`choose`] decided.
@@ -189,12 +231,18 @@ fn words_of(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The metric's measure and split, from its name and printed label, else from its line (a
+/// measure only the line says: `test final score: 4998/5000 = 99.96% correct`).
 fn target_concepts(target: &MetricTarget) -> Concepts {
     let mut words = words_of(&target.name);
     words.extend(words_of(&target.literal));
-    let c = Concepts::of(words.iter().map(String::as_str));
-    if c.is_empty() {
-        return Concepts::of(words_of(&target.line).iter().map(String::as_str));
+    let mut c = Concepts::of(words.iter().map(String::as_str));
+    if c.measures.is_empty() {
+        let line = Concepts::of(words_of(&target.line).iter().map(String::as_str));
+        c.measures = line.measures;
+        if c.splits.is_empty() {
+            c.splits = line.splits;
+        }
     }
     c
 }
@@ -236,6 +284,141 @@ fn row_strength(row_header: &str, target_tokens: &std::collections::HashSet<Stri
         row.len()
     } else {
         0
+    }
+}
+
+/// Whose result a claim's row or clause says it is.
+#[derive(Debug, Default, PartialEq)]
+struct Whose {
+    /// The words that speak of this repository (`this repo`, `our`).
+    own: Option<String>,
+    /// The words that speak of another's result (`baseline`, `[3]`).
+    others: Option<String>,
+    /// The repository's or script's name it says.
+    names: Option<String>,
+}
+
+impl Whose {
+    fn of(text: &str, names: &[String]) -> Whose {
+        let words = words_of(text);
+        let own = SELF_WORDS.iter().find_map(|seq| {
+            words
+                .windows(seq.len())
+                .any(|w| w.iter().zip(seq.iter()).all(|(a, b)| a == b))
+                .then(|| seq.join(" "))
+        });
+        let citation = text.match_indices('[').find_map(|(at, _)| {
+            let rest = &text[at + 1..];
+            let end = rest.find(']')?;
+            let inside = &rest[..end];
+            (!inside.is_empty()
+                && inside
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c == '-'))
+            .then(|| format!("[{inside}]"))
+        });
+        let others = words
+            .iter()
+            .find(|w| OTHERS_WORDS.contains(&w.as_str()))
+            .cloned()
+            .or(citation);
+        let names = names
+            .iter()
+            .find(|n| words.iter().any(|w| w == *n))
+            .cloned();
+        Whose { own, others, names }
+    }
+
+    fn says_anything(&self) -> bool {
+        self.own.is_some() || self.others.is_some() || self.names.is_some()
+    }
+}
+
+/// Where `number` stands in `line` as a number of its own (not inside `191.05`).
+fn number_at(line: &str, number: &str) -> Option<usize> {
+    line.match_indices(number).map(|(at, _)| at).find(|&at| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + number.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit() || c == '.')
+            && !after.is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// A claim's clause, outside tables: the words of its line between the result stated before
+/// it and the one after (each cut at a sentence's end), and whether the text after attributes
+/// it (`91.0 % (ours)`, a parenthesis closed before the next result, or `91.0 % for our
+/// model`), the parenthesis' inside then being the text after. None for a table cell, or a
+/// number its line does not show.
+fn clause<'c>(claim: &'c Claim, all: &[Claim], index: usize) -> Option<(&'c str, &'c str, bool)> {
+    if claim.table.is_some() {
+        return None;
+    }
+    let line = claim.quote.as_str();
+    let at = number_at(line, &claim.number)?;
+    let end = at + claim.number.len();
+    let neighbours: Vec<(usize, usize)> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| *i != index && o.location == claim.location && o.quote == claim.quote)
+        .filter_map(|(_, o)| number_at(line, &o.number).map(|p| (p, p + o.number.len())))
+        .collect();
+    let previous_end = neighbours
+        .iter()
+        .filter(|(_, e)| *e <= at)
+        .map(|(_, e)| *e)
+        .max()
+        .unwrap_or(0);
+    let next_start = neighbours
+        .iter()
+        .filter(|(s, _)| *s >= end)
+        .map(|(s, _)| *s)
+        .min()
+        .unwrap_or(line.len());
+    const STOPS: [&str; 4] = [". ", "; ", "! ", "? "];
+    let mut before = &line[previous_end..at];
+    if let Some(cut) = STOPS.iter().filter_map(|s| before.rfind(s)).max() {
+        before = &before[cut + 2..];
+    }
+    let mut after = &line[end..next_start];
+    if let Some(cut) = STOPS.iter().filter_map(|s| after.find(s)).min() {
+        after = &after[..cut];
+    }
+    let attributed = after.trim_start_matches([' ', '%']).trim_start();
+    let after_first = if let Some(inside) = attributed.strip_prefix('(') {
+        match inside.find(')') {
+            Some(close) => {
+                after = &inside[..close];
+                true
+            }
+            None => false,
+        }
+    } else {
+        words_of(attributed)
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "for" | "by" | "from"))
+    };
+    Some((before, after, after_first))
+}
+
+/// Whose result the claim `index` is, from its table row's first cell, else from its
+/// [`clause`]: the text that attributes it first, the other when that says nothing.
+fn whose(claim: &Claim, all: &[Claim], index: usize, names: &[String]) -> Whose {
+    if let Some(cell) = &claim.table {
+        return Whose::of(&cell.row_header, names);
+    }
+    let Some((before, after, after_first)) = clause(claim, all, index) else {
+        return Whose::of(&claim.context, names);
+    };
+    let (first, second) = if after_first {
+        (after, before)
+    } else {
+        (before, after)
+    };
+    let said = Whose::of(first, names);
+    if said.says_anything() {
+        said
+    } else {
+        Whose::of(second, names)
     }
 }
 
@@ -297,6 +480,14 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                     ));
                 }
             }
+            // The last words before it on its line name its split when its label does not.
+            let clause_splits = clause(claim, claims, index)
+                .map(|(before, _, _)| {
+                    let words = words_of(before);
+                    let near = &words[words.len().saturating_sub(NEAR_WORDS)..];
+                    Concepts::of(near.iter().map(String::as_str)).splits
+                })
+                .unwrap_or_default();
             let mut split_named = false;
             if !wanted.splits.is_empty() {
                 if label.shares_split(&wanted) {
@@ -313,6 +504,24 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                         splits_text(&label.splits),
                         splits_text(&wanted.splits)
                     ));
+                } else if !clause_splits.is_empty() {
+                    // The words before it on its line (`train final score: 5000/5000 = 100.00%
+                    // correct`, whose label is `correct`).
+                    if clause_splits.iter().any(|s| wanted.splits.contains(s)) {
+                        score += SPLIT_MATCH;
+                        split_named = true;
+                        reasons.push(format!(
+                            "its clause names the split ({})",
+                            splits_text(&wanted.splits)
+                        ));
+                    } else {
+                        score += SPLIT_CONFLICT;
+                        reasons.push(format!(
+                            "its clause names the {} split, not {}",
+                            splits_text(&clause_splits),
+                            splits_text(&wanted.splits)
+                        ));
+                    }
                 } else if context.shares_split(&wanted) {
                     score += CONTEXT_SPLIT;
                     reasons.push(format!(
@@ -324,7 +533,7 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
             if reasons.is_empty() {
                 reasons.push(format!("nothing around it names {}", target.name));
             }
-            let names_metric = if wanted.measures.is_empty() {
+            let mut names_metric = if wanted.measures.is_empty() {
                 split_named
             } else {
                 measure_named || (split_named && context.shares_measure(&wanted))
@@ -398,6 +607,41 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
             }
             score += settings.clamp(-SETTINGS_CAP, SETTINGS_CAP);
 
+            if claim.output
+                && let super::Location::Cell { notebook, .. } = &claim.location
+                && target.args.iter().any(|a| a == notebook)
+            {
+                score += OWN_OUTPUT;
+                reasons.push(format!(
+                    "printed by {notebook}, the notebook the command runs, when its authors ran it"
+                ));
+            }
+            let evidence = whose(claim, claims, index, &target.names);
+            let place = if claim.table.is_some() {
+                "its row"
+            } else {
+                "its clause"
+            };
+            if let Some(words) = &evidence.own {
+                // An unlabelled number in a sentence about the measure, said of this
+                // repository (`… test accuracy: 98.3 % for the baseline, 91.0 % for ours`).
+                if label.is_empty() && context.shares_measure(&wanted) {
+                    names_metric = true;
+                }
+                score += SELF;
+                reasons.push(format!("{place} speaks of this repository ('{words}')"));
+            }
+            if let Some(words) = &evidence.others {
+                score += OTHERS;
+                reasons.push(format!("{place} speaks of another's result ('{words}')"));
+            }
+            if let Some(name) = &evidence.names {
+                score += NAMES_REPOSITORY;
+                reasons.push(format!(
+                    "{place} names the repository or its script ('{name}')"
+                ));
+            }
+
             let mut value = claim.value;
             if claim.unit == Unit::Percent {
                 match fraction {
@@ -425,15 +669,24 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                     "{} has no unit; read as a percentage: {}",
                     claim.number, value
                 ));
-            }
-
-            if let Some(m) = target.measured.filter(|m| m.is_finite()) {
-                let rel = (value - m).abs() / m.abs().max(1e-12);
-                let c = CLOSENESS * (-rel / CLOSENESS_SCALE).exp();
-                score += c;
+            } else if fraction == Some(false)
+                && claim.unit == Unit::None
+                && claim.value > 0.0
+                && claim.value <= 1.0
+                && target
+                    .printed_or_measured()
+                    .is_some_and(|v| v > 1.0 && v <= 100.0)
+                && label.measures.iter().all(|m| BOUNDED.contains(m))
+                && label
+                    .measures
+                    .iter()
+                    .chain(&wanted.measures)
+                    .any(|m| BOUNDED.contains(m))
+            {
+                value = fraction_to_percent(claim);
                 reasons.push(format!(
-                    "{:.1}% from the measured {m} (+{c:.2})",
-                    rel * 100.0
+                    "{} is a fraction; the metric is printed as a percentage: {value}",
+                    claim.number
                 ));
             }
 
@@ -444,12 +697,24 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                 value_in_metric_units: value,
                 names_metric,
                 reasons,
-                measured: target.measured.filter(|m| m.is_finite()),
             }
         })
         .collect();
     matches.sort_by(|a, b| b.score.total_cmp(&a.score));
     matches
+}
+
+/// A fraction as a percentage, rounded to the digits written (0.915 gives 91.5).
+fn fraction_to_percent(claim: &Claim) -> f64 {
+    let decimals = claim.number.split_once('.').map_or(0, |(_, d)| {
+        d.chars().take_while(char::is_ascii_digit).count()
+    });
+    let scale = 10f64.powi(
+        i32::try_from(decimals.saturating_sub(2))
+            .unwrap_or(0)
+            .min(15),
+    );
+    (claim.value * 100.0 * scale).round() / scale
 }
 
 /// A percentage as a fraction, rounded to the digits written (71.9 gives 0.719, not
@@ -460,16 +725,6 @@ fn percent_to_fraction(claim: &Claim) -> f64 {
     });
     let scale = 10f64.powi(i32::try_from(decimals + 2).unwrap_or(15).min(15));
     (claim.value / 100.0 * scale).round() / scale
-}
-
-/// The runs measured what `best` says (within [`AGREEMENT`]) and something else than `rival`
-/// says (more than [`SINGLED_OUT`] away): a notebook's performance log lists earlier
-/// experiments beside the one its code runs, and the runs tell which is the code's.
-fn singled_out_by_the_runs(best: &ClaimMatch, rival: &ClaimMatch) -> bool {
-    best.measured.is_some_and(|m| {
-        agree(best.value_in_metric_units, m)
-            && (rival.value_in_metric_units - m).abs() > SINGLED_OUT * m.abs()
-    })
 }
 
 fn agree(a: f64, b: f64) -> bool {
@@ -519,7 +774,6 @@ pub fn choose(matches: &[ClaimMatch]) -> Choice {
             (m.names_metric || m.score >= best.score)
                 && best.score - m.score < MARGIN
                 && !agree(m.value_in_metric_units, best.value_in_metric_units)
-                && !singled_out_by_the_runs(best, m)
         })
         .map(|(i, _)| i)
         .collect();

@@ -21,8 +21,10 @@
 //! The signals, strongest first: the command the README shows right before the claim is the
 //! task's command; the claim's label names the metric's measure and split (with synonyms:
 //! `validation` is `val`, `logprob` is `loss`); a table row names an argument the command
-//! uses (and its sibling rows, naming values it does not use, lose); the value is close to
-//! the measured one (weak: a clearly named claim far from the measurement still wins).
+//! uses (and its sibling rows, naming values it does not use, lose); a notebook's committed
+//! output when the command runs that notebook; the row or clause speaks of this repository
+//! (`this repo`, `ours`) or names it, and not of a baseline's or a paper's result. How close a
+//! claim is to the measured value takes no part: that is what authenticating reports.
 //!
 //! How this decides nanoGPT, whose README states several losses: `1.4697` (`best validation
 //! loss`, after `python train.py config/train_shakespeare_char.py`), `1.88` (`a loss of only
@@ -33,8 +35,9 @@
 //! reported as ambiguous rather than guessed. mlp's `val loss 2.06, recall count-based 4-gram
 //! was 2.11`: the words nearest `2.11` are the 4-gram's, so it does not name the metric and
 //! `2.06` is taken. A notebook's committed output (`val 1.9936515092849731`, printed by
-//! `split_loss('val')`) names the loss through its cell's code and is taken over the
-//! performance log's markdown lines (`val 1.993`, `val 2.022`, ...), which name only the split.
+//! `split_loss('val')`) names the loss through its cell's code, and is what the notebook the
+//! command runs printed: it is taken over the performance log's markdown lines (`val 1.993`,
+//! `val 2.022`, ...), which name only the split.
 //!
 //! # Authenticating
 //!
@@ -185,6 +188,9 @@ pub struct Claim {
     pub commands: Vec<String>,
     /// Where it is written.
     pub location: Location,
+    /// A committed output of a notebook's code cell: what the code printed when its authors
+    /// ran it, not what they wrote about it.
+    pub output: bool,
 }
 
 impl Claim {

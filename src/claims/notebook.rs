@@ -92,6 +92,7 @@ pub fn claims(json: &str, notebook: &str) -> Result<Vec<Claim>, serde_json::Erro
                                 table: None,
                                 commands: Vec::new(),
                                 location: at(0),
+                                output: true,
                             });
                         }
                     }

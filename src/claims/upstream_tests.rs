@@ -42,6 +42,7 @@ fn nanogpt_target(command: &str, measured: Option<f64>) -> MetricTarget {
         literal: "val loss".into(),
         args: args(command),
         measured,
+        names: Vec::new(),
     }
 }
 
@@ -174,6 +175,7 @@ fn mlp_val_loss_is_2_06_not_the_4_gram_s_2_11() {
         literal: "val_loss".into(),
         args: args("python mlp_pytorch.py"),
         measured: Some(2.09),
+        names: Vec::new(),
     };
     let matches = rank(&claims, &target);
     assert_eq!(chosen(&matches).claim.number, "2.06");
@@ -192,6 +194,7 @@ fn sgc_target(dataset: &str) -> MetricTarget {
         literal: "Test Accuracy:".into(),
         args: args(&format!("citation.py --dataset {dataset} --tuned")),
         measured: None,
+        names: Vec::new(),
     }
 }
 
@@ -270,6 +273,7 @@ fn makemore_test_logprob_is_approximate_and_matches_test_loss() {
         literal: "test loss:".into(),
         args: args("makemore.py -i names.txt -o names"),
         measured: None,
+        names: Vec::new(),
     };
     let matches = rank(&claims, &target);
     let best = chosen(&matches);
@@ -334,6 +338,7 @@ fn part5_notebook_markdown_and_outputs_by_cell() {
         literal: "val".into(),
         args: Vec::new(),
         measured: None,
+        names: Vec::new(),
     };
     let matches = rank(&claims, &target);
     let best = chosen(&matches);
@@ -440,28 +445,198 @@ fn where_text_is_the_spec_s() {
 }
 
 #[test]
-fn a_split_named_alone_takes_the_claim_the_runs_single_out() {
-    // `xstack init --notebook` names the metric `val`, as the notebook prints it: the printed
-    // value and the performance log's last line agree with the run; the log's earlier
-    // experiments (2.022 to 2.105) are more than 1% away from it and are not rivals.
+fn the_notebook_the_command_runs_claims_what_it_printed_whatever_the_runs_measured() {
+    // `xstack init --notebook` names the metric `val`, as the notebook prints it. The
+    // notebook's committed output (cell 13, printed by the code the command runs) is its
+    // claim; the performance log's earlier experiments (2.022 to 2.105) are not, and the
+    // measured value changes nothing: the same claim with, without or far from a run.
     let claims = claims_in_notebook(PART5, "makemore_part5_cnn1.ipynb").unwrap();
     let target = |measured| MetricTarget {
         name: "val".into(),
         line: "val 1.9936513900756836".into(),
         literal: "val".into(),
-        args: Vec::new(),
+        args: args("python -m _xstack_notebook makemore_part5_cnn1.ipynb"),
         measured,
+        names: Vec::new(),
     };
-    let matches = rank(&claims, &target(Some(1.9937)));
-    assert_eq!(
-        chosen(&matches).claim.where_text(),
-        "makemore_part5_cnn1.ipynb#cell=13"
-    );
-    // Without runs nothing singles it out: the choice is the human's.
-    let unmeasured = rank(&claims, &target(None));
+    for measured in [Some(1.9937), None, Some(2.105)] {
+        let matches = rank(&claims, &target(measured));
+        let best = chosen(&matches);
+        assert_eq!(best.claim.where_text(), "makemore_part5_cnn1.ipynb#cell=13");
+        assert!(
+            best.reasons
+                .iter()
+                .any(|r| r.contains("the notebook the command runs")),
+            "{:?}",
+            best.reasons
+        );
+    }
+    // Run some other way, nothing in the text singles one out: the choice is the human's.
+    let other = MetricTarget {
+        args: Vec::new(),
+        ..target(Some(1.9937))
+    };
+    let matches = rank(&claims, &other);
     assert!(
-        matches!(choose(&unmeasured), Choice::Ambiguous { .. }),
+        matches!(choose(&matches), Choice::Ambiguous { .. }),
         "{:?}",
-        choose(&unmeasured)
+        choose(&matches)
     );
+}
+
+/// A README's results table with the repository's own row and a baseline's.
+const OWN_AND_BASELINE: &str = "\
+# linear digits
+
+## Results
+
+| model | hidden units | epochs | test accuracy |
+|---|---|---|---|
+| linear (this repo) | 650 | 300 | 91.0 % |
+| kNN baseline, k = 3 | - | - | 98.3 % |
+";
+
+fn accuracy_target(command: &str, measured: Option<f64>) -> MetricTarget {
+    MetricTarget {
+        name: "test_acc".into(),
+        line: "test_acc=0.962".into(),
+        literal: "test_acc".into(),
+        args: args(command),
+        measured,
+        names: vec!["digits".into()],
+    }
+}
+
+#[test]
+fn the_repository_s_own_row_beats_a_baseline_closer_to_the_run() {
+    let claims = claims_in_markdown(OWN_AND_BASELINE, "README.md");
+    let numbers: Vec<&str> = claims.iter().map(|c| c.number.as_str()).collect();
+    assert_eq!(numbers, ["91.0", "98.3"]);
+    // The run measured 0.962, far nearer the baseline's 98.3 %: the claim is still 91.0 %.
+    for measured in [Some(0.962), Some(0.983), Some(0.91), None] {
+        let matches = rank(&claims, &accuracy_target("python train.py", measured));
+        let best = chosen(&matches);
+        assert_eq!(best.claim.number, "91.0", "{matches:#?}");
+        assert!(
+            best.reasons
+                .iter()
+                .any(|r| r.contains("its row speaks of this repository ('this repo')")),
+            "{:?}",
+            best.reasons
+        );
+        let baseline = &matches[1];
+        assert!(
+            baseline
+                .reasons
+                .iter()
+                .any(|r| r.contains("another's result ('baseline')")),
+            "{:?}",
+            baseline.reasons
+        );
+    }
+    let measured = Some(0.962);
+    assert_eq!(
+        chosen(&rank(
+            &claims,
+            &accuracy_target("python train.py", measured)
+        ))
+        .value_in_metric_units,
+        0.91
+    );
+}
+
+#[test]
+fn a_sentence_naming_two_models_gives_each_its_number() {
+    for text in [
+        "Our MLP reaches a test accuracy of 91.0 %, while the CNN of [3] reaches 98.3 %.\n",
+        "The CNN of the original paper reaches a test accuracy of 98.3 %; our test accuracy is 91.0 %.\n",
+        "Test accuracy: 98.3 % for the CNN baseline, 91.0 % for ours.\n",
+    ] {
+        let claims = claims_in_markdown(text, "README.md");
+        assert_eq!(claims.len(), 2, "{text}: {:#?}", summary(&claims));
+        let matches = rank(&claims, &accuracy_target("python train.py", Some(0.97)));
+        assert_eq!(
+            chosen(&matches).claim.number,
+            "91.0",
+            "{text}: {matches:#?}"
+        );
+    }
+    // A sentence that names the repository's script by its name.
+    let text = "On the test set, digits.py reaches an accuracy of 91.0 %, and the CNN 98.3 %.\n";
+    let claims = claims_in_markdown(text, "README.md");
+    let matches = rank(&claims, &accuracy_target("python digits.py", Some(0.97)));
+    let best = chosen(&matches);
+    assert_eq!(best.claim.number, "91.0", "{matches:#?}");
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("names the repository or its script ('digits')")),
+        "{:?}",
+        best.reasons
+    );
+}
+
+#[test]
+fn two_equally_plausible_claims_are_ambiguous_wherever_the_run_lands() {
+    let text = "\
+| model | test accuracy |
+|---|---|
+| mlp, one layer | 91.0 % |
+| mlp, two layers | 93.5 % |
+";
+    let claims = claims_in_markdown(text, "README.md");
+    for measured in [Some(0.91), Some(0.935), None] {
+        let matches = rank(&claims, &accuracy_target("python train.py", measured));
+        let Choice::Ambiguous { candidates, .. } = choose(&matches) else {
+            panic!("two rows say the same of the repository: {matches:#?}");
+        };
+        assert_eq!(candidates.len(), 2);
+    }
+}
+
+#[test]
+fn the_split_before_a_score_on_its_line_tells_train_from_test() {
+    // minGPT's demo.ipynb, cell 8's committed output: both lines say `100.00% correct`.
+    let notebook = r#"{"cells": [{"cell_type": "code", "source": "run_eval(trainer, 'train')\nrun_eval(trainer, 'test')",
+        "outputs": [{"output_type": "stream", "name": "stdout",
+                     "text": ["train final score: 5000/5000 = 100.00% correct\n", "test final score: 5000/5000 = 100.00% correct\n"]}]}]}"#;
+    let claims = claims_in_notebook(notebook, "demo.ipynb").unwrap();
+    assert_eq!(claims.len(), 2, "{:#?}", summary(&claims));
+    let target = MetricTarget {
+        name: "test_final_score".into(),
+        line: "test final score: 4998/5000 = 99.96% correct".into(),
+        literal: "test final score".into(),
+        args: args("python -m _xstack_notebook demo.ipynb"),
+        measured: Some(99.96),
+        names: Vec::new(),
+    };
+    let mut with_a_loss = claims.clone();
+    with_a_loss.extend(claims_in_markdown(
+        "The final train loss is 0.14712.\n",
+        "README.md",
+    ));
+    let matches = rank(&with_a_loss, &target);
+    let best = chosen(&matches);
+    assert_eq!(
+        best.claim.quote,
+        "test final score: 5000/5000 = 100.00% correct"
+    );
+    let train = matches
+        .iter()
+        .find(|m| m.claim.quote.starts_with("train"))
+        .unwrap();
+    assert!(
+        train
+            .reasons
+            .iter()
+            .any(|r| r.contains("its clause names the train split, not test")),
+        "{:?}",
+        train.reasons
+    );
+    // A loss is not a percentage of anything.
+    let loss = matches
+        .iter()
+        .find(|m| m.claim.number == "0.14712")
+        .unwrap();
+    assert_eq!(loss.value_in_metric_units, 0.14712);
 }

@@ -79,7 +79,9 @@ pub fn measure_of(word: &str) -> Option<&'static str> {
         "loss" | "losses" | "nll" | "logprob" | "logprobs" | "log-prob" | "log-probs"
         | "log-likelihood" | "loglik" | "likelihood" | "cross-entropy" | "crossentropy"
         | "xent" | "logloss" => "loss",
-        "acc" | "accuracy" | "accuracies" | "top-1" | "top1" | "top-5" | "top5" => "accuracy",
+        "acc" | "accuracy" | "accuracies" | "top-1" | "top1" | "top-5" | "top5" | "correct" => {
+            "accuracy"
+        }
         "f1" | "f1-score" | "f-score" | "fscore" | "micro-f1" | "macro-f1" | "f1score" => "f1",
         "perplexity" | "ppl" => "perplexity",
         "error" | "errors" | "err" => "error",

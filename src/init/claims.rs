@@ -1,7 +1,9 @@
 //! The published claim each criterion `xstack init` proposes is graded against (SPEC §2b):
 //! the repository's claims ranked for the criterion's metric ([`crate::claims::rank`]),
-//! shown best first, one chosen (asked on a terminal; with `--yes` only an unambiguous one),
-//! then authenticated against the measured runs. A claim the runs reproduce becomes the
+//! shown best first, one chosen by what the texts say of this repository, never by how close
+//! it is to the runs (asked on a terminal; with `--yes` only an unambiguous one, and two
+//! equally plausible claims stop init naming both), then authenticated against the measured
+//! runs. A claim the runs reproduce becomes the
 //! criterion's `published` value; one they do not reproduce stops init unless
 //! `--accept-unreproduced`; without a claim the measured value stays, recorded as `no_claim`.
 
@@ -50,18 +52,27 @@ pub struct Provenance {
     pub machine: String,
 }
 
+/// What the claims are looked up for: the experiment's command and the words that name the
+/// repository and its script.
+pub struct Experiment<'a> {
+    /// The command (its arguments name datasets, models, configs).
+    pub command: &'a str,
+    /// The repository's and its script's names (`digits`), lowercase.
+    pub names: &'a [String],
+}
+
 /// Settles the claim of each criterion in `criteria` among `found` (the repository's
-/// claims), for the command `command`.
+/// claims), for `experiment`.
 pub fn settle(
     found: &[claims::Claim],
     criteria: &[Criterion<'_>],
-    command: &str,
+    experiment: &Experiment<'_>,
     provenance: &Provenance,
     yes: bool,
     accept_unreproduced: bool,
     console: &mut dyn Console,
 ) -> Result<Vec<Settled>, InitError> {
-    let args = claims::split_command(command);
+    let args = claims::split_command(experiment.command);
     let mut settled = Vec::with_capacity(criteria.len());
     for c in criteria {
         let target = MetricTarget {
@@ -70,9 +81,10 @@ pub fn settle(
             literal: c.key.to_string(),
             args: args.clone(),
             measured: Some(c.measured.mean),
+            names: experiment.names.to_vec(),
         };
         let matches = claims::rank(found, &target);
-        let chosen = choose(c.metric, &matches, yes, console);
+        let chosen = choose(c.metric, &matches, yes, console)?;
         let measured = measurement(&c.measured, provenance);
         let Some(m) = chosen else {
             console.say(&format!(
@@ -153,15 +165,16 @@ pub fn settle(
 }
 
 /// The claim a criterion is graded against, among `matches` (best first): shown, then asked
-/// for on a terminal; with `--yes` only an unambiguous match is taken.
+/// for on a terminal; with `--yes` only an unambiguous match is taken, and claims that name
+/// the metric and are equally plausible are refused, naming each.
 fn choose<'m>(
     metric: &str,
     matches: &'m [ClaimMatch],
     yes: bool,
     console: &mut dyn Console,
-) -> Option<&'m ClaimMatch> {
+) -> Result<Option<&'m ClaimMatch>, InitError> {
     if matches.is_empty() {
-        return None;
+        return Ok(None);
     }
     console.say(&format!("claims that may be {metric}'s, best first:"));
     for (i, m) in matches.iter().take(SHOWN).enumerate() {
@@ -177,22 +190,44 @@ fn choose<'m>(
     let choice = claims::choose(matches);
     if yes {
         return match choice {
-            Choice::Unambiguous(i) => matches.get(i),
+            Choice::Unambiguous(i) => Ok(matches.get(i)),
             Choice::Ambiguous { candidates, why } => {
-                let close: Vec<String> = candidates
+                let plausible: Vec<&ClaimMatch> =
+                    candidates.iter().filter_map(|&i| matches.get(i)).collect();
+                let named = |m: &ClaimMatch| {
+                    format!(
+                        "{} at {} (\"{}\")",
+                        m.claim.value_text(),
+                        m.claim.where_text(),
+                        one_line(&m.claim.quote)
+                    )
+                };
+                let naming: Vec<String> = plausible
                     .iter()
-                    .filter_map(|&i| matches.get(i))
-                    .map(|m| format!("{} at {}", m.claim.value_text(), m.claim.where_text()))
+                    .copied()
+                    .filter(|m| m.names_metric)
+                    .map(&named)
                     .collect();
+                if naming.len() >= 2 {
+                    return Err(InitError::AmbiguousClaim {
+                        metric: metric.to_string(),
+                        claims: naming,
+                    });
+                }
                 console.say(&format!(
                     "{metric}: no claim taken ({why}); close: {} (run without --yes to choose one)",
-                    close.join(", ")
+                    plausible
+                        .iter()
+                        .copied()
+                        .map(&named)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
-                None
+                Ok(None)
             }
             Choice::None => {
                 console.say(&format!("{metric}: none of them names it"));
-                None
+                Ok(None)
             }
         };
     }
@@ -214,8 +249,8 @@ fn choose<'m>(
             answer.parse::<usize>().ok().filter(|n| *n <= shown)
         };
         match pick {
-            Some(0) => return None,
-            Some(n) => return matches.get(n - 1),
+            Some(0) => return Ok(None),
+            Some(n) => return Ok(matches.get(n - 1)),
             None => console.say(&format!("a number from 0 to {shown}, please")),
         }
     }

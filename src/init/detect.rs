@@ -5,10 +5,14 @@
 //! `json_key` with a `step_key`) that is then verified by re-extracting it with
 //! [`crate::metrics`] from the same output.
 //!
-//! Styles: JSON lines; Python dicts (Hugging Face Trainer's `{'eval_loss': 0.3, 'epoch': 1.0}`);
+//! Styles: JSON lines; Python dicts (Hugging Face Trainer's `{'eval_loss': 0.3, 'epoch': 1.0}`,
+//! also after words on the line and with NumPy 2's `np.float64(0.91)` or a `tensor(0.91)`);
 //! `name=value` (also tqdm and PyTorch Lightning progress-bar postfixes and the Trainer's
-//! `log_metrics` tables); `name: value` (also `Accuracy: 9905/10000 (99%)`); `Name value`
-//! for names that contain a metric word; result-table rows (`│ test_acc │ 0.97 │`, Lightning).
+//! `log_metrics` tables); `name: value` (also `Accuracy: 9905/10000 (99%)`, `test final
+//! score: 5000/5000 = 100.00% correct`, `Test acc.:85.5`); `Name value` for names that contain
+//! a metric word; result-table rows (`│ test_acc │ 0.97 │`, Lightning); pipe tables with a
+//! header row, each value named by its row and column (`| test | 0.91 |` under `| split |
+//! acc |` is `test_acc`).
 //! A value followed by `%` is a percentage and is kept as printed. Fragments are not metrics:
 //! a value that an arithmetic expression continues (a printed formula, `y = +11.74 x^1 …`),
 //! one followed by two more bare numbers (a row of a numeric table), a one-letter name, a
@@ -30,6 +34,9 @@ const BEFORE: &str = r"(?:^|[^\w./-])";
 /// What must follow a value that is not a percentage: not `12s`, `9905/10000`, `12:30` or
 /// `71.2 %` (the regex crate has no look-ahead, so this consumes one character).
 const AFTER: &str = r"(?:[ \t]+[^%\s]|[ \t]*$|[^\w\s./:%])";
+/// What may wrap a value printed in a Python dict: NumPy 2's `np.float64(0.91)`, a tensor's
+/// `tensor(0.9100)`.
+const WRAPPED: &str = r"(?:(?:np\.|numpy\.)?float(?:16|32|64)\(|tensor\()?";
 /// JSON keys and step words that carry the step, in order of preference.
 const STEP_KEYS: &[&str] = &["step", "global_step", "epoch", "iter", "iteration"];
 /// Words that make a `Name value` pair a metric (a token equal to one, or one followed by
@@ -275,12 +282,14 @@ impl Patterns {
                 r"{BEFORE}({name})([ \t]*=[ \t]*)({NUM})([ \t]*%)?"
             )),
             key_colon: re(&format!(
-                r"{BEFORE}({words})[ \t]*:[ \t]*(\d+[ \t]*/[ \t]*\d+[ \t]*\([ \t]*)?({NUM})([ \t]*%)?"
+                r"{BEFORE}({words})[ \t]*:[ \t]*(\d+[ \t]*/[ \t]*\d+[ \t]*[(=][ \t]*)?({NUM})([ \t]*%)?"
             )),
             name_value: re(&format!(
                 r"{BEFORE}({words})([ \t]*[│┃|][ \t]*|[ \t]+)({NUM})([ \t]*%)?"
             )),
-            dict_pair: re(&format!(r"'([^']+)':[ \t]*({NUM})")),
+            dict_pair: re(&format!(
+                r#"(?:'([^']+)'|"([^"]+)"):[ \t]*{WRAPPED}({NUM})"#
+            )),
         }
     }
 }
@@ -648,7 +657,7 @@ impl LineScan<'_> {
                 lead(line, words.start() + offset),
                 literal(name),
                 if fraction {
-                    r"\d+\s*/\s*\d+\s*\(\s*"
+                    r"\d+\s*/\s*\d+\s*[(=]\s*"
                 } else {
                     ""
                 },
@@ -658,7 +667,7 @@ impl LineScan<'_> {
                 r"\b{}\s*:\s*{}(?P<value>{SHORT_NUM}){}",
                 literal(name),
                 if fraction {
-                    r"\d+\s*/\s*\d+\s*\(\s*"
+                    r"\d+\s*/\s*\d+\s*[(=]\s*"
                 } else {
                     ""
                 },
@@ -758,17 +767,22 @@ fn scan_json(index: usize, obj: &serde_json::Map<String, serde_json::Value>) -> 
 }
 
 fn scan_dict(p: &Patterns, index: usize, line: &str) -> Vec<Observation> {
-    let pairs: Vec<(String, f64, usize)> = p
+    let pairs: Vec<(String, char, f64, usize)> = p
         .dict_pair
         .captures_iter(line)
         .filter_map(|c| {
-            let key = c.get(1)?;
-            let num = c.get(2)?;
+            let (key, quote) = match (c.get(1), c.get(2)) {
+                (Some(k), _) => (k, '\''),
+                (None, Some(k)) => (k, '"'),
+                (None, None) => return None,
+            };
+            let num = c.get(3)?;
             if !value_ends(&line[num.end()..]) {
                 return None;
             }
             Some((
                 key.as_str().to_string(),
+                quote,
                 parse_number(num.as_str())?,
                 key.start(),
             ))
@@ -776,22 +790,31 @@ fn scan_dict(p: &Patterns, index: usize, line: &str) -> Vec<Observation> {
         .collect();
     let step = STEP_KEYS
         .iter()
-        .find_map(|k| pairs.iter().find(|(key, _, _)| key == k));
+        .find_map(|k| pairs.iter().find(|(key, _, _, _)| key == k));
     pairs
         .iter()
-        .filter(|(k, _, _)| !is_noise(&sanitize(k)))
-        .map(|(k, v, at)| Observation {
+        .filter(|(k, _, _, _)| !is_noise(&sanitize(k)))
+        .map(|(k, q, v, at)| Observation {
             line: index,
             key: k.clone(),
             value: *v,
-            step: step.map(|s| s.1),
+            step: step.map(|s| s.2),
             style: Style::PythonDict,
             percent: false,
-            core: format!(r"'{}':\s*(?P<value>{NUM}){AFTER}", regex::escape(k)),
-            short: Some(format!(r"'{}':\s*(?P<value>{SHORT_NUM})", regex::escape(k))),
-            step_pattern: step.map(|(sk, _, sat)| {
+            core: format!(
+                r"{q}{}{q}:\s*{WRAPPED}(?P<value>{NUM}){AFTER}",
+                regex::escape(k)
+            ),
+            short: Some(format!(
+                r"{q}{}{q}:\s*{WRAPPED}(?P<value>{SHORT_NUM})",
+                regex::escape(k)
+            )),
+            step_pattern: step.map(|(sk, sq, _, sat)| {
                 (
-                    StepPattern::fixed(format!(r"'{}':\s*(?P<step>{NUM})", regex::escape(sk))),
+                    StepPattern::fixed(format!(
+                        r"{sq}{}{sq}:\s*{WRAPPED}(?P<step>{NUM})",
+                        regex::escape(sk)
+                    )),
                     sat < at,
                 )
             }),
@@ -800,19 +823,129 @@ fn scan_dict(p: &Patterns, index: usize, line: &str) -> Vec<Observation> {
         .collect()
 }
 
+/// A row of a pipe table (`| test | 0.31 | 0.91 |`): its cells, trimmed, without the empty
+/// ones its leading and trailing pipes make; None for a line with fewer than two pipes.
+fn pipe_cells(line: &str) -> Option<Vec<&str>> {
+    let t = line.trim();
+    if t.matches('|').count() < 2 {
+        return None;
+    }
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    Some(t.split('|').map(str::trim).collect())
+}
+
+/// A table cell's value: a number alone, or followed by `%`.
+fn cell_number(cell: &str) -> Option<(f64, bool)> {
+    let (text, percent) = match cell.strip_suffix('%') {
+        Some(rest) => (rest.trim_end(), true),
+        None => (cell, false),
+    };
+    parse_number(text).map(|v| (v, percent))
+}
+
+fn is_delimiter_cell(cell: &str) -> bool {
+    let c = cell.trim_matches(':');
+    !c.is_empty() && c.chars().all(|ch| ch == '-' || ch == '=')
+}
+
+/// The values of pipe tables with a header row (`| split | loss | acc |`, a delimiter row or
+/// not, then `| test | 0.31 | 0.91 |`), by line: each number of a data row is the metric
+/// named by its row's first cell and its column's header (`test_acc`), when that name has a
+/// metric word.
+fn scan_tables(lines: &[String]) -> HashMap<usize, Vec<Observation>> {
+    let mut out: HashMap<usize, Vec<Observation>> = HashMap::new();
+    let mut header: Option<Vec<String>> = None;
+    for (index, line) in lines.iter().enumerate() {
+        let Some(cells) = pipe_cells(line) else {
+            header = None;
+            continue;
+        };
+        if cells.iter().all(|c| is_delimiter_cell(c)) {
+            continue;
+        }
+        let numbers: Vec<Option<(f64, bool)>> = cells.iter().map(|c| cell_number(c)).collect();
+        let all_words = cells
+            .iter()
+            .zip(&numbers)
+            .all(|(c, n)| n.is_none() && c.chars().any(char::is_alphabetic));
+        let is_row = numbers.first().is_some_and(Option::is_none)
+            && cells
+                .first()
+                .is_some_and(|c| c.chars().any(char::is_alphabetic))
+            && numbers.iter().skip(1).any(Option::is_some)
+            && cells
+                .iter()
+                .zip(&numbers)
+                .skip(1)
+                .all(|(c, n)| n.is_some() || c.is_empty() || c.chars().all(|ch| ch == '-'));
+        match &header {
+            Some(h) if is_row && h.len() == cells.len() => {
+                let row = cells[0];
+                let mut found = Vec::new();
+                for (k, (column, number)) in h.iter().zip(&numbers).enumerate().skip(1) {
+                    let Some((value, percent)) = number else {
+                        continue;
+                    };
+                    let key = format!("{row} {column}");
+                    let name = sanitize(&key);
+                    if is_noise(&name) || !has_metric_word(&name) {
+                        continue;
+                    }
+                    let core = format!(
+                        r"^\s*\|?\s*{}\s*\|(?:[^|\n]*\|){{{}}}\s*(?P<value>{NUM})\s*{}(?:\||\s*$)",
+                        literal(row),
+                        k - 1,
+                        if *percent { r"%\s*" } else { "" }
+                    );
+                    found.push(Observation {
+                        line: index,
+                        key,
+                        value: *value,
+                        step: None,
+                        style: Style::TableRow,
+                        percent: *percent,
+                        core,
+                        short: None,
+                        step_pattern: None,
+                        step_key: None,
+                    });
+                }
+                out.insert(index, found);
+            }
+            _ if all_words => header = Some(cells.iter().map(|c| (*c).to_string()).collect()),
+            _ => header = None,
+        }
+    }
+    out
+}
+
 /// Every metric value in the plain lines of a captured output.
 fn observe(lines: &[String]) -> Vec<Observation> {
     let p: &Patterns = &PATTERNS;
     let mut out = Vec::new();
+    let mut tables = scan_tables(lines);
     for (index, line) in lines.iter().enumerate() {
+        if let Some(found) = tables.remove(&index) {
+            out.extend(found);
+            continue;
+        }
         let trimmed = line.trim();
-        if trimmed.starts_with('{') && trimmed.ends_with('}') {
-            if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(trimmed) {
-                out.extend(scan_json(index, &obj));
-                continue;
-            }
-            if trimmed.starts_with("{'") {
-                out.extend(scan_dict(p, index, line));
+        if trimmed.starts_with('{')
+            && trimmed.ends_with('}')
+            && let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(trimmed)
+        {
+            out.extend(scan_json(index, &obj));
+            continue;
+        }
+        // A Python dict, alone on its line or printed after words (`metrics: {'test_acc':
+        // np.float64(0.91)}`); the words around it are read as any line's.
+        if let Some(open) = trimmed.find('{')
+            && trimmed[open + 1..].trim_start().starts_with(['\'', '"'])
+            && trimmed[open..].contains('}')
+        {
+            out.extend(scan_dict(p, index, line));
+            if open == 0 {
                 continue;
             }
         }

@@ -11,8 +11,10 @@
 //! (`probe.rs`). The repository is only read.
 
 pub mod claims;
+pub mod deps;
 pub mod detect;
 pub mod framework;
+pub mod limits;
 pub mod probe;
 pub mod render;
 pub mod repo;
@@ -49,6 +51,8 @@ fn machine() -> String {
 pub const SINGLE_RUN_RELATIVE: f64 = 0.02;
 /// The shortest `[run] timeout_s` written.
 pub const MIN_TIMEOUT_S: u64 = 600;
+/// How long init's first run may take unless `--run-limit` says otherwise: an hour.
+pub const DEFAULT_RUN_LIMIT_S: u64 = 3600;
 
 /// Why `xstack init` stopped (nothing is written in any case).
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +100,56 @@ pub enum InitError {
         /// Its last lines.
         tail: String,
     },
+    /// The repository's pinned requirements cannot install on this Python.
+    #[error(
+        "the reference environment does not build on this Python ({python}): {} cannot be installed as pinned; nothing was written. --relax-pins installs them without their versions (said in the review and in task.toml), or give the list with --reference-packages. The installer's last lines:\n{tail}",
+        .pins.join(", ")
+    )]
+    PinsDoNotInstall {
+        /// Each pin and where it came from.
+        pins: Vec<String>,
+        /// The Python version.
+        python: String,
+        /// The installer's last lines.
+        tail: String,
+    },
+    /// The run could not import a module that no list of the repository provides.
+    #[error(
+        "the run failed: no module named `{module}`, which none of the reference packages ({}) provides; nothing was written. Add its package ({package}) with {flag}",
+        listed_or_none(.listed)
+    )]
+    MissingModule {
+        /// The module.
+        module: String,
+        /// The package that provides it.
+        package: String,
+        /// The reference packages of the run.
+        listed: Vec<String>,
+        /// The flag that adds it, spelled out.
+        flag: String,
+    },
+    /// The experiment ran past `--run-limit`.
+    #[error(
+        "the command was still running after {limit_s} s, init's limit (--run-limit {limit_s}): an experiment that trains until stopped, or runs far past a budget; it was stopped and nothing was written. To go on, {advice}. Its last lines:\n{tail}"
+    )]
+    RunTooLong {
+        /// The limit, in seconds.
+        limit_s: u64,
+        /// What can shorten it.
+        advice: String,
+        /// Its last lines.
+        tail: String,
+    },
+    /// The experiment failed because it wants what this machine lacks (a GPU, the network).
+    #[error("the command failed ({ending}): {why}; nothing was written. Its last lines:\n{tail}")]
+    CannotRunHere {
+        /// What it wanted and what the user can do.
+        why: String,
+        /// How it ended.
+        ending: String,
+        /// Its last lines.
+        tail: String,
+    },
     /// A seed run for the spread failed or lacked a metric.
     #[error("{0}")]
     Calibrate(#[from] CalibrateError),
@@ -127,6 +181,18 @@ pub enum InitError {
         "{0}; nothing was written. --accept-unreproduced writes the task graded against the claim all the same (recorded as not_reproduced), or choose another claim (or none) without --yes"
     )]
     ClaimNotReproduced(String),
+    /// Claims that name the metric are equally plausible, and `--yes` leaves no one to choose.
+    #[error(
+        "{metric}: {} claims are equally plausible, and nothing in the repository's texts says which is its own: {}; nothing was written. Run without --yes to choose one in the review",
+        .claims.len(),
+        .claims.join("; ")
+    )]
+    AmbiguousClaim {
+        /// The criterion's metric.
+        metric: String,
+        /// Each plausible claim: its value, place and quote.
+        claims: Vec<String>,
+    },
     /// The repository's claims could not be read (`--paper FILE` missing or unreadable).
     #[error("{0}")]
     Claims(#[from] crate::claims::ClaimsError),
@@ -138,6 +204,15 @@ pub enum InitError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// A list joined with `, `, or `none`.
+fn listed_or_none(list: &[String]) -> String {
+    if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    }
 }
 
 fn candidates_hint(c: &[String]) -> String {
@@ -204,7 +279,8 @@ pub struct InitOptions {
     /// port is in the other one.
     #[arg(long = "from", value_enum, value_name = "FRAMEWORK")]
     pub from: Option<crate::task::Framework>,
-    /// The source side's packages (default: requirements.txt or pyproject.toml);
+    /// The source side's packages (default: read from the repository: requirements files,
+    /// setup.py, setup.cfg, pyproject.toml, environment.yml, and the experiment's imports);
     /// `none` for no environment.
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub reference_packages: Option<Vec<String>>,
@@ -226,6 +302,14 @@ pub struct InitOptions {
     /// `not_reproduced`).
     #[arg(long)]
     pub accept_unreproduced: bool,
+    /// Install the repository's pinned requirements that cannot install on this Python
+    /// without their versions (said in the review and in task.toml).
+    #[arg(long)]
+    pub relax_pins: bool,
+    /// Seconds init's first run may take: an experiment that trains until stopped, or runs
+    /// far past a budget, is stopped there and init says what can shorten it.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_RUN_LIMIT_S)]
+    pub run_limit: u64,
     /// Accept the proposal without review.
     #[arg(long)]
     pub yes: bool,
@@ -254,6 +338,8 @@ impl InitOptions {
             id: None,
             paper: None,
             accept_unreproduced: false,
+            relax_pins: false,
+            run_limit: DEFAULT_RUN_LIMIT_S,
             yes: false,
             tasks_dir: crate::task::tasks_dir(),
             cache_dir: crate::env::cache_dir(),
@@ -404,6 +490,23 @@ fn package_flag(list: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The experiment's own files, relative to the repository: the notebook, else the Python
+/// file the command runs (none for a command that runs no Python file of the repository).
+fn experiment_files(opts: &InitOptions, repo: &Path, command: &str) -> Vec<String> {
+    if let Some(notebook) = &opts.notebook {
+        return vec![notebook.clone()];
+    }
+    let words = shell_words::split(command).unwrap_or_default();
+    crate::command_line::entry_file(repo, &words)
+        .and_then(|p| {
+            p.strip_prefix(repo)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned())
+        })
+        .into_iter()
+        .collect()
+}
+
 /// Picks the experiment command: the flag, else a question proposing the candidates.
 fn choose_command(
     opts: &InitOptions,
@@ -519,8 +622,16 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         "direction: {} ({migration_from})",
         migration.label()
     ));
-    let packages = Packages::choose(opts, &target.repo, migration, console);
-    let mut first = FirstRun::run(opts, &target, &command, &packages, console)?;
+    let needs = deps::read(
+        &target.repo,
+        &experiment_files(opts, &target.repo, &command),
+    );
+    let mut packages = Packages::choose(opts, &needs, migration, console);
+    let mut first = FirstRun::run(opts, &target, &command, &mut packages, &needs, console)?;
+    let network_note = limits::network_note(&needs.hazards);
+    if let Some(note) = &network_note {
+        console.say(&format!("note: {note}"));
+    }
     let found = metrics_found(&first.run, &command, console)?;
     let (chosen, why) = choose_criteria(opts, &found)?;
     console.say(&format!(
@@ -578,6 +689,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         command: command.clone(),
         notebook: opts.notebook.clone(),
         setup: opts.setup.clone(),
+        network_note,
         command_note: published.command_note,
         timeout_s: timeout_for(published.longest_s.max(first.run.duration_s)),
         metrics: found.iter().map(metric_note).collect(),
@@ -665,30 +777,42 @@ struct Packages {
     reference: Vec<String>,
     /// The port side's.
     target: Vec<String>,
-    /// Where `reference` came from, in words.
+    /// Where `reference` came from, in words (one line a package when read from the
+    /// repository).
     from: String,
+    /// The repository's requirements, with their sources, when `reference` came from them.
+    found: Option<deps::Needs>,
 }
 
 impl Packages {
-    /// From the flags, else from the repository; says what the reference environment is.
+    /// From the flags, else from the repository's files and the experiment's imports; says
+    /// what each environment is and where each package came from.
     fn choose(
         opts: &InitOptions,
-        repo: &Path,
+        needs: &deps::Needs,
         migration: crate::task::Migration,
         console: &mut dyn Console,
     ) -> Packages {
-        let (reference, from) = match &opts.reference_packages {
-            Some(list) => (package_flag(list), "--reference-packages".to_string()),
+        let (reference, from, found) = match &opts.reference_packages {
+            Some(list) => (
+                package_flag(list),
+                "From --reference-packages.".to_string(),
+                None,
+            ),
             None => {
-                let found = repo::reference_packages(repo);
-                for line in &found.skipped {
-                    console.say(&format!("left out of the reference packages: {line}"));
+                for note in &needs.notes {
+                    console.say(&format!("reference packages: {note}"));
                 }
-                let from = found.from.map_or_else(
-                    || "nothing: no requirements.txt or pyproject.toml dependencies".to_string(),
-                    |f| format!("the repository's {f}"),
-                );
-                (found.list, from)
+                let from = if needs.requirements.is_empty() {
+                    "Nothing: no requirements file, setup.py, setup.cfg, pyproject.toml or environment.yml dependencies, and no import outside the standard library.".to_string()
+                } else {
+                    let mut text = String::from("From the repository:");
+                    for r in &needs.requirements {
+                        text.push_str(&format!("\n  {}: {}", r.spec, r.from));
+                    }
+                    text
+                };
+                (needs.specs(), from, Some(needs.clone()))
             }
         };
         let target = opts.packages.as_deref().map_or_else(
@@ -697,17 +821,109 @@ impl Packages {
         );
         if reference.is_empty() {
             console.say("reference environment: none (the command runs with the Python on PATH)");
+        } else if let Some(needs) = &found {
+            console.say("reference environment, from the repository:");
+            for r in &needs.requirements {
+                console.say(&format!("  {}: {}", r.spec, r.from));
+            }
         } else {
             console.say(&format!(
-                "reference environment: {} (from {from})",
+                "reference environment: {} (from --reference-packages)",
                 reference.join(" ")
+            ));
+        }
+        if opts.packages.is_none() {
+            console.say(&format!(
+                "target environment: {} (the port's framework and its usual libraries, and the reference packages outside the PyTorch family)",
+                target.join(" ")
             ));
         }
         Packages {
             reference,
             target,
             from,
+            found,
         }
+    }
+
+    /// The reference environment built, or found in the cache. Pins of the repository's
+    /// requirements that cannot install on this Python stop init, naming them, unless
+    /// `--relax-pins`: then they are installed unpinned and the review says so.
+    fn environment(
+        &mut self,
+        opts: &InitOptions,
+        console: &mut dyn Console,
+    ) -> Result<Option<crate::env::PythonEnv>, InitError> {
+        let with_runner = |list: &[String]| {
+            if opts.notebook.is_some() {
+                // A notebook runs in a kernel of the environment: the runner's packages are
+                // added to it (and, by the task format, to the task's, which lists only its
+                // own).
+                crate::notebook::with_runner_packages(list)
+            } else {
+                list.to_vec()
+            }
+        };
+        let first = crate::env::ensure(&opts.cache_dir, &with_runner(&self.reference), &mut |l| {
+            console.say(&l)
+        });
+        let err = match first {
+            Ok(env) => return Ok(env),
+            Err(e) => e,
+        };
+        let (needs, tail) = match (&self.found, &err) {
+            (Some(needs), crate::env::EnvError::Build { tail, .. }) => {
+                (needs.clone(), tail.clone())
+            }
+            _ => return Err(err.into()),
+        };
+        let failing = deps::failing_pins(&needs.requirements, &tail);
+        if failing.is_empty() {
+            return Err(err.into());
+        }
+        let python = needs.python.clone().unwrap_or_else(|| "3".to_string());
+        let named: Vec<String> = failing
+            .iter()
+            .map(|r| format!("{} ({})", r.spec, r.from))
+            .collect();
+        if !opts.relax_pins {
+            return Err(InitError::PinsDoNotInstall {
+                pins: named,
+                python,
+                tail,
+            });
+        }
+        let relaxed: Vec<String> = needs
+            .requirements
+            .iter()
+            .map(|r| {
+                if failing.iter().any(|f| f.spec == r.spec) {
+                    r.relaxed()
+                } else {
+                    r.spec.clone()
+                }
+            })
+            .collect();
+        let said = format!(
+            "{} cannot install on Python {python}: installed {} instead (--relax-pins)",
+            named.join(", "),
+            failing
+                .iter()
+                .map(|r| format!("`{}`", r.relaxed()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        console.say(&format!("reference environment: {said}"));
+        self.from.push_str(&format!("\n{said}."));
+        self.reference = relaxed;
+        if opts.packages.is_none() {
+            self.target = repo::target_packages(&self.reference);
+        }
+        Ok(crate::env::ensure(
+            &opts.cache_dir,
+            &with_runner(&self.reference),
+            &mut |l| console.say(&l),
+        )?)
     }
 }
 
@@ -722,45 +938,69 @@ struct FirstRun {
 }
 
 impl FirstRun {
-    /// Builds or finds the reference environment and runs `command` once with seed 0, its
-    /// output shown live; a run that fails is an error.
+    /// Builds or finds the reference environment and runs `command` once with seed 0 (for at
+    /// most `--run-limit` seconds), its output shown live; a run that fails is an error that
+    /// says, where it can, why (a module no list provides, a GPU, the network, the limit).
     fn run(
         opts: &InitOptions,
         target: &Target,
         command: &str,
-        packages: &Packages,
+        packages: &mut Packages,
+        needs: &deps::Needs,
         console: &mut dyn Console,
     ) -> Result<FirstRun, InitError> {
-        // A notebook runs in a kernel of the environment: the runner's packages are added to
-        // it (and, by the task format, to the task's, which lists only its own).
-        let env_packages = if opts.notebook.is_some() {
-            crate::notebook::with_runner_packages(&packages.reference)
-        } else {
-            packages.reference.clone()
-        };
-        let env = crate::env::ensure(&opts.cache_dir, &env_packages, &mut |line| {
-            console.say(&line)
-        })?;
+        let env = packages.environment(opts, console)?;
         let plan = RunPlan {
             source: target.repo.clone(),
             setup: opts.setup.clone(),
             command: command.to_string(),
-            timeout: None,
+            timeout: Some(Duration::from_secs(opts.run_limit)),
             env,
             task_id: target.id.clone(),
             size: (120, 36),
         };
         let scratch = Scratch::new("init")?;
         console.say(&format!(
-            "$ {command}    (XSTACK_SEED=0, in a copy of {})",
-            target.repo.display()
+            "$ {command}    (XSTACK_SEED=0, in a copy of {}, at most {} s: --run-limit)",
+            target.repo.display(),
+            opts.run_limit
         ));
         let run = seeds::run_seed(&plan, 0, scratch.path(), &mut |text| console.output(text))?;
+        if run.timed_out {
+            return Err(InitError::RunTooLong {
+                limit_s: opts.run_limit,
+                advice: limits::shorten_advice(&target.repo, command),
+                tail: run.tail(5),
+            });
+        }
         if !run.succeeded() {
+            let tail = run.tail(seeds::TAIL_LINES);
+            if let Some(module) = deps::missing_module(&tail) {
+                let package = deps::packages_of(&module)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| module.clone());
+                let mut with = packages.reference.clone();
+                with.push(package.clone());
+                return Err(InitError::MissingModule {
+                    module,
+                    package,
+                    listed: packages.reference.clone(),
+                    flag: format!("--reference-packages {}", with.join(",")),
+                });
+            }
+            if let Some(why) = limits::explain_failure(&tail, &needs.hazards, &target.repo, command)
+            {
+                return Err(InitError::CannotRunHere {
+                    why,
+                    ending: run.ending(),
+                    tail,
+                });
+            }
             return Err(InitError::RunFailed {
                 ending: run.ending(),
                 duration_s: run.duration_s,
-                tail: run.tail(seeds::TAIL_LINES),
+                tail,
             });
         }
         console.say(&format!(
@@ -911,15 +1151,50 @@ fn settle_claims(
             tolerance: suggestion.tolerance,
         })
         .collect();
+    let names = repository_names(repo, command);
     claims::settle(
         &found_claims,
         &looked_up,
-        command,
+        &claims::Experiment {
+            command,
+            names: &names,
+        },
         provenance,
         opts.yes,
         opts.accept_unreproduced,
         console,
     )
+}
+
+/// Words that name the repository and its script, as a README would: the folder's name and
+/// the entry file's stem, split at `-`, `_` and `.`, without generic words (`train`, `main`).
+fn repository_names(repo: &Path, command: &str) -> Vec<String> {
+    const GENERIC: &[&str] = &[
+        "train", "main", "run", "eval", "test", "model", "models", "src", "code", "repo", "py",
+        "python", "the", "and", "master", "pytorch", "torch", "notebook", "ipynb",
+    ];
+    let words = shell_words::split(command).unwrap_or_default();
+    let script = crate::command_line::entry_file(repo, &words);
+    let mut names: Vec<String> = Vec::new();
+    let texts = [
+        repo.file_name().map(|n| n.to_string_lossy().into_owned()),
+        script
+            .as_ref()
+            .and_then(|s| s.file_stem())
+            .map(|n| n.to_string_lossy().into_owned()),
+    ];
+    for text in texts.into_iter().flatten() {
+        for word in text
+            .to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 3 && !GENERIC.contains(w))
+        {
+            if !names.iter().any(|n| n == word) {
+                names.push(word.to_string());
+            }
+        }
+    }
+    names
 }
 
 /// `[published] citation`: the claims' places and quotes, else how xstack init measured it.

@@ -53,6 +53,9 @@ pub struct Proposal {
     pub packages_from: String,
     /// `[env] setup`, when given.
     pub setup: Option<String>,
+    /// Why the run needs the network, when it fetches at run time: `[run] network = true`
+    /// is written under it.
+    pub network_note: Option<String>,
     /// `[run] command` (for a notebook, the command that runs it).
     pub command: String,
     /// `[run] notebook`, written instead of the command when the experiment is a notebook.
@@ -227,7 +230,9 @@ pub fn task_toml(p: &Proposal) -> String {
     out.push_str("[env]\n");
     out.push_str(&format!("# {}\n", p.target_from));
     out.push_str(&format!("packages = {}\n", toml_list(&p.packages)));
-    out.push_str(&format!("# From {}.\n", p.packages_from));
+    for line in p.packages_from.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
     out.push_str(&format!(
         "reference_packages = {}\n",
         toml_list(&p.reference_packages)
@@ -246,6 +251,12 @@ pub fn task_toml(p: &Proposal) -> String {
         None => format!("command = {}", toml_string(&p.command)),
     };
     out.push_str(&format!("{entry}\ntimeout_s = {}\n", p.timeout_s));
+    if let Some(note) = &p.network_note {
+        out.push_str(&format!(
+            "# {}\nnetwork = true\n",
+            note.trim_end_matches('.')
+        ));
+    }
     for (m, style) in &p.metrics {
         out.push_str(&format!(
             "\n# Found as {style}.\n[[metric]]\nname = {}\n",

@@ -1,5 +1,5 @@
-//! What `xstack init` reads from the source repository (never writing it): the reference
-//! packages (`requirements.txt`, else `pyproject.toml`'s `[project] dependencies`), candidate
+//! What `xstack init` reads from the source repository (never writing it): requirements
+//! lines and package names (the reference environment itself is `deps.rs`'s), candidate
 //! experiment commands (README code blocks, entry-point files), a title, and the
 //! hyper-parameters for the `[phase2]` skeleton (the command line, config files named by it or
 //! kept in config folders, argparse defaults and upper-case constants of the entry file).
@@ -29,53 +29,6 @@ const TORCH_FAMILY: &[&str] = &[
 pub const JAX_PACKAGES: &[&str] = &["jax", "flax", "optax"];
 /// Settings listed per source.
 const MAX_SETTINGS: usize = 40;
-
-/// Where the reference packages came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Packages {
-    /// The packages, as written (version specifiers kept).
-    pub list: Vec<String>,
-    /// The file they came from, None when none was found.
-    pub from: Option<String>,
-    /// Lines that were left out (pip options, includes).
-    pub skipped: Vec<String>,
-}
-
-/// The reference packages of the repository: `requirements.txt`, else `pyproject.toml`'s
-/// `[project] dependencies`, else none.
-pub fn reference_packages(repo: &Path) -> Packages {
-    if let Ok(text) = std::fs::read_to_string(repo.join("requirements.txt")) {
-        let (list, skipped) = parse_requirements(&text);
-        return Packages {
-            list,
-            from: Some("requirements.txt".to_string()),
-            skipped,
-        };
-    }
-    if let Ok(text) = std::fs::read_to_string(repo.join("pyproject.toml"))
-        && let Ok(doc) = toml::from_str::<toml::Table>(&text)
-        && let Some(deps) = doc
-            .get("project")
-            .and_then(|p| p.get("dependencies"))
-            .and_then(|d| d.as_array())
-    {
-        return Packages {
-            list: deps
-                .iter()
-                .filter_map(|d| d.as_str())
-                .map(|d| strip_marker(d).to_string())
-                .filter(|d| !d.is_empty())
-                .collect(),
-            from: Some("pyproject.toml [project] dependencies".to_string()),
-            skipped: Vec::new(),
-        };
-    }
-    Packages {
-        list: Vec::new(),
-        from: None,
-        skipped: Vec::new(),
-    }
-}
 
 fn strip_marker(req: &str) -> &str {
     req.split(';').next().unwrap_or("").trim()
@@ -576,21 +529,6 @@ mod tests {
             target_packages_note(back),
             "The PyTorch side: the reference packages without the JAX family, plus torch."
         );
-    }
-
-    #[test]
-    fn pyproject_dependencies_are_read() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("pyproject.toml"),
-            "[project]\nname = \"x\"\ndependencies = [\"torch==2.3.0\", \"einops; sys_platform != 'win32'\"]\n",
-        )
-        .unwrap();
-        let p = reference_packages(dir.path());
-        assert_eq!(p.list, ["torch==2.3.0", "einops"]);
-        assert!(p.from.unwrap().contains("pyproject.toml"));
-        let empty = tempfile::tempdir().unwrap();
-        assert_eq!(reference_packages(empty.path()).from, None);
     }
 
     #[test]

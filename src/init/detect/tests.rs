@@ -397,3 +397,73 @@ fn a_split_named_alone_is_that_splits_result() {
     assert!(looks_like_evaluation("val", "val 1.9936515092849731"));
     assert!(!looks_like_evaluation("train", "train 1.7690284252166748"));
 }
+
+#[test]
+fn a_count_with_its_percentage_is_the_percentage() {
+    // minGPT's demo notebook: `print("%s final score: %d/%d = %.2f%% correct" % ...)`.
+    let log = "iter_dt 31.52ms; iter 0: train loss 1.10385\n\
+               iter_dt 30.02ms; iter 100: train loss 0.15020\n\
+               train final score: 5000/5000 = 100.00% correct\n\
+               test final score: 4998/5000 = 99.96% correct\n";
+    let c = candidates(log);
+    assert_eq!(
+        names(&c),
+        ["train_loss", "train_final_score", "test_final_score"]
+    );
+    let test = get(&c, "test_final_score");
+    assert!(test.percent);
+    assert_eq!(values(test), [99.96]);
+    assert_eq!(test.style, Style::KeyColon);
+    assert!(looks_like_evaluation("test_final_score", &test.example));
+    assert!(!looks_like_evaluation(
+        "train_final_score",
+        &get(&c, "train_final_score").example
+    ));
+}
+
+#[test]
+fn terse_and_capitalised_names_are_read() {
+    let log = "Epoch 1 Loss: 0.512\nTest acc.:85.5\nTest Accuracy: 0.8100\n";
+    let c = candidates(log);
+    assert_eq!(names(&c), ["loss", "test_acc", "test_accuracy"]);
+    assert_eq!(values(get(&c, "test_acc")), [85.5]);
+    assert_eq!(get(&c, "test_acc").key, "Test acc.");
+    assert_eq!(values(get(&c, "test_accuracy")), [0.81]);
+}
+
+#[test]
+fn dicts_after_words_and_with_numpy_or_tensor_values() {
+    let log = "epoch 1 {'train_loss': 0.52, 'epoch': 1}\n\
+               final metrics: {'test_acc': np.float64(0.91), 'test_loss': tensor(0.3120)}\n\
+               summary {\"val_acc\": 0.88}\n";
+    let c = candidates(log);
+    assert_eq!(
+        names(&c),
+        ["train_loss", "test_acc", "test_loss", "val_acc"]
+    );
+    assert_eq!(values(get(&c, "test_acc")), [0.91]);
+    assert_eq!(values(get(&c, "test_loss")), [0.312]);
+    assert_eq!(values(get(&c, "val_acc")), [0.88]);
+    assert_eq!(steps(get(&c, "train_loss")), [Some(1.0)]);
+    assert_eq!(get(&c, "test_acc").style, Style::PythonDict);
+}
+
+#[test]
+fn a_pipe_table_names_each_value_by_its_row_and_column() {
+    let log = "step 10 | loss 0.9\n\
+               | split | loss | acc |\n\
+               |-------|------|-----|\n\
+               | train | 0.12 | 98.1 % |\n\
+               | test  | 0.31 | 91.0 % |\n";
+    let c = candidates(log);
+    assert_eq!(
+        names(&c),
+        ["loss", "train_loss", "train_acc", "test_loss", "test_acc"]
+    );
+    let acc = get(&c, "test_acc");
+    assert_eq!(values(acc), [91.0]);
+    assert!(acc.percent);
+    assert_eq!(acc.style, Style::TableRow);
+    assert_eq!(values(get(&c, "test_loss")), [0.31]);
+    assert!(looks_like_evaluation("test_acc", &acc.example));
+}
