@@ -782,6 +782,8 @@ struct Packages {
     from: String,
     /// The repository's requirements, with their sources, when `reference` came from them.
     found: Option<deps::Needs>,
+    /// The direction, which decides the port side's packages.
+    migration: crate::task::Migration,
 }
 
 impl Packages {
@@ -843,6 +845,7 @@ impl Packages {
             target,
             from,
             found,
+            migration,
         }
     }
 
@@ -917,7 +920,7 @@ impl Packages {
         self.from.push_str(&format!("\n{said}."));
         self.reference = relaxed;
         if opts.packages.is_none() {
-            self.target = repo::target_packages(&self.reference);
+            self.target = repo::target_packages(&self.reference, self.migration);
         }
         Ok(crate::env::ensure(
             &opts.cache_dir,
