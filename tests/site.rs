@@ -166,6 +166,20 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
         }
     }
 
+    // Loose run folders get the same site from `xstack report`.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let one_run = report["trials"][0]["run_dir"].as_str().unwrap().to_string();
+    let loose = root.path().join("loose");
+    let made = run(&["report", &one_run, "--out", loose.to_str().unwrap()]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    assert!(loose.join("site/index.html").is_file());
+    assert!(
+        loose
+            .join("site/trials/quick--script_pass.jsonl--1/index.html")
+            .is_file()
+    );
+
     let mut browser = Browser::launch(1280, 800);
     let index = format!("file://{}/index.html", site.display());
     browser.open(&index);

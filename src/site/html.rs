@@ -90,12 +90,7 @@ pub fn slug(parts: &[&str]) -> String {
         .join("--")
 }
 
-/// A number for a table: `–` when absent, else with `digits` decimals.
-pub fn number(value: Option<f64>, digits: usize) -> String {
-    value.map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// A number as the grader shows it: up to six significant decimals, trailing zeros dropped.
+/// A number as the grader shows it: at most six decimals, trailing zeros dropped.
 pub fn measure(value: f64) -> String {
     let text = format!("{value:.6}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
@@ -131,7 +126,5 @@ mod tests {
         assert_eq!(measure(0.0112), "0.0112");
         assert_eq!(measure(2.0), "2");
         assert_eq!(measure(-0.0000001), "0");
-        assert_eq!(number(None, 2), "–");
-        assert_eq!(number(Some(1.234), 1), "1.2");
     }
 }
