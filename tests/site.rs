@@ -267,6 +267,30 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
         Duration::from_secs(10)
     ));
 
+    // Its compare page with the next trial of the task: both verdicts, one chart of both
+    // runs, the diff between the two ports.
+    browser.eval("document.querySelector('p.compare a:last-child').click()");
+    assert!(browser.wait_for(
+        "location.pathname.includes('/compare/') && document.readyState === 'complete'",
+        Duration::from_secs(10)
+    ));
+    let compared = browser.eval(
+        "[Array.from(document.querySelectorAll('#verdicts .verdict')).map(v => v.textContent), \
+         document.querySelectorAll('#curves svg.chart .curve.left').length, \
+         document.querySelectorAll('#curves svg.chart .curve.right').length, \
+         document.querySelector('#diff section.file h4').textContent]",
+    );
+    assert_eq!(
+        compared[0],
+        json!(["PASS (phase 2)", "FAIL bypass"]),
+        "{compared}"
+    );
+    assert!(compared[1].as_u64().unwrap() >= 1 && compared[2].as_u64().unwrap() >= 1);
+    assert!(
+        compared[3].as_str().unwrap().contains("train.py"),
+        "{compared}"
+    );
+
     // The bypass's page: its finding's `file:line` link scrolls the diff to that line.
     let bypass = &listed[2].0;
     browser.open(&page(bypass));
