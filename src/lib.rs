@@ -30,6 +30,7 @@ pub mod runner;
 pub mod secrets;
 pub mod seeds;
 pub mod session;
+pub mod site;
 pub mod source_text;
 pub mod task;
 pub mod ui;

@@ -100,10 +100,10 @@ enum Cmd {
         /// Where verify runs; several form a pool (default: local).
         #[arg(long = "runner", num_args = 1..)]
         runners: Vec<String>,
-        /// The bench folder: one run folder per trial, report.md, report.json and figures.
+        /// The bench folder: one run folder per trial, report.md, report.json, figures, site/.
         #[arg(long, required_unless_present = "report")]
         out: Option<PathBuf>,
-        /// Rebuild the report and figures of this bench folder; runs nothing.
+        /// Rebuild the report, figures and site of this bench folder; runs nothing.
         #[arg(
             long,
             value_name = "DIR",
@@ -128,9 +128,17 @@ enum Cmd {
         /// Run folders.
         #[arg(required = true)]
         run_dirs: Vec<PathBuf>,
-        /// Where report.md, report.json and the figures go.
+        /// Where report.md, report.json, the figures and site/ go.
         #[arg(long, default_value = "report")]
         out: PathBuf,
+    },
+    /// Serve the static site of a bench or report folder (DIR/site/) on localhost.
+    View {
+        /// The bench or report folder (or its site/ folder).
+        dir: PathBuf,
+        /// The port on 127.0.0.1 (0: any free one).
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
     },
     /// Validate task folders (all under the tasks folder when none is named).
     Check {
@@ -353,25 +361,38 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             allow_unconfined,
             report,
         }) => match (report, out) {
-            (Some(dir), _) => xstack::bench::rebuild::bench_report(&dir, &mut std::io::stdout()),
-            (None, Some(out)) => xstack::bench::run(
-                &xstack::bench::BenchOptions {
-                    tasks,
-                    agents,
-                    repeats,
-                    jobs,
-                    runners,
-                    out,
-                    retry_failed,
-                    trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
-                    allow_unconfined,
-                },
+            (Some(dir), _) => xstack::site::command::with_site(
+                &dir,
+                xstack::bench::rebuild::bench_report(&dir, &mut std::io::stdout()),
+                &mut std::io::stdout(),
+            ),
+            (None, Some(out)) => xstack::site::command::with_site(
+                &out,
+                xstack::bench::run(
+                    &xstack::bench::BenchOptions {
+                        tasks,
+                        agents,
+                        repeats,
+                        jobs,
+                        runners,
+                        out: out.clone(),
+                        retry_failed,
+                        trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
+                        allow_unconfined,
+                    },
+                    &mut std::io::stdout(),
+                ),
                 &mut std::io::stdout(),
             ),
             (None, None) => Err(AppError::usage("bench needs --out DIR (or --report DIR)")),
         },
-        Some(Cmd::Report { run_dirs, out }) => {
-            xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout())
+        Some(Cmd::Report { run_dirs, out }) => xstack::site::command::with_site(
+            &out,
+            xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout()),
+            &mut std::io::stdout(),
+        ),
+        Some(Cmd::View { dir, port }) => {
+            xstack::site::command::view(&dir, port, &mut std::io::stdout())
         }
         Some(Cmd::Check { tasks }) => Ok(cli::check(&tasks, &mut std::io::stdout())),
         Some(Cmd::Replay {

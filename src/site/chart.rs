@@ -1,0 +1,254 @@
+//! A metric's curves as an inline SVG chart: each verify run's series against the task's
+//! reference run, with the published value, the band its tolerance accepts and the
+//! authors' claim as horizontal lines. Plain SVG, so the page needs no chart library.
+
+use std::fmt::Write as _;
+
+use super::html::{escape, measure};
+
+/// One curve: its legend, its CSS class (`phase1`, `phase2`, `reference`, …) and its points
+/// (step or index, value).
+pub struct Curve {
+    /// The legend's text.
+    pub label: String,
+    /// The CSS class that colours it.
+    pub class: &'static str,
+    /// The points, in order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A horizontal line: its legend, class and value.
+pub struct Level {
+    /// The legend's text.
+    pub label: String,
+    /// The CSS class that colours it.
+    pub class: &'static str,
+    /// The value.
+    pub value: f64,
+}
+
+/// What a chart shows.
+pub struct Chart {
+    /// The metric's name (the chart's title).
+    pub metric: String,
+    /// The curves.
+    pub curves: Vec<Curve>,
+    /// Horizontal lines (published value, claim).
+    pub levels: Vec<Level>,
+    /// The accepted band (low, high), shaded.
+    pub band: Option<(f64, f64)>,
+}
+
+const WIDTH: f64 = 640.0;
+const HEIGHT: f64 = 260.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 56.0;
+
+/// A coordinate with two decimals (the same bytes every time).
+fn at(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+impl Chart {
+    /// Whether there is anything to draw.
+    pub fn is_empty(&self) -> bool {
+        self.curves.iter().all(|c| c.points.is_empty())
+    }
+
+    /// The chart as an `<svg>` element.
+    pub fn svg(&self) -> String {
+        let xs = self
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.0));
+        let ys = self
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.1))
+            .chain(self.levels.iter().map(|l| l.value))
+            .chain(self.band.iter().flat_map(|(a, b)| [*a, *b]))
+            .filter(|v| v.is_finite());
+        let (x0, x1) = bounds(xs.filter(|v| v.is_finite()));
+        let (y0, y1) = bounds(ys);
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_w;
+        let sy = |y: f64| TOP + (1.0 - (y.clamp(y0, y1) - y0) / (y1 - y0)) * plot_h;
+        let mut svg = String::new();
+        let _ = write!(
+            svg,
+            "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
+             aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
+            escape(&self.metric)
+        );
+        let _ = write!(
+            svg,
+            "<text class=\"title\" x=\"{LEFT}\" y=\"18\">{}</text>",
+            escape(&self.metric)
+        );
+        if let Some((low, high)) = self.band {
+            let (top, bottom) = (sy(high), sy(low));
+            let _ = write!(
+                svg,
+                "<rect class=\"band\" x=\"{LEFT}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                at(top),
+                at(plot_w),
+                at((bottom - top).max(0.5))
+            );
+        }
+        let _ = write!(
+            svg,
+            "<rect class=\"frame\" x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\"/>",
+            at(plot_w),
+            at(plot_h)
+        );
+        for (value, y) in [(y1, TOP), (y0, TOP + plot_h)] {
+            let _ = write!(
+                svg,
+                "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                at(LEFT - 6.0),
+                at(y + 4.0),
+                measure(value)
+            );
+        }
+        for (value, anchor, x) in [(x0, "start", LEFT), (x1, "end", LEFT + plot_w)] {
+            let _ = write!(
+                svg,
+                "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
+                at(x),
+                at(TOP + plot_h + 16.0),
+                measure(value)
+            );
+        }
+        for level in &self.levels {
+            let y = at(sy(level.value));
+            let _ = write!(
+                svg,
+                "<line class=\"level {}\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\"/>",
+                level.class,
+                at(LEFT + plot_w)
+            );
+        }
+        for curve in self.curves.iter().filter(|c| !c.points.is_empty()) {
+            let points: Vec<String> = curve
+                .points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|&(x, y)| format!("{},{}", at(sx(x)), at(sy(y))))
+                .collect();
+            let _ = write!(
+                svg,
+                "<polyline class=\"curve {}\" points=\"{}\"/>",
+                curve.class,
+                points.join(" ")
+            );
+            if let [only] = points.as_slice() {
+                let (x, y) = only.split_once(',').unwrap_or(("0", "0"));
+                let _ = write!(
+                    svg,
+                    "<circle class=\"curve {}\" cx=\"{x}\" cy=\"{y}\" r=\"3\"/>",
+                    curve.class
+                );
+            }
+        }
+        // The legend, along the bottom.
+        let mut x = LEFT;
+        let y = HEIGHT - 12.0;
+        let entries = self
+            .curves
+            .iter()
+            .filter(|c| !c.points.is_empty())
+            .map(|c| (c.label.as_str(), c.class, "curve"))
+            .chain(
+                self.levels
+                    .iter()
+                    .map(|l| (l.label.as_str(), l.class, "level")),
+            );
+        for (label, class, kind) in entries {
+            let _ = write!(
+                svg,
+                "<line class=\"{kind} {class}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\
+                 <text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>",
+                at(x),
+                at(x + 16.0),
+                at(y - 4.0),
+                at(y - 4.0),
+                at(x + 20.0),
+                at(y),
+                escape(label)
+            );
+            x += 28.0 + 6.5 * label.chars().count() as f64;
+        }
+        svg.push_str("</svg>");
+        svg
+    }
+}
+
+/// The range of `values`, widened a little, and never empty.
+fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    if !low.is_finite() || !high.is_finite() {
+        return (0.0, 1.0);
+    }
+    if high - low < 1e-12 {
+        let pad = if low == 0.0 { 1.0 } else { low.abs() * 0.1 };
+        return (low - pad, high + pad);
+    }
+    let pad = (high - low) * 0.05;
+    (low - pad, high + pad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> Chart {
+        Chart {
+            metric: "eval_mse".into(),
+            curves: vec![
+                Curve {
+                    label: "phase 1".into(),
+                    class: "phase1",
+                    points: vec![(0.0, 1.0), (1.0, 0.5), (2.0, 0.25)],
+                },
+                Curve {
+                    label: "reference".into(),
+                    class: "reference",
+                    points: Vec::new(),
+                },
+            ],
+            levels: vec![Level {
+                label: "published 0.3".into(),
+                class: "published",
+                value: 0.3,
+            }],
+            band: Some((0.0, 0.35)),
+        }
+    }
+
+    #[test]
+    fn a_chart_draws_its_curves_levels_and_band_and_leaves_out_empty_curves() {
+        let svg = chart().svg();
+        assert!(svg.starts_with("<svg class=\"chart\""), "{svg}");
+        assert_eq!(svg.matches("<polyline").count(), 1, "{svg}");
+        assert!(svg.contains("class=\"band\""));
+        assert!(svg.contains("class=\"level published\""));
+        assert!(svg.contains(">published 0.3</text>"));
+        assert!(!svg.contains(">reference</text>"));
+        assert_eq!(svg, chart().svg());
+    }
+
+    #[test]
+    fn one_point_or_none_still_draws() {
+        let mut one = chart();
+        one.curves[0].points = vec![(3.0, 0.2)];
+        assert!(one.svg().contains("<circle"));
+        one.curves[0].points.clear();
+        assert!(one.is_empty());
+        assert_eq!(bounds(std::iter::empty()), (0.0, 1.0));
+    }
+}

@@ -1,0 +1,423 @@
+//! The site's index (the report's tables and figures, and a table of every trial that
+//! filters, sorts, searches and pages in the browser, its view kept in the URL) and the
+//! writing of each trial's folder.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::bench::figures;
+use crate::bench::model::{ALL_AGENTS, Report, Share, TrialFailure, percent_interval};
+
+use super::html::{Frame, escape, page, script_json};
+use super::trial::{self, Links, TrialData};
+use super::{SiteError, SiteTrial, Writer, verdict_text};
+
+/// The file in a trial's folder that holds the text the index searches.
+const SEARCH_FILE: &str = "search.txt";
+
+/// Writes a trial's folder: `index.html`, and with a journal `agent.cast` and `cast.js`.
+pub fn write_trial(
+    dir: &Path,
+    trial: &SiteTrial<'_>,
+    compare: &[(String, String)],
+    writer: &Writer,
+) -> Result<(), SiteError> {
+    let data = TrialData::read(&trial.run_dir);
+    let cast = data.cast();
+    let direction = trial.direction();
+    let links = Links {
+        root: "../../",
+        compare,
+        direction: direction.as_deref(),
+    };
+    let body = trial::body(trial.row, &data, &links, cast.is_some());
+    let title = format!(
+        "{} · {} · {} — xstack",
+        trial.row.task,
+        crate::agent::label(&trial.row.agent),
+        trial.row.repeat
+    );
+    let scripts: &[&str] = if cast.is_some() {
+        &[
+            "../../assets/asciinema-player.min.js",
+            "cast.js",
+            "../../assets/trial.js",
+        ]
+    } else {
+        &["../../assets/trial.js"]
+    };
+    let html = page(
+        &Frame {
+            title: &title,
+            root: "../../",
+            styles: &["asciinema-player.css"],
+            scripts,
+        },
+        &body,
+    );
+    writer.text(&dir.join("index.html"), &html)?;
+    writer.text(&dir.join(SEARCH_FILE), &data.search_text())?;
+    if let Some(cast) = cast {
+        let markers: Vec<Value> = trial::cast_markers(&cast)
+            .into_iter()
+            .map(|(t, label)| json!([t, label]))
+            .collect();
+        writer.text(&dir.join("agent.cast"), &cast)?;
+        writer.text(
+            &dir.join("cast.js"),
+            &format!(
+                "window.XSTACK_CAST = {};\nwindow.XSTACK_MARKERS = {};\n",
+                script_json(&Value::String(cast)),
+                script_json(&Value::Array(markers))
+            ),
+        )?;
+    } else {
+        for name in ["agent.cast", "cast.js"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
+    Ok(())
+}
+
+/// One phase's verdict as the trial table shows it: `pass`, `fail bypass`, `agent_failure`.
+fn phase_cell(result: Option<&Value>, phase: u8) -> String {
+    let Some(p) = result
+        .and_then(|r| r.get("phases"))
+        .and_then(Value::as_array)
+        .and_then(|ps| {
+            ps.iter()
+                .find(|p| p.get("phase").and_then(Value::as_u64) == Some(phase.into()))
+        })
+    else {
+        return String::new();
+    };
+    match (
+        p.get("verdict").and_then(Value::as_str),
+        p.get("failure").and_then(Value::as_str),
+    ) {
+        (Some(v), Some(f)) => format!("{v} {f}"),
+        (Some(v), None) => v.to_string(),
+        (None, _) => p
+            .get("outcome")
+            .and_then(Value::as_str)
+            .unwrap_or("not graded")
+            .to_string(),
+    }
+}
+
+/// The sum of a field of the phases' `agent` objects, when some phase has it.
+fn agent_sum(result: Option<&Value>, field: &str) -> Option<f64> {
+    let values: Vec<f64> = result?
+        .get("phases")?
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("agent")?.get(field)?.as_f64())
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+/// The trial table's data: one object per trial.
+fn trial_data(site: &Path, trials: &[SiteTrial<'_>]) -> Value {
+    let rows: Vec<Value> = trials
+        .iter()
+        .map(|t| {
+            let row = t.row;
+            let result = t.result.as_ref();
+            let claimed: Vec<bool> = row
+                .agent_outcome
+                .iter()
+                .filter_map(|p| p.claimed_success())
+                .collect();
+            let tokens = match (
+                agent_sum(result, "tokens_in"),
+                agent_sum(result, "tokens_out"),
+            ) {
+                (None, None) => Value::Null,
+                (a, b) => json!(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            let search = std::fs::read_to_string(site.join("trials").join(&t.slug).join(SEARCH_FILE))
+                .unwrap_or_default();
+            json!({
+                "id": t.slug,
+                "href": format!("trials/{}/index.html", t.slug),
+                "task": row.task,
+                "agent": crate::agent::label(&row.agent),
+                "repeat": row.repeat,
+                "verdict": if row.passed { "pass" } else if row.graded() { "fail" } else { "no verdict" },
+                "text": verdict_text(row),
+                "class": row.failure.map(TrialFailure::as_str).unwrap_or(""),
+                "p1": phase_cell(result, 1),
+                "p2": phase_cell(result, 2),
+                "ran_port": row.ran_port,
+                "claimed": if claimed.is_empty() { Value::Null } else { json!(claimed.iter().any(|c| *c)) },
+                "duration": (row.duration_s * 10.0).round() / 10.0,
+                "tokens": tokens,
+                "cost": row.cost_usd(),
+                "direction": t.direction(),
+                "search": search,
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+fn share_cells(share: &Share) -> (String, String) {
+    match share.rate {
+        Some(rate) => (
+            format!("{}/{} ({:.0}%)", share.passed, share.graded, rate * 100.0),
+            percent_interval([share.low, share.high]),
+        ),
+        None => ("0/0".to_string(), "–".to_string()),
+    }
+}
+
+fn table(html: &mut String, id: &str, header: &[String], rows: &[Vec<String>]) {
+    let _ = write!(html, "<div class=\"scroll\"><table id=\"{id}\"><thead><tr>");
+    for h in header {
+        let _ = write!(html, "<th>{}</th>", escape(h));
+    }
+    html.push_str("</tr></thead><tbody>");
+    for row in rows {
+        html.push_str("<tr>");
+        for cell in row {
+            let _ = write!(html, "<td>{}</td>", escape(cell));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</tbody></table></div>");
+}
+
+/// The report's tables: per agent (pass rate with its interval, phases, classes, cost) and
+/// whether the agent ran its port.
+fn report_tables(html: &mut String, report: &Report) {
+    let classes: Vec<TrialFailure> = {
+        let mut extra: Vec<TrialFailure> = report
+            .summary
+            .iter()
+            .flat_map(|a| a.failures.keys().copied())
+            .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
+            .collect();
+        extra.sort();
+        extra.dedup();
+        TrialFailure::all()
+            .filter(|f| matches!(f, TrialFailure::Graded(_)))
+            .chain(extra)
+            .collect()
+    };
+    let mut header: Vec<String> = [
+        "agent",
+        "trials",
+        "graded",
+        "passed",
+        "pass rate",
+        "95% interval",
+        "phase 1",
+        "phase 2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(classes.iter().map(|c| c.as_str().to_string()));
+    header.push("cost (USD)".to_string());
+    let rows: Vec<Vec<String>> = report
+        .summary
+        .iter()
+        .map(|a| {
+            let mut cells = vec![
+                crate::agent::label(&a.agent),
+                a.trials.to_string(),
+                a.graded.to_string(),
+                a.passed.to_string(),
+                format!("{:.0}%", a.pass_rate * 100.0),
+                percent_interval(a.pass_rate_ci95),
+                a.passed_phase1.to_string(),
+                a.passed_phase2.to_string(),
+            ];
+            cells.extend(
+                classes
+                    .iter()
+                    .map(|c| a.failures.get(c).copied().unwrap_or(0).to_string()),
+            );
+            cells.push(a.cost_usd.map_or_else(|| "–".into(), |c| format!("{c:.4}")));
+            cells
+        })
+        .collect();
+    let _ = write!(
+        html,
+        "<section id=\"agents\"><h2>Per agent</h2><p class=\"note\">Pass rate: passed / graded; \
+         95% intervals: {}.</p>",
+        escape(report.interval_method.describe())
+    );
+    table(html, "per-agent", &header, &rows);
+    html.push_str("</section>\n<section id=\"ran-port\"><h2>Did the agent run its port?</h2>");
+    if report.ran_port.is_empty() {
+        html.push_str(
+            "<p class=\"note\">No graded trial records whether its agent ran its port.</p>",
+        );
+    } else {
+        let header: Vec<String> = [
+            "agent",
+            "ran its port",
+            "95% interval",
+            "did not",
+            "95% interval",
+            "unknown",
+            "difference (points)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let rows: Vec<Vec<String>> = report
+            .ran_port
+            .iter()
+            .map(|l| {
+                let (ran, ran_ci) = share_cells(&l.ran);
+                let (not, not_ci) = share_cells(&l.did_not);
+                vec![
+                    if l.agent == ALL_AGENTS {
+                        "all agents".to_string()
+                    } else {
+                        crate::agent::label(&l.agent)
+                    },
+                    ran,
+                    ran_ci,
+                    not,
+                    not_ci,
+                    l.unknown.to_string(),
+                    l.difference.map_or_else(
+                        || "–".to_string(),
+                        |d| format!("{:+.1} ({:+.1} to {:+.1})", d.points, d.low, d.high),
+                    ),
+                ]
+            })
+            .collect();
+        table(html, "ran-port-table", &header, &rows);
+    }
+    html.push_str("</section>\n");
+}
+
+/// Copies the report's SVG figures into `site/figures/`; returns their names.
+fn copy_figures(site: &Path, out: &Path, writer: &Writer) -> Result<Vec<String>, SiteError> {
+    let mut names = Vec::new();
+    let Ok(entries) = std::fs::read_dir(out.join(figures::DIR)) else {
+        return Ok(names);
+    };
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    files.sort();
+    for file in files {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let name = file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        writer.bytes(&site.join(figures::DIR).join(&name), &bytes)?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Writes `site/index.html` and `site/data.js`.
+pub fn write_index(
+    site: &Path,
+    out: &Path,
+    report: &Report,
+    trials: &[SiteTrial<'_>],
+    writer: &Writer,
+) -> Result<(), SiteError> {
+    let mut body = String::new();
+    let graded = report.trials.iter().filter(|t| t.graded()).count();
+    let passed = report.trials.iter().filter(|t| t.passed).count();
+    let _ = write!(
+        body,
+        "<header><h1>xstack bench</h1><p class=\"verdict-line\">{} trials, {graded} graded, {passed} passed.</p>\
+         <nav class=\"toc\"><a href=\"#trials-section\">Trials</a><a href=\"#agents\">Per agent</a>\
+         <a href=\"#ran-port\">Ran its port</a><a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
+        report.trials.len()
+    );
+    let has_direction = trials.iter().any(|t| t.direction().is_some());
+    body.push_str(
+        "<section id=\"trials-section\"><h2>Trials</h2>\
+         <form class=\"filters\" id=\"filters\" onsubmit=\"return false\">\
+         <input type=\"search\" id=\"q\" placeholder=\"Search findings and transcripts\" aria-label=\"search\">\
+         <select id=\"task\" aria-label=\"task\"><option value=\"\">every task</option></select>\
+         <select id=\"agent\" aria-label=\"agent\"><option value=\"\">every agent</option></select>\
+         <select id=\"verdict\" aria-label=\"verdict\"><option value=\"\">every verdict</option>\
+         <option value=\"pass\">pass</option><option value=\"fail\">fail</option>\
+         <option value=\"no verdict\">no verdict</option></select>\
+         <select id=\"class\" aria-label=\"failure class\"><option value=\"\">every class</option></select>\
+         </form><p class=\"note\" id=\"count\"></p>\
+         <div class=\"scroll\"><table id=\"trials\"><thead><tr>\
+         <th data-key=\"task\">task</th><th data-key=\"agent\">agent</th><th data-key=\"repeat\">repeat</th>\
+         <th data-key=\"text\">verdict</th><th data-key=\"p1\">phase 1</th><th data-key=\"p2\">phase 2</th>\
+         <th data-key=\"ran_port\">ran its port</th><th data-key=\"claimed\">claimed success</th>\
+         <th data-key=\"duration\">duration (s)</th><th data-key=\"tokens\">tokens</th><th data-key=\"cost\">cost (USD)</th>",
+    );
+    if has_direction {
+        body.push_str("<th data-key=\"direction\">direction</th>");
+    }
+    body.push_str(
+        "</tr></thead><tbody></tbody></table></div><nav class=\"pager\" id=\"pager\"></nav>\
+         <noscript><p>The trial table needs JavaScript; each trial's page is under trials/.</p></noscript></section>\n",
+    );
+    report_tables(&mut body, report);
+    let figures = copy_figures(site, out, writer)?;
+    body.push_str("<section id=\"figures\"><h2>Figures</h2>");
+    if figures.is_empty() {
+        body.push_str("<p class=\"empty\">No figure.</p>");
+    }
+    for name in figures {
+        let _ = write!(
+            body,
+            "<figure><img src=\"{dir}/{name}\" alt=\"{name}\"></figure>",
+            dir = figures::DIR,
+            name = escape(&name)
+        );
+    }
+    body.push_str("</section>\n</main>\n");
+    let html = page(
+        &Frame {
+            title: "xstack bench",
+            root: "",
+            styles: &[],
+            scripts: &["data.js", "assets/index.js"],
+        },
+        &body,
+    );
+    writer.text(
+        &site.join("data.js"),
+        &format!(
+            "window.XSTACK_TRIALS = {};\n",
+            script_json(&trial_data(site, trials))
+        ),
+    )?;
+    writer.text(&site.join("index.html"), &html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_phase_reads_as_its_verdict_and_class_or_why_it_was_not_graded() {
+        let result = json!({"phases": [
+            {"phase": 1, "verdict": "fail", "failure": "fidelity_gap", "agent": {"tokens_in": 10, "tokens_out": 5, "cost_usd": 0.5}},
+            {"phase": 2, "verdict": null, "failure": null, "outcome": "agent_failure", "agent": {"tokens_in": 1, "cost_usd": null}}
+        ]});
+        assert_eq!(phase_cell(Some(&result), 1), "fail fidelity_gap");
+        assert_eq!(phase_cell(Some(&result), 2), "agent_failure");
+        assert_eq!(phase_cell(Some(&result), 3), "");
+        assert_eq!(phase_cell(None, 1), "");
+        assert_eq!(agent_sum(Some(&result), "tokens_in"), Some(11.0));
+        assert_eq!(agent_sum(Some(&result), "cost_usd"), Some(0.5));
+        assert_eq!(agent_sum(Some(&result), "session"), None);
+    }
+}

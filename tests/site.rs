@@ -1,0 +1,378 @@
+//! The bench's static site in a real headless Chromium (DevTools protocol): a bench of four
+//! scripted agents (a pass in phase 1, a fidelity_gap then a pass, a bypass, a crash), its
+//! site opened from `file://` and from `xstack view`. The index lists every trial with its
+//! verdict; a filter narrows the table and its URL, loaded fresh, gives the same view; a
+//! trial page shows the failing criterion's value and margin; a finding's link scrolls the
+//! diff to its line; the player starts and seeks to the phase-two marker; no console error;
+//! no request leaves `file://` (or localhost under `view`). A rebuild gives the same bytes
+//! and renders no trial again.
+// Helpers panic on what a test cannot go on without, as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "site/browser.rs"]
+mod browser;
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use browser::Browser;
+use common::*;
+use serde_json::json;
+
+/// The four agents, with their trajectories against the quick task (`cat score.txt`, which
+/// must print acc >= 0.9), and the verdict each trial gets.
+const AGENTS: [(&str, &str, &str); 4] = [
+    (
+        "pass",
+        "{\"phase\": 1}\n{\"say\": \"Porting.\"}\n{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}\n",
+        "PASS (phase 1)",
+    ),
+    (
+        "gap",
+        "{\"phase\": 1}\n{\"say\": \"Porting.\"}\n{\"write\": \"score.txt\", \"text\": \"acc=0.5\\n\"}\n\
+         {\"phase\": 2}\n{\"say\": \"Fixing the score.\"}\n{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}\n",
+        "PASS (phase 2)",
+    ),
+    (
+        "bypass",
+        "{\"phase\": 1}\n{\"say\": \"Keeping torch.\"}\n{\"write\": \"train.py\", \"text\": \"import jax\\nimport torch\\n\"}\n\
+         {\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}\n",
+        "FAIL bypass",
+    ),
+    (
+        "crash",
+        "{\"phase\": 1}\n{\"say\": \"Removing the score.\"}\n{\"delete\": \"score.txt\"}\n",
+        "FAIL crash",
+    ),
+];
+
+/// Runs the bench of the four agents into `out`.
+fn bench(root: &Path, out: &Path) {
+    common::quick_task(
+        root,
+        "cat score.txt",
+        &[("train.py", "import jax\n"), ("score.txt", "acc=0.5\n")],
+        "",
+    );
+    let mut args = vec![
+        "bench".to_string(),
+        "--task".to_string(),
+        root.join("quick").display().to_string(),
+        "--agent".to_string(),
+    ];
+    for (name, steps, _) in AGENTS {
+        let file = root.join(format!("{name}.jsonl"));
+        std::fs::write(&file, steps).unwrap();
+        args.push(format!("script:{}", file.display()));
+    }
+    args.extend(["--jobs", "4", "--out"].map(String::from));
+    args.push(out.display().to_string());
+    let done = xstack().args(&args).stdin(Stdio::null()).output().unwrap();
+    let said = text(&done);
+    assert_eq!(done.status.code(), Some(0), "{said}");
+    assert!(said.contains("site: "), "{said}");
+}
+
+/// Every file under `dir` with its bytes, sorted.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = walk(dir)
+        .into_iter()
+        .map(|p| {
+            (
+                p.strip_prefix(dir).unwrap().display().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The trial table's rows as (trial id, verdict cell).
+fn rows(browser: &mut Browser) -> Vec<(String, String)> {
+    let rows = browser.eval(
+        "Array.from(document.querySelectorAll('#trials tbody tr')).map(tr => \
+         [tr.dataset.trial, tr.querySelector('td[data-key=text]').textContent])",
+    );
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_view() {
+    if !require_tool("chromium", browser::chromium_works) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("bench");
+    bench(root.path(), &out);
+    let site = out.join("site");
+
+    // A rebuild renders no trial again and gives the same bytes.
+    let before = files(&site);
+    let again = run(&["bench", "--report", out.to_str().unwrap()]);
+    assert!(
+        text(&again).contains("(0 trial pages written, 4 unchanged"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(files(&site), before, "a rebuild changed the site");
+    // No link names a folder of this machine.
+    let root_text = root.path().display().to_string();
+    let pages: Vec<&(String, Vec<u8>)> = before
+        .iter()
+        .filter(|(n, _)| n.ends_with(".html"))
+        .collect();
+    assert!(
+        pages.len() >= 6,
+        "{:?}",
+        before.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for (name, bytes) in pages {
+        let text = String::from_utf8_lossy(bytes);
+        let links = ["href=\"", "src=\""]
+            .into_iter()
+            .flat_map(|attribute| text.split(attribute).skip(1))
+            .map(|rest| rest.split('"').next().unwrap_or(""));
+        for link in links {
+            assert!(
+                !link.starts_with('/') && !link.contains(&root_text) && !link.contains("://"),
+                "{name}: a link out of the site: {link}"
+            );
+        }
+    }
+
+    // Loose run folders get the same site from `xstack report`.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let one_run = report["trials"][0]["run_dir"].as_str().unwrap().to_string();
+    let loose = root.path().join("loose");
+    let made = run(&["report", &one_run, "--out", loose.to_str().unwrap()]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    assert!(loose.join("site/index.html").is_file());
+    assert!(
+        loose
+            .join("site/trials/quick--script_pass.jsonl--1/index.html")
+            .is_file()
+    );
+
+    let mut browser = Browser::launch(1280, 800);
+    let index = format!("file://{}/index.html", site.display());
+    browser.open(&index);
+    // The index lists every trial with its verdict.
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 4",
+        Duration::from_secs(10)
+    ));
+    let listed = rows(&mut browser);
+    let verdicts: Vec<&str> = listed.iter().map(|(_, v)| v.as_str()).collect();
+    assert_eq!(
+        verdicts,
+        AGENTS.iter().map(|a| a.2).collect::<Vec<_>>(),
+        "{listed:?}"
+    );
+    // A filter narrows the table and the URL; that URL, loaded fresh, gives the same view.
+    browser.eval(
+        "(() => { const s = document.getElementById('verdict'); s.value = 'fail'; \
+         s.dispatchEvent(new Event('change')); })()",
+    );
+    let filtered = rows(&mut browser);
+    assert_eq!(
+        filtered.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>(),
+        ["FAIL bypass", "FAIL crash"]
+    );
+    let url = browser.eval("location.href").as_str().unwrap().to_string();
+    assert!(url.ends_with("#verdict=fail"), "{url}");
+    browser.open("about:blank");
+    browser.open(&url);
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 2",
+        Duration::from_secs(10)
+    ));
+    assert_eq!(rows(&mut browser), filtered);
+    assert_eq!(
+        browser.eval("document.getElementById('verdict').value"),
+        "fail"
+    );
+    // The search finds a finding's words.
+    browser.open(&format!("{index}#q=torch"));
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 1",
+        Duration::from_secs(10)
+    ));
+    assert_eq!(rows(&mut browser)[0].1, "FAIL bypass");
+
+    // The fidelity gap's page: the failing criterion's value and margin, in phase 1.
+    let page = |id: &str| format!("file://{}/trials/{id}/index.html", site.display());
+    let gap = &listed[1].0;
+    browser.open(&page(gap));
+    let failing = browser.eval(
+        "(() => { const tr = document.querySelector('#phase-1 table.criteria tr.fail'); \
+         return [tr.dataset.metric, tr.querySelector('td.value').textContent, \
+         tr.querySelector('td.margin').textContent]; })()",
+    );
+    assert_eq!(failing, json!(["acc", "0.5", "-0.4"]));
+    assert_eq!(
+        browser.eval("document.querySelector('#phase-2 .verdict').textContent"),
+        "PASS"
+    );
+    // The player starts, and the phase-two marker seeks to phase two.
+    assert!(browser.wait_for(
+        "!!window.xstackPlayer && document.querySelectorAll('#markers button').length > 0",
+        Duration::from_secs(10)
+    ));
+    let marker = browser.eval(
+        "(() => { const b = Array.from(document.querySelectorAll('#markers button'))\
+         .find(b => b.textContent === 'phase 2: migrate'); b.click(); return Number(b.dataset.time); })()",
+    );
+    let marker = marker.as_f64().unwrap();
+    assert!(marker > 0.0);
+    assert!(
+        browser.wait_for(
+            &format!(
+                "(() => {{ const t = window.xstackPlayer.getCurrentTime(); \
+                 return t >= {marker} - 0.05 && t < {marker} + 5; }})()"
+            ),
+            Duration::from_secs(10)
+        ),
+        "the player is at {} after seeking to {marker}",
+        browser.eval("window.xstackPlayer.getCurrentTime()")
+    );
+    assert!(browser.wait_for(
+        "document.querySelector('#player .ap-player') !== null",
+        Duration::from_secs(10)
+    ));
+
+    // Its compare page with the next trial of the task: both verdicts, one chart of both
+    // runs, the diff between the two ports.
+    browser.eval("document.querySelector('p.compare a:last-child').click()");
+    assert!(browser.wait_for(
+        "location.pathname.includes('/compare/') && document.readyState === 'complete'",
+        Duration::from_secs(10)
+    ));
+    let compared = browser.eval(
+        "[Array.from(document.querySelectorAll('#verdicts .verdict')).map(v => v.textContent), \
+         document.querySelectorAll('#curves svg.chart .curve.left').length, \
+         document.querySelectorAll('#curves svg.chart .curve.right').length, \
+         document.querySelector('#diff section.file h4').textContent]",
+    );
+    assert_eq!(
+        compared[0],
+        json!(["PASS (phase 2)", "FAIL bypass"]),
+        "{compared}"
+    );
+    assert!(compared[1].as_u64().unwrap() >= 1 && compared[2].as_u64().unwrap() >= 1);
+    assert!(
+        compared[3].as_str().unwrap().contains("train.py"),
+        "{compared}"
+    );
+
+    // The bypass's page: its finding's `file:line` link scrolls the diff to that line.
+    let bypass = &listed[2].0;
+    browser.open(&page(bypass));
+    let link = browser.eval(
+        "(() => { const a = document.querySelector('a.finding-link'); a.click(); \
+         return [a.textContent, a.getAttribute('href')]; })()",
+    );
+    assert_eq!(link[0], "train.py:2", "{link}");
+    let anchor = link[1]
+        .as_str()
+        .unwrap()
+        .trim_start_matches('#')
+        .to_string();
+    assert!(browser.wait_for(
+        &format!(
+            "(() => {{ const row = document.getElementById('{anchor}'); \
+             const r = row.getBoundingClientRect(); \
+             return location.hash === '#{anchor}' && window.scrollY > 0 && r.top >= 0 \
+             && r.bottom <= innerHeight && row.textContent.includes('import torch'); }})()"
+        ),
+        Duration::from_secs(10)
+    ));
+    if let Ok(dir) = std::env::var("XSTACK_SITE_SCREENSHOTS") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).unwrap();
+        browser.open(&index);
+        browser.screenshot(&dir.join("index-1280x800.png"));
+        browser.open(&page(gap));
+        browser.screenshot(&dir.join("trial-1280x800.png"));
+        browser.resize(390, 844);
+        browser.open(&index);
+        browser.screenshot(&dir.join("index-390x844.png"));
+        browser.open(&page(bypass));
+        browser.screenshot(&dir.join("trial-390x844.png"));
+    }
+    // Nothing failed in the pages, and nothing was asked of anywhere but the site's folder.
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+    let requests = browser.requests();
+    assert!(requests.len() >= 10, "{requests:?}");
+    let outside: Vec<&String> = requests
+        .iter()
+        .filter(|u| !u.starts_with("file://") && !u.starts_with("data:") && *u != "about:blank")
+        .collect();
+    assert!(outside.is_empty(), "requests left file://: {outside:?}");
+    drop(browser);
+
+    // `xstack view` serves the same site on localhost, and nothing is asked of elsewhere.
+    let mut view = xstack()
+        .args(["view", out.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(view.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let mut browser = Browser::launch(1280, 800);
+    browser.open(&format!("{base}#verdict=pass"));
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 2",
+        Duration::from_secs(10)
+    ));
+    browser.open(&format!("{base}trials/{bypass}/index.html"));
+    assert!(browser.wait_for("!!window.xstackPlayer", Duration::from_secs(10)));
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+    let requests = browser.requests();
+    let outside: Vec<&String> = requests
+        .iter()
+        .filter(|u| !u.starts_with(&base) && !u.starts_with("data:"))
+        .collect();
+    assert!(
+        requests.len() >= 5 && outside.is_empty(),
+        "{outside:?} of {requests:?}"
+    );
+    view.kill().unwrap();
+    view.wait().unwrap();
+}
