@@ -26,11 +26,9 @@ pub fn write_trial(
 ) -> Result<(), SiteError> {
     let data = TrialData::read(&trial.run_dir);
     let cast = data.cast();
-    let direction = trial.direction();
     let links = Links {
         root: "../../",
         compare,
-        direction: direction.as_deref(),
     };
     let body = trial::body(trial.row, &data, &links, cast.is_some());
     let title = format!(
@@ -343,7 +341,9 @@ pub fn write_index(
          <a href=\"#ran-port\">Ran its port</a><a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
         report.trials.len()
     );
-    let has_direction = trials.iter().any(|t| t.direction().is_some());
+    let has_direction = trials
+        .iter()
+        .any(|t| t.row.migration != crate::task::Migration::default());
     body.push_str(
         "<section id=\"trials-section\"><h2>Trials</h2>\
          <form class=\"filters\" id=\"filters\" onsubmit=\"return false\">\

@@ -72,17 +72,15 @@ pub struct SiteTrial<'a> {
     pub run_dir: PathBuf,
     /// Its folder under `site/trials/`.
     pub slug: String,
-    /// `result.json` as JSON, for fields the report does not carry (`migration`).
+    /// `result.json` as JSON, for fields the report does not carry (each phase's verdict,
+    /// the agent's tokens and cost).
     pub result: Option<serde_json::Value>,
 }
 
 impl SiteTrial<'_> {
-    /// The migration's direction, `torch → jax`, when `result.json` has one.
-    pub fn direction(&self) -> Option<String> {
-        let migration = self.result.as_ref()?.get("migration")?;
-        let from = migration.get("from")?.as_str()?;
-        let to = migration.get("to")?.as_str()?;
-        Some(format!("{from} → {to}"))
+    /// The migration's direction, `PyTorch → JAX`, as the report's row has it.
+    pub fn direction(&self) -> String {
+        self.row.migration.label()
     }
 }
 
@@ -260,6 +258,7 @@ mod tests {
             ran_port: None,
             agent_outcome: Vec::new(),
             timing: None,
+            migration: crate::task::Migration::default(),
         }
     }
 
@@ -284,23 +283,19 @@ mod tests {
     }
 
     #[test]
-    fn a_direction_is_read_from_a_migration_object_when_there_is_one() {
-        let row = row(None, Some(1));
-        let trial = |result: Option<serde_json::Value>| SiteTrial {
+    fn a_direction_is_the_rows() {
+        let mut row = row(None, Some(1));
+        row.migration = crate::task::Migration {
+            from: crate::task::Framework::Jax,
+            to: crate::task::Framework::Torch,
+        };
+        let trial = SiteTrial {
             row: &row,
             run_dir: PathBuf::from("/nowhere"),
             slug: "t".into(),
-            result,
+            result: None,
         };
-        let with = trial(Some(
-            serde_json::json!({"migration": {"from": "jax", "to": "torch"}}),
-        ));
-        assert_eq!(with.direction().as_deref(), Some("jax → torch"));
-        assert_eq!(
-            trial(Some(serde_json::json!({"task": "t"}))).direction(),
-            None
-        );
-        assert_eq!(trial(None).direction(), None);
+        assert_eq!(trial.direction(), "JAX → PyTorch");
     }
 
     #[test]
@@ -311,6 +306,7 @@ mod tests {
             summary: Vec::new(),
             pairs: Vec::new(),
             ran_port: Vec::new(),
+            by_direction: Vec::new(),
         };
         let slugs: Vec<String> = trials(Path::new("/nowhere"), &report)
             .into_iter()

@@ -186,8 +186,6 @@ pub struct Links<'a> {
     pub root: &'a str,
     /// Compare pages with another trial of the same task: (label, href from the page).
     pub compare: &'a [(String, String)],
-    /// The direction of the migration (`torch → jax`), when the result says.
-    pub direction: Option<&'a str>,
 }
 
 /// The body of a trial's page.
@@ -207,9 +205,7 @@ pub fn body(row: &TrialRow, data: &TrialData, links: &Links<'_>, has_cast: bool)
         verdict = escape(&verdict_text(row)),
     );
     let _ = write!(html, " <span>{:.1} s</span>", row.duration_s);
-    if let Some(direction) = links.direction {
-        let _ = write!(html, " <span>{}</span>", escape(direction));
-    }
+    let _ = write!(html, " <span>{}</span>", escape(&row.migration.label()));
     if let Some(task) = Some(&data.state.task.title).filter(|t| !t.is_empty()) {
         let _ = write!(html, " <span class=\"title\">{}</span>", escape(task));
     }
