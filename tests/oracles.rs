@@ -156,11 +156,11 @@ fn oracle_first_steps_makemore_cnn() {
 
 /// equinox's train_rnn notebook, a JAX source ported to PyTorch: the demo (torch's nn.GRU
 /// left time-major, so each sequence runs across the batch) fails phase 1 and passes phase 2
-/// on the oracle; the untouched JAX source is a `bypass`; the source, run in its reference
-/// environment, prints an accuracy inside the tolerance. Seconds each.
+/// on the oracle; the untouched JAX source is a `bypass`. The source's run inside the
+/// tolerance is `tests/claims.rs`'s, which runs it for `init`.
 #[test]
 fn oracle_equinox_train_rnn() {
-    check_task_with("equinox-train-rnn", SourceRun::Here, OracleRun::ByDemo);
+    check_task_with("equinox-train-rnn", SourceRun::Elsewhere, OracleRun::ByDemo);
 }
 
 /// diffrax's neural_ode notebook, a JAX source ported to PyTorch: the oracle's first two
