@@ -46,7 +46,7 @@ fn demo_reaches_pass_with_all_five_panes_and_quit_restores_the_terminal() {
     });
     tmux.resize("160", "45");
     tmux.wait_until("five panes again", LONG, |screen| {
-        screen.contains("4 Metrics ─") && screen.contains("5 Verdict ─")
+        screen.contains("4 Metrics ─") && screen.contains("5 Verdict PyTorch → JAX")
     });
     tmux.keys(&["q"]);
     let after = tmux.wait_for("STTY-END", Duration::from_secs(30));
