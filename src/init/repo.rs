@@ -173,7 +173,8 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
 }
 
 /// A command line from a README code block, without its prompt, leading variable
-/// assignments and trailing comment; None when it does not run an experiment.
+/// assignments and trailing comment; None when it does not run an experiment (a line that
+/// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one).
 fn readme_command(line: &str) -> Option<String> {
     let line = line.strip_prefix("$ ").unwrap_or(line);
     let line = match line.find(" #") {
@@ -191,9 +192,11 @@ fn readme_command(line: &str) -> Option<String> {
         program,
         "python" | "python3" | "torchrun" | "accelerate" | "deepspeed" | "bash" | "sh"
     ) || program.starts_with("./");
-    let installs =
-        words.get(1).is_some_and(|w| *w == "-m") && words.get(2).is_some_and(|w| *w == "pip");
-    (runs_experiment && !installs && words.len() > 1).then(|| words.join(" "))
+    let prepares_environment = words.get(1).is_some_and(|w| *w == "-m")
+        && words
+            .get(2)
+            .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip"));
+    (runs_experiment && !prepares_environment && words.len() > 1).then(|| words.join(" "))
 }
 
 fn readme(repo: &Path) -> Option<String> {
@@ -536,7 +539,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("README.md"),
-            "# Tiny MLP\n\n```sh\npip install -r requirements.txt\n$ python train.py --lr 0.1  # seed 0\nXSTACK_SEED=2 python train.py --lr 0.1\npython -m pip install x\n```\n\nRun `python nope.py` inline.\n",
+            "# Tiny MLP\n\n```sh\npip install -r requirements.txt\n$ python train.py --lr 0.1  # seed 0\nXSTACK_SEED=2 python train.py --lr 0.1\npython -m pip install x\npython3 -m venv .venv\n```\n\nRun `python nope.py` inline.\n",
         )
         .unwrap();
         std::fs::write(dir.path().join("train.py"), "").unwrap();
