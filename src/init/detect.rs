@@ -269,7 +269,7 @@ static PATTERNS: std::sync::LazyLock<Patterns> = std::sync::LazyLock::new(Patter
 
 impl Patterns {
     fn new() -> Patterns {
-        let name = r"[A-Za-z][\w./-]*";
+        let name = r"(?:[A-Za-z][\w./-]*|\p{Han}+)";
         let words = format!(r"{name}(?:[ \t]+{name}){{0,2}}");
         // Invariant: these patterns are built from constants only, and the unit tests compile
         // every one of them.
@@ -294,15 +294,42 @@ impl Patterns {
     }
 }
 
-/// Lowercase `[a-z0-9_]` form of a printed name.
+/// Chinese words of printed metric names and the English token each becomes in a metric's
+/// name (`训练损失` → `train_loss`, `精确度` → `accuracy`); other Chinese characters separate.
+const CHINESE_WORDS: &[(&str, &str)] = &[
+    ("训练", "train"),
+    ("测试", "test"),
+    ("验证", "val"),
+    ("损失", "loss"),
+    ("误差", "error"),
+    ("准确率", "accuracy"),
+    ("准确度", "accuracy"),
+    ("正确率", "accuracy"),
+    ("精确度", "accuracy"),
+    ("精度", "accuracy"),
+];
+
+/// Lowercase `[a-z0-9_]` form of a printed name, the Chinese words of [`CHINESE_WORDS`]
+/// translated.
 pub fn sanitize(key: &str) -> String {
     let mut out = String::new();
-    for ch in key.chars() {
+    let mut rest = key;
+    while let Some(ch) = rest.chars().next() {
+        if let Some((word, english)) = CHINESE_WORDS.iter().find(|(w, _)| rest.starts_with(w)) {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push_str(english);
+            out.push('_');
+            rest = &rest[word.len()..];
+            continue;
+        }
         if ch.is_ascii_alphanumeric() {
             out.push(ch.to_ascii_lowercase());
         } else if !out.ends_with('_') {
             out.push('_');
         }
+        rest = &rest[ch.len_utf8()..];
     }
     out.trim_matches('_').to_string()
 }

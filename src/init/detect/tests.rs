@@ -103,6 +103,25 @@ fn name_colon_value_fractions_and_percentages() {
 }
 
 #[test]
+fn chinese_labels_become_english_names() {
+    // 2L0R2C1/wine's bp_train.py: a full-width colon after the epoch count, ASCII after the
+    // loss and the accuracy, the accuracy a percentage.
+    let log = "cpu\n\
+               训练次数： 0    训练损失:  1.0348559617996216     精确度:  55.55555555555556 %\n\
+               训练次数： 5    训练损失:  0.769061267375946     精确度:  77.77777777777779 %\n\
+               训练时间： 10.768819570541382\n";
+    let c = candidates(log);
+    assert_eq!(names(&c), ["train_loss", "accuracy"]);
+    assert_eq!(
+        values(get(&c, "train_loss")),
+        [1.0348559617996216, 0.769061267375946]
+    );
+    let acc = get(&c, "accuracy");
+    assert!(acc.percent);
+    assert_eq!(values(acc), [55.55555555555556, 77.77777777777779]);
+}
+
+#[test]
 fn name_space_value_and_percent_signs() {
     let log = "epoch 1 | loss 0.812 | accuracy 71.2 % | time 3.1s\n\
                epoch 2 | loss 0.501 | accuracy 80.5 % | time 3.0s\n\
@@ -300,6 +319,9 @@ fn names_are_sanitized_and_directions_follow_them() {
     use crate::task::Direction;
     assert_eq!(sanitize("Test accuracy"), "test_accuracy");
     assert_eq!(sanitize("eval/BLEU-4"), "eval_bleu_4");
+    assert_eq!(sanitize("训练损失"), "train_loss");
+    assert_eq!(sanitize("测试集精确度"), "test_accuracy");
+    assert_eq!(sanitize("次数"), "");
     for (name, dir) in [
         ("test_acc", Direction::Higher),
         ("eval_accuracy", Direction::Higher),
