@@ -343,9 +343,9 @@ fn a_repository_without_a_claim_says_so() {
 }
 
 /// equinox's train_rnn notebook, a JAX source: `init --notebook` on a copy of the snapshot
-/// proposes the task as a port from JAX to PyTorch (`from = "jax"`), grades the accuracy the
-/// notebook prints at the 1.0 its run measures, and leaves the repository as it was; that run
-/// lands inside the bundled task's tolerance.
+/// proposes the task as a port from JAX to PyTorch (`from = "jax"`), finds the claim in cell
+/// 9's committed output (`final_accuracy=1.0`, a `key=value` line), reproduced by its run, and
+/// leaves the repository as it was; that run lands inside the bundled task's tolerance.
 #[test]
 fn equinox_train_rnn_notebook_is_proposed_as_a_jax_source() {
     let Some(up) = Upstream::copy("equinox") else {
@@ -383,6 +383,19 @@ fn equinox_train_rnn_notebook_is_proposed_as_a_jax_source() {
     let c = &task.spec.criteria[0];
     assert_eq!(c.metric, "final_accuracy", "{printed}");
     assert_eq!(c.published, 1.0, "{printed}");
+    let claim = c.claim.as_ref().unwrap();
+    assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
+    assert_eq!(claim.value, Some(1.0), "{printed}");
+    assert_eq!(
+        claim.text.as_deref(),
+        Some("final_accuracy=1.0"),
+        "{printed}"
+    );
+    assert_eq!(
+        claim.location.as_deref(),
+        Some("docs/examples/train_rnn.ipynb#cell=9"),
+        "{printed}"
+    );
     let log = std::fs::read_to_string(up.tasks().join("train-rnn/reference.log")).unwrap();
     assert_within_tolerance("equinox-train-rnn", &bundled("equinox-train-rnn"), &log);
 }

@@ -131,6 +131,23 @@ mod tests {
     }
 
     #[test]
+    fn a_key_value_line_names_its_metric() {
+        // equinox's train_rnn.ipynb prints `final_accuracy=1.0` as its last line.
+        let json = r##"{"cells": [
+            {"cell_type": "code", "source": ["main()"],
+             "outputs": [{"output_type": "stream", "name": "stdout",
+                          "text": ["step=199, loss=0.0037215303163975477\n", "final_accuracy=1.0\n"]}]}
+        ]}"##;
+        let claims = claims(json, "train_rnn.ipynb").unwrap();
+        let found: Vec<(&str, f64)> = claims.iter().map(|c| (c.label.as_str(), c.value)).collect();
+        assert_eq!(
+            found,
+            vec![("loss", 0.0037215303163975477), ("final_accuracy", 1.0)]
+        );
+        assert_eq!(claims[1].quote, "final_accuracy=1.0");
+    }
+
+    #[test]
     fn not_json_is_an_error() {
         assert!(claims("{not json", "x.ipynb").is_err());
     }

@@ -374,8 +374,9 @@ fn simple_class(word: &str) -> WordClass {
 }
 
 /// The class of a lowercased label word. A compound (`val_loss`, `n_layer`, `f1-score`) is
-/// split at `_`, `-` and `.`: all of its parts metric words make it a metric word, any part
-/// that labels a non-result makes it that.
+/// split at `_`, `-` and `.`: all of its parts metric words make it a metric word, with
+/// filler parts (`final_accuracy`, `best_val_loss`) left out; any part that labels a
+/// non-result makes it that.
 pub fn class_of(word: &str) -> WordClass {
     let word = word.trim_start_matches('-');
     let direct = simple_class(word);
@@ -386,6 +387,7 @@ pub fn class_of(word: &str) -> WordClass {
         .split(['_', '-', '.'])
         .filter(|p| !p.is_empty())
         .map(simple_class)
+        .filter(|c| *c != WordClass::Filler)
         .collect();
     if parts.is_empty() {
         return WordClass::Neutral;
@@ -497,6 +499,13 @@ mod tests {
         );
         assert_eq!(class_of("f1-score"), WordClass::Measure("f1"));
         assert_eq!(class_of("count-based"), WordClass::Neutral);
+        assert_eq!(class_of("final_accuracy"), WordClass::Measure("accuracy"));
+        assert_eq!(class_of("best_val_loss"), WordClass::Measure("loss"));
+        assert_eq!(
+            class_of("final_lr"),
+            WordClass::NonResult(NonResult::HyperParameter)
+        );
+        assert_eq!(class_of("final_model"), WordClass::Neutral);
         assert_eq!(
             class_of("--lr"),
             WordClass::NonResult(NonResult::HyperParameter)
