@@ -229,7 +229,18 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
     // The fidelity gap's page: the failing criterion's value and margin, in phase 1.
     let page = |id: &str| format!("file://{}/trials/{id}/index.html", site.display());
     let gap = &listed[1].0;
-    browser.open(&page(gap));
+    // Reached from the index in one click, on the trial's verdict.
+    browser.open(&format!("file://{}/index.html", site.display()));
+    browser.eval(&format!(
+        "document.querySelector('#trials tr[data-trial=\"{gap}\"] td[data-key=text] a').click()"
+    ));
+    assert!(browser.wait_for(
+        &format!(
+            "location.href === {} && document.readyState === 'complete'",
+            json!(page(gap))
+        ),
+        Duration::from_secs(10)
+    ));
     let failing = browser.eval(
         "(() => { const tr = document.querySelector('#phase-1 table.criteria tr.fail'); \
          return [tr.dataset.metric, tr.querySelector('td.value').textContent, \
