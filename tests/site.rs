@@ -247,6 +247,13 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
          tr.querySelector('td.margin').textContent]; })()",
     );
     assert_eq!(failing, json!(["acc", "0.5", "-0.4"]));
+    // Its verify log is one click from the verdict, and opens.
+    browser.eval("document.querySelector('#phase-1 a[href^=\"#log-\"]').click()");
+    assert!(browser.wait_for(
+        "(() => { const d = document.getElementById(location.hash.slice(1)); \
+         return !!d && d.open && d.querySelector('summary').textContent.startsWith('Phase 1: verify'); })()",
+        Duration::from_secs(5)
+    ));
     assert_eq!(
         browser.eval("document.querySelector('#phase-2 .verdict').textContent"),
         "PASS"
