@@ -2,7 +2,8 @@
 //! quick scripted bench (a pass, a fidelity gap then a pass, a bypass, a crash), copied into
 //! a bench of N trials (`XSTACK_SITE_TRIALS`, default 1000); then the site built from
 //! nothing, built again with nothing changed, and built again after one trial changed.
-//! `cargo bench --bench site`
+//! `cargo bench --bench site`; with `XSTACK_SITE_KEEP=DIR` the bench of N (and its site) is
+//! copied to DIR, to open in a browser.
 // Helpers panic on what a benchmark cannot go on without.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -155,6 +156,10 @@ fn main() {
     assert_eq!(first.rendered, trials);
     assert_eq!(second.kept, trials);
     assert_eq!(third.rendered, 1);
+    if let Some(keep) = std::env::var_os("XSTACK_SITE_KEEP") {
+        // The whole bench folder, to open its site in a browser.
+        copy_dir(&bench, Path::new(&keep));
+    }
     println!(
         "| trials | full build (s) | per trial (ms) | unchanged rebuild (s) | one trial changed (s) | site (MB) | per trial (KB) | index + data.js (KB) |"
     );

@@ -229,13 +229,31 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
     // The fidelity gap's page: the failing criterion's value and margin, in phase 1.
     let page = |id: &str| format!("file://{}/trials/{id}/index.html", site.display());
     let gap = &listed[1].0;
-    browser.open(&page(gap));
+    // Reached from the index in one click, on the trial's verdict.
+    browser.open(&format!("file://{}/index.html", site.display()));
+    browser.eval(&format!(
+        "document.querySelector('#trials tr[data-trial=\"{gap}\"] td[data-key=text] a').click()"
+    ));
+    assert!(browser.wait_for(
+        &format!(
+            "location.href === {} && document.readyState === 'complete'",
+            json!(page(gap))
+        ),
+        Duration::from_secs(10)
+    ));
     let failing = browser.eval(
         "(() => { const tr = document.querySelector('#phase-1 table.criteria tr.fail'); \
          return [tr.dataset.metric, tr.querySelector('td.value').textContent, \
          tr.querySelector('td.margin').textContent]; })()",
     );
     assert_eq!(failing, json!(["acc", "0.5", "-0.4"]));
+    // Its verify log is one click from the verdict, and opens.
+    browser.eval("document.querySelector('#phase-1 a[href^=\"#log-\"]').click()");
+    assert!(browser.wait_for(
+        "(() => { const d = document.getElementById(location.hash.slice(1)); \
+         return !!d && d.open && d.querySelector('summary').textContent.startsWith('Phase 1: verify'); })()",
+        Duration::from_secs(5)
+    ));
     assert_eq!(
         browser.eval("document.querySelector('#phase-2 .verdict').textContent"),
         "PASS"

@@ -294,6 +294,60 @@ fn report_tables(html: &mut String, report: &Report) {
         table(html, "ran-port-table", &header, &rows);
     }
     html.push_str("</section>\n");
+    direction_table(html, report);
+}
+
+/// "By direction", as report.md has it: when the trials go both ways, each agent's pass rate
+/// per direction with its 95% interval.
+fn direction_table(html: &mut String, report: &Report) {
+    if report.by_direction.is_empty() {
+        return;
+    }
+    let mut directions: Vec<String> = Vec::new();
+    let mut agents: Vec<String> = Vec::new();
+    for line in &report.by_direction {
+        let label = line.migration.label();
+        if !directions.contains(&label) {
+            directions.push(label);
+        }
+        if !agents.contains(&line.agent) {
+            agents.push(line.agent.clone());
+        }
+    }
+    let mut header = vec!["agent".to_string()];
+    for label in &directions {
+        header.push(label.clone());
+        header.push("95% interval".to_string());
+    }
+    let rows: Vec<Vec<String>> = agents
+        .iter()
+        .map(|agent| {
+            let mut cells = vec![if agent == ALL_AGENTS {
+                "all agents".to_string()
+            } else {
+                crate::agent::label(agent)
+            }];
+            for label in &directions {
+                let line = report
+                    .by_direction
+                    .iter()
+                    .find(|l| &l.agent == agent && &l.migration.label() == label);
+                let (rate, interval) = line.map_or_else(
+                    || ("0/0".to_string(), "–".to_string()),
+                    |l| share_cells(&l.share),
+                );
+                cells.push(rate);
+                cells.push(interval);
+            }
+            cells
+        })
+        .collect();
+    html.push_str(
+        "<section id=\"by-direction\"><h2>By direction</h2><p class=\"note\">Passed / graded \
+         trials of each direction (the source's framework → the port's).</p>",
+    );
+    table(html, "direction-table", &header, &rows);
+    html.push_str("</section>\n");
 }
 
 /// Copies the report's SVG figures into `site/figures/`; returns their names.
@@ -338,8 +392,13 @@ pub fn write_index(
         body,
         "<header><h1>xstack bench</h1><p class=\"verdict-line\">{} trials, {graded} graded, {passed} passed.</p>\
          <nav class=\"toc\"><a href=\"#trials-section\">Trials</a><a href=\"#agents\">Per agent</a>\
-         <a href=\"#ran-port\">Ran its port</a><a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
-        report.trials.len()
+         <a href=\"#ran-port\">Ran its port</a>{}<a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
+        report.trials.len(),
+        if report.by_direction.is_empty() {
+            ""
+        } else {
+            "<a href=\"#by-direction\">By direction</a>"
+        }
     );
     let has_direction = trials
         .iter()
@@ -419,5 +478,49 @@ mod tests {
         assert_eq!(agent_sum(Some(&result), "tokens_in"), Some(11.0));
         assert_eq!(agent_sum(Some(&result), "cost_usd"), Some(0.5));
         assert_eq!(agent_sum(Some(&result), "session"), None);
+    }
+
+    #[test]
+    fn a_bench_that_goes_both_ways_has_its_pass_rates_by_direction() {
+        use crate::bench::model::{DirectionLine, IntervalMethod};
+        use crate::task::{Framework, Migration};
+        let share = |passed, graded| Share {
+            passed,
+            graded,
+            rate: Some(passed as f64 / graded as f64),
+            low: 0.1,
+            high: 0.9,
+        };
+        let mut report = Report {
+            interval_method: IntervalMethod::Wilson,
+            trials: Vec::new(),
+            summary: Vec::new(),
+            pairs: Vec::new(),
+            ran_port: Vec::new(),
+            by_direction: Vec::new(),
+        };
+        let mut html = String::new();
+        direction_table(&mut html, &report);
+        assert_eq!(html, "", "one direction: no table");
+        report.by_direction = vec![
+            DirectionLine {
+                agent: "demo".into(),
+                migration: Migration::default(),
+                share: share(1, 2),
+            },
+            DirectionLine {
+                agent: "demo".into(),
+                migration: Migration {
+                    from: Framework::Jax,
+                    to: Framework::Torch,
+                },
+                share: share(1, 1),
+            },
+        ];
+        direction_table(&mut html, &report);
+        assert!(html.contains("<th>PyTorch → JAX</th>"), "{html}");
+        assert!(html.contains("<th>JAX → PyTorch</th>"), "{html}");
+        assert!(html.contains("<td>1/2 (50%)</td>"), "{html}");
+        assert!(html.contains("<td>1/1 (100%)</td>"), "{html}");
     }
 }

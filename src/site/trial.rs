@@ -114,6 +114,9 @@ impl TrialData {
 
 /// A verify run's or a probe's log.
 struct RunLog {
+    phase: u8,
+    /// What ran: `verify`, `verify (seed check)` or `parity probe (SIDE)`.
+    what: String,
     title: String,
     command: String,
     text: String,
@@ -130,16 +133,20 @@ fn run_logs(journal: &Journal) -> Vec<RunLog> {
                 command,
                 seed_check,
                 ..
-            } => logs.push(RunLog {
-                title: format!(
-                    "Phase {phase}: verify{}",
-                    if *seed_check { " (seed check)" } else { "" }
-                ),
-                command: command.clone(),
-                text: String::new(),
-                ended: None,
-            }),
+            } => {
+                let what = format!("verify{}", if *seed_check { " (seed check)" } else { "" });
+                logs.push(RunLog {
+                    phase: *phase,
+                    title: format!("Phase {phase}: {what}"),
+                    what,
+                    command: command.clone(),
+                    text: String::new(),
+                    ended: None,
+                })
+            }
             Event::ProbeStarted { phase, side } => logs.push(RunLog {
+                phase: *phase,
+                what: format!("parity probe ({})", side.as_str()),
                 title: format!("Phase {phase}: parity probe ({})", side.as_str()),
                 command: String::new(),
                 text: String::new(),
@@ -233,7 +240,8 @@ pub fn body(row: &TrialRow, data: &TrialData, links: &Links<'_>, has_cast: bool)
         .flat_map(|p| p.finding_records.iter().filter_map(|f| f.file.clone()))
         .collect();
     let diff = diff::render(&old, &new, &whole, "#diff", "");
-    phases_section(&mut html, data, &diff);
+    let logs = data.journal.as_ref().map(run_logs).unwrap_or_default();
+    phases_section(&mut html, data, &diff, &logs);
     curves_section(&mut html, data);
     let _ = writeln!(
         html,
@@ -242,7 +250,7 @@ pub fn body(row: &TrialRow, data: &TrialData, links: &Links<'_>, has_cast: bool)
          run on the right.</p>{}</section>",
         diff.changed, diff.html
     );
-    logs_section(&mut html, data);
+    logs_section(&mut html, &logs);
     html.push_str("<section id=\"terminal\"><h2>The agent's terminal</h2>");
     if has_cast {
         html.push_str(
@@ -287,7 +295,7 @@ fn claim_source(spec: Option<&CriterionSpec>) -> String {
     parts.join(" ")
 }
 
-fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml) {
+fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[RunLog]) {
     html.push_str("<section id=\"phases\"><h2>Verdicts</h2>");
     if data.phases().is_empty() {
         html.push_str("<p class=\"empty\">No phase was graded (no result.json, or the run ended before a grade).</p>");
@@ -426,6 +434,15 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml) {
                 })
             );
         }
+        let own: Vec<String> = logs
+            .iter()
+            .enumerate()
+            .filter(|(_, log)| log.phase == phase.phase)
+            .map(|(i, log)| format!("<a href=\"#log-{i}\">{}</a>", escape(&log.what)))
+            .collect();
+        if !own.is_empty() {
+            let _ = write!(html, "<p class=\"facts\">Logs: {}</p>", own.join(" · "));
+        }
         html.push_str("</article>");
     }
     html.push_str("</section>\n");
@@ -509,9 +526,8 @@ fn curves_section(html: &mut String, data: &TrialData) {
     html.push_str("</section>\n");
 }
 
-fn logs_section(html: &mut String, data: &TrialData) {
+fn logs_section(html: &mut String, logs: &[RunLog]) {
     html.push_str("<section id=\"logs\"><h2>Run logs</h2>");
-    let logs = data.journal.as_ref().map(run_logs).unwrap_or_default();
     if logs.is_empty() {
         html.push_str("<p class=\"empty\">No verify run.</p>");
     }

@@ -95,10 +95,11 @@
       for (const key of keys) {
         const td = document.createElement("td");
         td.dataset.key = key;
-        if (key === "task") {
+        if (key === "task" || key === "text") {
+          // The verdict links to the trial too: "why did it fail" is one click from the table.
           const a = document.createElement("a");
           a.href = t.href;
-          a.textContent = t.task;
+          a.textContent = t[key];
           td.appendChild(a);
         } else {
           td.textContent = cellText(t, key);
