@@ -575,7 +575,10 @@ fn the_demo_agent_runs_each_tasks_own_trajectory() {
         ]
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    for row in ["| quick | 1/1", "| quick-two | 1/1"] {
+    for row in [
+        "| quick | PyTorch → JAX | 1/1",
+        "| quick-two | PyTorch → JAX | 1/1",
+    ] {
         assert!(md.contains(row), "no row `{row}`: {md}");
     }
     // A task without a demo trajectory: exit 2, the task named, nothing made.
