@@ -389,6 +389,25 @@ pub struct Report {
     pub by_direction: Vec<DirectionLine>,
 }
 
+impl Report {
+    /// The failure columns of the per-agent tables: every grader's class, then each way of no
+    /// verdict some agent had, by name.
+    pub fn failure_columns(&self) -> Vec<TrialFailure> {
+        let mut extra: Vec<TrialFailure> = self
+            .summary
+            .iter()
+            .flat_map(|a| a.failures.keys().copied())
+            .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
+            .collect();
+        extra.sort();
+        extra.dedup();
+        TrialFailure::all()
+            .filter(|f| matches!(f, TrialFailure::Graded(_)))
+            .chain(extra)
+            .collect()
+    }
+}
+
 /// One agent's (or all agents') graded trials of one direction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionLine {

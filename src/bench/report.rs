@@ -71,21 +71,7 @@ fn per_agent_section(md: &mut String, report: &Report) {
          are not failed migrations. 95% intervals: {}.\n",
         report.interval_method.describe()
     );
-    // Every grader's class, then each way of no verdict some agent had, by name.
-    let columns: Vec<TrialFailure> = {
-        let mut extra: Vec<TrialFailure> = report
-            .summary
-            .iter()
-            .flat_map(|a| a.failures.keys().copied())
-            .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
-            .collect();
-        extra.sort();
-        extra.dedup();
-        TrialFailure::all()
-            .filter(|f| matches!(f, TrialFailure::Graded(_)))
-            .chain(extra)
-            .collect()
-    };
+    let columns = report.failure_columns();
     let mut header = vec![
         "agent",
         "trials",

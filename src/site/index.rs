@@ -190,20 +190,7 @@ fn table(html: &mut String, id: &str, header: &[String], rows: &[Vec<String>]) {
 /// The report's tables: per agent (pass rate with its interval, phases, classes, cost) and
 /// whether the agent ran its port.
 fn report_tables(html: &mut String, report: &Report) {
-    let classes: Vec<TrialFailure> = {
-        let mut extra: Vec<TrialFailure> = report
-            .summary
-            .iter()
-            .flat_map(|a| a.failures.keys().copied())
-            .filter(|f| matches!(f, TrialFailure::NoVerdict(_)))
-            .collect();
-        extra.sort();
-        extra.dedup();
-        TrialFailure::all()
-            .filter(|f| matches!(f, TrialFailure::Graded(_)))
-            .chain(extra)
-            .collect()
-    };
+    let classes = report.failure_columns();
     let mut header: Vec<String> = [
         "agent",
         "trials",
