@@ -590,21 +590,22 @@ fn start_in_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
 }
 
 /// Presses `key` until the screen shows `done`, as a person would: they look before each
-/// key and press it again when the agent did not take it (Claude Code can drop a key that
-/// comes as it draws).
+/// key and press it again only when the agent did not take it (Claude Code can drop a key
+/// that comes as it draws). The look lasts up to 15 s, so that on a loaded machine a key
+/// the agent is still drawing is not pressed twice (a second Down in a two-choice list
+/// goes back to the first choice).
 fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&str) -> bool) {
     use std::time::Duration;
     let mut presses = 0;
     while !done(&tmux.capture()) {
         assert!(
-            presses < 10,
+            presses < 5,
             "{what}: {presses} presses of {key}:\n{}",
             tmux.capture()
         );
         tmux.keys(&[key]);
         presses += 1;
-        // A few seconds' look before the next press.
-        let _ = tmux.screen_within(Duration::from_secs(3), done);
+        let _ = tmux.screen_within(Duration::from_secs(15), done);
     }
 }
 
@@ -682,10 +683,16 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
             assert!(!trusted, "asked twice:\n{screen}");
             tmux.keys(&["a"]);
             tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+            // The dialog takes keys once its footer is drawn.
+            tmux.wait_for("Enter to confirm", Duration::from_secs(10));
             press_until(&tmux, "Down", "the choice on Yes", &|s| {
                 s.contains("❯ Yes, I trust this folder")
             });
             press_until(&tmux, "Enter", "the dialog answered", &|s| {
+                assert!(
+                    !s.contains("folder isn't trusted"),
+                    "the dialog took No although the screen showed Yes chosen:\n{s}"
+                );
                 !s.contains("Yes, I trust this folder")
             });
             tmux.bytes_hex(&["1d"]);
