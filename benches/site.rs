@@ -3,13 +3,35 @@
 //! a bench of N trials (`XSTACK_SITE_TRIALS`, default 1000); then the site built from
 //! nothing, built again with nothing changed, and built again after one trial changed.
 //! `cargo bench --bench site`; with `XSTACK_SITE_KEEP=DIR` the bench of N (and its site) is
-//! copied to DIR, to open in a browser.
+//! copied to DIR, to open in a browser; with `XSTACK_SITE_BROWSER=1` its index is opened from
+//! `file://` in headless Chromium (the tests' DevTools client) and the index's actions are
+//! timed in the page: first render, next page, a filter, a sort, a search, a link loaded fresh.
 // Helpers panic on what a benchmark cannot go on without.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The tests' Chromium client; the benchmark uses part of it.
+#[allow(dead_code)]
+#[path = "../tests/site/browser.rs"]
+mod browser;
+
+/// What the Chromium client asks of the tests' helpers.
+mod common {
+    /// Whether `program args` runs and exits 0.
+    pub fn runs_ok(program: &str, args: &[&str]) -> bool {
+        std::process::Command::new(program)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use browser::Browser;
 
 use xstack::bench::model::{self, TrialRow};
 use xstack::bench::record::TrialKey;
@@ -170,5 +192,95 @@ fn main() {
         total as f64 / 1e6,
         trial_pages as f64 / 1024.0 / trials as f64,
         index as f64 / 1024.0
+    );
+    if std::env::var_os("XSTACK_SITE_BROWSER").is_some() {
+        browser_timings(&site);
+    }
+}
+
+/// The site's index in headless Chromium at 1280×800: each action's time in the page
+/// (`performance.now()` around it; the loads by the wall clock, from navigation), what the
+/// page then shows, its JavaScript heap; panics on a console error.
+fn browser_timings(site: &Path) {
+    assert!(
+        browser::chromium_works(),
+        "XSTACK_SITE_BROWSER is set but `{}` does not start",
+        browser::CHROMIUM
+    );
+    let mut page = Browser::launch(1280, 800);
+    let index = format!("file://{}/index.html", site.display());
+    let rendered = "document.querySelectorAll('#trials tbody tr').length > 0";
+    let started = Instant::now();
+    page.open(&index);
+    assert!(page.wait_for(rendered, Duration::from_secs(60)));
+    let first = started.elapsed().as_secs_f64() * 1000.0;
+    let shown = |page: &mut Browser| {
+        page.eval("document.getElementById('count').textContent")
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut lines = vec![(
+        format!(
+            "load and first render (`data.js` {:.0} KB)",
+            std::fs::metadata(site.join("data.js")).unwrap().len() as f64 / 1024.0
+        ),
+        format!("{first:.0} (wall clock, from navigation)"),
+        shown(&mut page),
+    )];
+    let actions = [
+        (
+            "next page",
+            "document.querySelector('#pager button:last-child').click()",
+        ),
+        (
+            "filter verdict = fail",
+            "const s = document.getElementById('verdict'); s.value = 'fail'; \
+             s.dispatchEvent(new Event('change'))",
+        ),
+        (
+            "sort by duration",
+            "document.querySelector('th[data-key=duration]').click()",
+        ),
+        (
+            "search \"torch\" (one keystroke's work)",
+            "const q = document.getElementById('q'); q.value = 'torch'; \
+             q.dispatchEvent(new Event('input'))",
+        ),
+    ];
+    for (name, action) in actions {
+        let ms = page.eval(&format!(
+            "(() => {{ const t0 = performance.now(); {action}; return performance.now() - t0; }})()"
+        ));
+        lines.push((
+            name.to_string(),
+            format!("{:.0}", ms.as_f64().unwrap()),
+            shown(&mut page),
+        ));
+    }
+    let url = page.eval("location.href").as_str().unwrap().to_string();
+    page.open("about:blank");
+    let started = Instant::now();
+    page.open(&url);
+    assert!(page.wait_for(rendered, Duration::from_secs(60)));
+    lines.push((
+        "that view's URL loaded fresh".to_string(),
+        format!(
+            "{:.0} (wall clock)",
+            started.elapsed().as_secs_f64() * 1000.0
+        ),
+        shown(&mut page),
+    ));
+    let heap = page.eval("performance.memory.usedJSHeapSize");
+    assert_eq!(page.errors(), Vec::<String>::new(), "console errors");
+    println!();
+    println!("| action on the index | time in the page (ms) | shown |");
+    println!("|---|---|---|");
+    for (name, ms, shown) in lines {
+        println!("| {name} | {ms} | {shown} |");
+    }
+    println!(
+        "JavaScript heap {:.0} MB; no console error.",
+        heap.as_f64().unwrap_or_default() / 1e6
     );
 }

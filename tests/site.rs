@@ -394,3 +394,137 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
     view.kill().unwrap();
     view.wait().unwrap();
 }
+
+/// A bench that goes both ways: a task ported from PyTorch to JAX and one from JAX to
+/// PyTorch, each tried by an agent that writes a JAX port and one that writes a PyTorch port
+/// (the port that keeps its source's framework is a bypass). In Chromium the index has the
+/// direction column and the "By direction" table; the direction filter narrows the table to
+/// one direction's trials and its URL, loaded fresh, gives the same view.
+#[test]
+fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser() {
+    if !require_tool("chromium", browser::chromium_works) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let to_jax = root.path().join("to-jax");
+    let to_torch = root.path().join("to-torch");
+    std::fs::create_dir_all(&to_jax).unwrap();
+    std::fs::create_dir_all(&to_torch).unwrap();
+    let source = |framework: &str| format!("import {framework}\n");
+    let torch_source = source("torch");
+    let jax_source = source("jax");
+    let from_torch = common::quick_task(
+        &to_jax,
+        "cat score.txt",
+        &[("train.py", &torch_source), ("score.txt", "acc=0.5\n")],
+        "",
+    );
+    let from_jax = common::quick_task(
+        &to_torch,
+        "cat score.txt",
+        &[("train.py", &jax_source), ("score.txt", "acc=0.5\n")],
+        "\n[migration]\nfrom = \"jax\"\nto = \"torch\"\n",
+    );
+    // Its own id, in a folder of that name.
+    let spec = std::fs::read_to_string(from_jax.join("task.toml")).unwrap();
+    let from_jax_renamed = to_torch.join("quick-jax");
+    std::fs::rename(&from_jax, &from_jax_renamed).unwrap();
+    let from_jax = from_jax_renamed;
+    std::fs::write(
+        from_jax.join("task.toml"),
+        spec.replace("id = \"quick\"", "id = \"quick-jax\""),
+    )
+    .unwrap();
+    let mut args = vec!["bench".to_string()];
+    for task in [&from_torch, &from_jax] {
+        args.extend(["--task".to_string(), task.display().to_string()]);
+    }
+    for framework in ["jax", "torch"] {
+        let file = root.path().join(format!("writes-{framework}.jsonl"));
+        std::fs::write(
+            &file,
+            format!(
+                "{{\"phase\": 1}}\n{{\"write\": \"train.py\", \"text\": \"import {framework}\\n\"}}\n\
+                 {{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}}\n"
+            ),
+        )
+        .unwrap();
+        args.extend(["--agent".to_string(), format!("script:{}", file.display())]);
+    }
+    let out = root.path().join("bench");
+    args.extend(["--jobs", "4", "--out"].map(String::from));
+    args.push(out.display().to_string());
+    let done = xstack().args(&args).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+
+    let mut browser = Browser::launch(1280, 800);
+    let index = format!("file://{}/site/index.html", out.display());
+    browser.open(&index);
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 4",
+        Duration::from_secs(10)
+    ));
+    let table = |browser: &mut Browser| {
+        browser.eval(
+            "Array.from(document.querySelectorAll('#trials tbody tr')).map(tr => \
+             [tr.querySelector('td[data-key=task]').textContent, \
+              tr.querySelector('td[data-key=direction]').textContent, \
+              tr.querySelector('td[data-key=text]').textContent]).sort()",
+        )
+    };
+    assert_eq!(
+        table(&mut browser),
+        json!([
+            ["quick", "PyTorch → JAX", "FAIL bypass"],
+            ["quick", "PyTorch → JAX", "PASS (phase 1)"],
+            ["quick-jax", "JAX → PyTorch", "FAIL bypass"],
+            ["quick-jax", "JAX → PyTorch", "PASS (phase 1)"],
+        ])
+    );
+    // "By direction": each agent's pass rate in each direction.
+    let by_direction = browser.eval(
+        "Array.from(document.querySelectorAll('#by-direction th')).map(th => th.textContent)",
+    );
+    let headers: Vec<&str> = by_direction
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert!(
+        headers.contains(&"PyTorch → JAX") && headers.contains(&"JAX → PyTorch"),
+        "{headers:?}"
+    );
+    let all_agents = browser.eval(
+        "Array.from(document.querySelectorAll('#direction-table tbody tr')).map(tr => \
+         Array.from(tr.querySelectorAll('td')).map(td => td.textContent)) \
+         .find(cells => cells[0] === 'all agents')",
+    );
+    assert_eq!(all_agents[1], "1/2 (50%)", "{all_agents}");
+    assert_eq!(all_agents[3], "1/2 (50%)", "{all_agents}");
+    // The direction filter narrows the table and the URL; that URL, loaded fresh, keeps it.
+    browser.eval(
+        "(() => { const s = document.getElementById('direction'); s.value = 'JAX → PyTorch'; \
+         s.dispatchEvent(new Event('change')); })()",
+    );
+    let narrowed = json!([
+        ["quick-jax", "JAX → PyTorch", "FAIL bypass"],
+        ["quick-jax", "JAX → PyTorch", "PASS (phase 1)"],
+    ]);
+    assert_eq!(table(&mut browser), narrowed);
+    let url = browser.eval("location.href").as_str().unwrap().to_string();
+    assert!(url.contains("#direction="), "{url}");
+    browser.open("about:blank");
+    browser.open(&url);
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#trials tbody tr').length === 2",
+        Duration::from_secs(10)
+    ));
+    assert_eq!(table(&mut browser), narrowed);
+    assert_eq!(
+        browser.eval("document.getElementById('direction').value"),
+        "JAX → PyTorch"
+    );
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+}

@@ -399,8 +399,15 @@ pub fn write_index(
          <select id=\"verdict\" aria-label=\"verdict\"><option value=\"\">every verdict</option>\
          <option value=\"pass\">pass</option><option value=\"fail\">fail</option>\
          <option value=\"no verdict\">no verdict</option></select>\
-         <select id=\"class\" aria-label=\"failure class\"><option value=\"\">every class</option></select>\
-         </form><p class=\"note\" id=\"count\"></p>\
+         <select id=\"class\" aria-label=\"failure class\"><option value=\"\">every class</option></select>",
+    );
+    if has_direction {
+        body.push_str(
+            "<select id=\"direction\" aria-label=\"direction\"><option value=\"\">every direction</option></select>",
+        );
+    }
+    body.push_str(
+        "</form><p class=\"note\" id=\"count\"></p>\
          <div class=\"scroll\"><table id=\"trials\"><thead><tr>\
          <th data-key=\"task\">task</th><th data-key=\"agent\">agent</th><th data-key=\"repeat\">repeat</th>\
          <th data-key=\"text\">verdict</th><th data-key=\"p1\">phase 1</th><th data-key=\"p2\">phase 2</th>\

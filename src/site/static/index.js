@@ -1,5 +1,6 @@
 // xstack's bench site: the trial table. Filters, search, sort and page live in the URL's
-// fragment (#verdict=fail&q=torch&sort=duration&desc=1&page=2), so a link reproduces the view.
+// fragment (#verdict=fail&q=torch&direction=JAX%20%E2%86%92%20PyTorch&sort=duration&desc=1&page=2),
+// so a link reproduces the view.
 "use strict";
 (function () {
   const trials = window.XSTACK_TRIALS || [];
@@ -7,7 +8,10 @@
   const table = document.getElementById("trials");
   const body = table.querySelector("tbody");
   const keys = Array.from(table.querySelectorAll("th")).map((th) => th.dataset.key);
-  const controls = ["q", "task", "agent", "verdict", "class"].map((id) => document.getElementById(id));
+  // The direction filter is there only when the bench goes other than PyTorch to JAX.
+  const controls = ["q", "task", "agent", "verdict", "class", "direction"]
+    .map((id) => document.getElementById(id))
+    .filter((c) => c);
 
   function fill(select, values) {
     for (const v of values) {
@@ -21,6 +25,7 @@
   fill(document.getElementById("task"), distinct("task"));
   fill(document.getElementById("agent"), distinct("agent"));
   fill(document.getElementById("class"), distinct("class"));
+  if (document.getElementById("direction")) fill(document.getElementById("direction"), distinct("direction"));
 
   function readState() {
     const params = new URLSearchParams(location.hash.slice(1));
@@ -30,6 +35,7 @@
       agent: params.get("agent") || "",
       verdict: params.get("verdict") || "",
       class: params.get("class") || "",
+      direction: params.get("direction") || "",
       sort: params.get("sort") || "",
       desc: params.get("desc") === "1",
       page: Math.max(1, parseInt(params.get("page") || "1", 10) || 1),
@@ -38,7 +44,7 @@
 
   function writeState(state) {
     const params = new URLSearchParams();
-    for (const key of ["q", "task", "agent", "verdict", "class", "sort"]) {
+    for (const key of ["q", "task", "agent", "verdict", "class", "direction", "sort"]) {
       if (state[key]) params.set(key, state[key]);
     }
     if (state.desc) params.set("desc", "1");
@@ -53,6 +59,7 @@
     if (state.agent && t.agent !== state.agent) return false;
     if (state.verdict && t.verdict !== state.verdict) return false;
     if (state.class && t.class !== state.class) return false;
+    if (state.direction && t.direction !== state.direction) return false;
     if (state.q) {
       const q = state.q.toLowerCase();
       const hay = [t.task, t.agent, t.text, t.p1, t.p2, t.search].join("\n").toLowerCase();
