@@ -283,12 +283,12 @@ fn check_heldout(id: &str, port: &str, expected: Expected, value_range: (f64, f6
     assert_eq!(phase["verdict"], verdict, "{id}/{port}: {r:#}");
     assert_eq!(phase["failure"], failure, "{id}/{port}: {r:#}");
     let criterion = &phase["criteria"][0];
+    let metric = criterion["metric"].as_str().unwrap_or_default();
     let value = criterion["value"].as_f64().unwrap_or(f64::NAN);
-    println!("{id}/{port}: {} = {value}", criterion["metric"]);
+    println!("{id}/{port}: {metric} = {value}");
     assert!(
         (value_range.0..=value_range.1).contains(&value),
-        "{id}/{port}: {} = {value}, outside {value_range:?}: {r:#}",
-        criterion["metric"]
+        "{id}/{port}: {metric} = {value}, outside {value_range:?}: {r:#}"
     );
     assert_eq!(
         [
