@@ -7,7 +7,9 @@
 //! oracle's files (the script compares them); here, each source in its reference environment
 //! lands inside its task's tolerance (nanoGPT's and the notebook's through `init` on the
 //! snapshot, whose run of the untouched source also shows `init` finding the task's
-//! criterion and claim).
+//! criterion and claim); and each held-out port (`tests/heldout/TASK/PORT/`: public code
+//! nobody on the team wrote, with its licence and a `PROVENANCE.md`) is graded as its
+//! numbers say.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -178,4 +180,123 @@ fn init_on_the_nanogpt_snapshot_and_the_source_within_tolerance() {
 
     // The untouched source, run in the reference environment, is inside the tolerance.
     assert_within_tolerance(id, &bundled, &log);
+}
+
+/// torchcde's own spiral classifier (patrick-kidger/torchcde's
+/// `example/time_series_classification.py`, the PyTorch experiment diffrax's notebook
+/// mirrors), changed only where the task's notebook path, printed lines, data and settings
+/// require (`tests/heldout/diffrax-neural-cde/torchcde-example/PROVENANCE.md`), passes: its
+/// Test Accuracy is 1.0, inside the task's 0.7.
+#[test]
+fn heldout_torchcde_example_passes_diffrax_neural_cde() {
+    check_heldout(
+        "diffrax-neural-cde",
+        "torchcde-example/faithful",
+        Expected::Pass,
+        (0.99, 1.0),
+    );
+}
+
+/// The same port with diffrax's sigmoid read-out kept before torch's
+/// `binary_cross_entropy_with_logits` (the sigmoid applied twice): every test series is
+/// called 1, chance (0.5), a `fidelity_gap`.
+#[test]
+fn heldout_torchcde_example_with_the_sigmoid_twice_is_a_fidelity_gap() {
+    check_heldout(
+        "diffrax-neural-cde",
+        "torchcde-example/sigmoid-twice",
+        Expected::Fail("fidelity_gap"),
+        (0.5, 0.5),
+    );
+}
+
+/// The same port with diffrax's series left in their order (labels 1 then 0) and torch's
+/// `DataLoader` left unshuffled (its default), so every batch is one class: a real mistake
+/// that the task's criterion does not separate. The model learns all the same (1.0) and
+/// the port passes, as its numbers say; this test shows that limit of the task.
+#[test]
+fn heldout_torchcde_example_with_the_shuffle_lost_still_passes() {
+    check_heldout(
+        "diffrax-neural-cde",
+        "torchcde-example/shuffle-lost",
+        Expected::Pass,
+        (0.99, 1.0),
+    );
+}
+
+/// How a held-out port must be graded: passed, or failed with this class.
+enum Expected {
+    /// Exit 0, verdict `pass`.
+    Pass,
+    /// Exit 1, verdict `fail` with this failure class.
+    Fail(&'static str),
+}
+
+/// `xstack grade` of a held-out port (a PyTorch port nobody on the team wrote, kept under
+/// `tests/heldout/TASK/PORT/`: its files laid over the task's source, as an agent's port is)
+/// gives `expected`, with the graded value inside `value_range`; neither the task folder
+/// nor the held-out port nor the graded repository is written.
+fn check_heldout(id: &str, port: &str, expected: Expected, value_range: (f64, f64)) {
+    let task = bundled(id);
+    let layer = root().join("tests/heldout").join(id).join(port);
+    assert!(layer.is_dir(), "{}: no such port", layer.display());
+    let repo = tempfile::tempdir().unwrap();
+    overlay(task.source_path().unwrap(), repo.path());
+    overlay(&layer, repo.path());
+    let before = [
+        tree_hash(&task.dir),
+        tree_hash(&layer),
+        tree_hash(repo.path()),
+    ];
+    let runs = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "grade",
+        task.dir.to_str().unwrap(),
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let printed = text(&out);
+    let (code, verdict, failure, says) = match expected {
+        Expected::Pass => (
+            0,
+            "pass",
+            serde_json::Value::Null,
+            "PASSED in phase 1".into(),
+        ),
+        Expected::Fail(class) => (
+            1,
+            "fail",
+            serde_json::json!(class),
+            format!("phase 1 verdict: FAIL {class}"),
+        ),
+    };
+    assert_eq!(out.status.code(), Some(code), "{id}/{port}:\n{printed}");
+    assert!(
+        printed.contains(&says),
+        "{id}/{port}: no `{says}`:\n{printed}"
+    );
+    let r = result(&only_run_dir(runs.path()));
+    let phase = &r["phases"][0];
+    assert_eq!(phase["verdict"], verdict, "{id}/{port}: {r:#}");
+    assert_eq!(phase["failure"], failure, "{id}/{port}: {r:#}");
+    let criterion = &phase["criteria"][0];
+    let metric = criterion["metric"].as_str().unwrap_or_default();
+    let value = criterion["value"].as_f64().unwrap_or(f64::NAN);
+    println!("{id}/{port}: {metric} = {value}");
+    assert!(
+        (value_range.0..=value_range.1).contains(&value),
+        "{id}/{port}: {metric} = {value}, outside {value_range:?}: {r:#}"
+    );
+    assert_eq!(
+        [
+            tree_hash(&task.dir),
+            tree_hash(&layer),
+            tree_hash(repo.path())
+        ],
+        before,
+        "{id}/{port}: grade wrote into the task, the port or the graded repository"
+    );
 }
