@@ -124,6 +124,11 @@ pub async fn run_probe(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(ProbeProgress<'_>),
 ) -> ParityReport {
+    // A port without the script the command runs would fail only after the source's side,
+    // which can take minutes: it is said before anything runs.
+    if let Some(missing) = missing_port_script(plan) {
+        return ParityReport::failed(missing);
+    }
     on_progress(ProbeProgress::Started(ParitySide::Source));
     let source = run_source(plan, cancel, &mut |text| {
         on_progress(ProbeProgress::Output(text));
@@ -139,6 +144,24 @@ pub async fn run_probe(
         }
         Err(report) => report,
     }
+}
+
+/// Why the port's side cannot run, when a word of `[parity] command` names a Python script or
+/// notebook by a relative path (`python probe.py`) that the port's copy does not hold: the
+/// port's probe is the port's own file.
+fn missing_port_script(plan: &ProbePlan) -> Option<String> {
+    let words = shell_words::split(&plan.command).ok()?;
+    words
+        .iter()
+        .filter(|w| w.ends_with(".py") || w.ends_with(".ipynb"))
+        .filter(|w| !Path::new(w.as_str()).is_absolute())
+        .find(|w| !plan.port.dir.join(w.as_str()).is_file())
+        .map(|w| {
+            format!(
+                "the port has no {w}, which `[parity] command` (`{}`) runs on its side",
+                plan.command
+            )
+        })
 }
 
 /// What the source's side recorded: its archive (kept in the plan's `out_dir`) and tensors.
@@ -185,6 +208,9 @@ pub async fn run_port(
     cancel: &AtomicBool,
     on_output: &mut dyn FnMut(&str),
 ) -> ParityReport {
+    if let Some(missing) = missing_port_script(plan) {
+        return ParityReport::failed(missing);
+    }
     let port = match run_side(
         plan,
         &plan.port,
@@ -317,4 +343,76 @@ async fn run_side(
         None
     };
     Ok(SideEnd { failure, archive })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(command: &str, source: &Path, port: &Path) -> ProbePlan {
+        let side = |dir: &Path| ProbeSide {
+            dir: dir.to_path_buf(),
+            env: None,
+            forbid: Vec::new(),
+        };
+        ProbePlan {
+            setup: None,
+            command: command.to_string(),
+            timeout: Duration::from_secs(60),
+            rtol: 0.0,
+            atol: 0.0,
+            network: false,
+            task_id: "t".to_string(),
+            seed: 0,
+            phase: None,
+            source: side(source),
+            port: side(port),
+            out_dir: source.join("out"),
+            size: (80, 24),
+        }
+    }
+
+    #[test]
+    fn a_port_without_the_probe_script_is_reported_before_the_source_runs() {
+        let source = tempfile::tempdir().unwrap();
+        let port = tempfile::tempdir().unwrap();
+        std::fs::write(source.path().join("probe.py"), "raise SystemExit(1)\n").unwrap();
+        let plan = plan("python probe.py --steps 2", source.path(), port.path());
+        let mut started = Vec::new();
+        let report = tokio::runtime::Runtime::new().unwrap().block_on(run_probe(
+            &plan,
+            &AtomicBool::new(false),
+            &mut |p| {
+                if let ProbeProgress::Started(side) = p {
+                    started.push(side);
+                }
+            },
+        ));
+        assert_eq!(
+            report.error.as_deref(),
+            Some(
+                "the port has no probe.py, which `[parity] command` (`python probe.py --steps 2`) runs on its side"
+            )
+        );
+        assert!(started.is_empty(), "{started:?}");
+        assert!(!source.path().join(PROBE_DIR).exists(), "the source ran");
+    }
+
+    #[test]
+    fn only_relative_scripts_the_port_lacks_count() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+        std::fs::write(dir.path().join("tools/probe.py"), "").unwrap();
+        for (command, missing) in [
+            ("python tools/probe.py", false),
+            ("python -c 'import probe'", false),
+            ("python /opt/probe.py", false),
+            ("python 'tools/other probe.py'", true),
+            ("jupyter nbconvert --execute probe.ipynb", true),
+            ("python probe.py", true),
+        ] {
+            let found = missing_port_script(&plan(command, dir.path(), dir.path()));
+            assert_eq!(found.is_some(), missing, "{command}: {found:?}");
+        }
+    }
 }
