@@ -5,72 +5,22 @@
 //! it with the runs and writes it into the task; a claim the runs do not reproduce is refused
 //! without `--accept-unreproduced`; a repository that claims nothing says so; `calibrate`
 //! authenticates again. SGC's runs here are also the suite's check that the bundled
-//! `sgc-cora` and `sgc-citeseer` sources land inside their tasks' tolerances.
+//! `sgc-cora` and `sgc-citeseer` sources land inside their tasks' tolerances, and the JAX
+//! notebooks' (equinox's `train_rnn`, diffrax's `neural_cde`, each proposed `from = "jax"`)
+//! that `equinox-train-rnn`'s and `diffrax-neural-cde`'s do; diffrax's `neural_ode`, a run of
+//! about two minutes, is `tests/catalog.rs`'s.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
 use common::oracle::{assert_within_tolerance, bundled};
+use common::upstream::{Upstream, init_jax_notebook};
 use common::*;
 use xstack::task::{ClaimStatus, Direction, Task};
-
-/// The snapshot `name` of `../shared/upstream/`, copied (writable) into a temp folder beside
-/// an empty tasks folder; None (a failure under `CI=true`) where shared/ is not there.
-struct Upstream {
-    tmp: tempfile::TempDir,
-    repo: PathBuf,
-}
-
-impl Upstream {
-    fn copy(name: &str) -> Option<Upstream> {
-        let src = root().join("../shared/upstream").join(name);
-        if !require_tool(&format!("the upstream snapshot {}", src.display()), || {
-            src.is_dir()
-        }) {
-            return None;
-        }
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repos").join(name);
-        overlay(&src, &repo);
-        for entry in walkdir::WalkDir::new(&repo) {
-            let entry = entry.unwrap();
-            let mut permissions = entry.metadata().unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            permissions.set_readonly(false);
-            std::fs::set_permissions(entry.path(), permissions).unwrap();
-        }
-        Some(Upstream { tmp, repo })
-    }
-
-    fn tasks(&self) -> PathBuf {
-        self.tmp.path().join("tasks")
-    }
-
-    /// `xstack init REPO ARGS...`, no terminal, the machine's environment cache.
-    fn init(&self, args: &[&str]) -> Output {
-        xstack()
-            .env("XSTACK_TASKS_DIR", self.tasks())
-            .env("OMP_NUM_THREADS", "1")
-            .arg("init")
-            .arg(&self.repo)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn written(&self, id: &str) -> Task {
-        Task::load(&self.tasks().join(id)).unwrap()
-    }
-
-    fn nothing_written(&self) -> bool {
-        !self.tasks().exists() || std::fs::read_dir(self.tasks()).unwrap().next().is_none()
-    }
-}
 
 /// The line number of the first line of `file` containing `needle`.
 fn line_of(file: &Path, needle: &str) -> usize {
@@ -348,40 +298,18 @@ fn a_repository_without_a_claim_says_so() {
 /// leaves the repository as it was; that run lands inside the bundled task's tolerance.
 #[test]
 fn equinox_train_rnn_notebook_is_proposed_as_a_jax_source() {
-    let Some(up) = Upstream::copy("equinox") else {
+    let notebook = "docs/examples/train_rnn.ipynb";
+    let Some((task, printed)) = init_jax_notebook(
+        "equinox",
+        "train-rnn",
+        notebook,
+        "final_accuracy",
+        "equinox-train-rnn",
+        &[],
+    ) else {
         return;
     };
-    let before = tree_hash(&up.repo);
-    let notebook = "docs/examples/train_rnn.ipynb";
-    let out = up.init(&[
-        "--yes",
-        "--id",
-        "train-rnn",
-        "--notebook",
-        notebook,
-        "--metric",
-        "final_accuracy",
-        "--reference-packages",
-        "jax",
-        "equinox",
-        "optax",
-        "numpy",
-        "--packages",
-        "torch",
-        "numpy",
-    ]);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
-    assert_eq!(
-        tree_hash(&up.repo),
-        before,
-        "init wrote into the repository"
-    );
-    let written = std::fs::read_to_string(up.tasks().join("train-rnn/task.toml")).unwrap();
-    assert!(written.contains("from = \"jax\""), "{written}");
-    let task = up.written("train-rnn");
     let c = &task.spec.criteria[0];
-    assert_eq!(c.metric, "final_accuracy", "{printed}");
     assert_eq!(c.published, 1.0, "{printed}");
     let claim = c.claim.as_ref().unwrap();
     assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
@@ -393,9 +321,45 @@ fn equinox_train_rnn_notebook_is_proposed_as_a_jax_source() {
     );
     assert_eq!(
         claim.location.as_deref(),
-        Some("docs/examples/train_rnn.ipynb#cell=9"),
+        Some(format!("{notebook}#cell=9").as_str()),
         "{printed}"
     );
-    let log = std::fs::read_to_string(up.tasks().join("train-rnn/reference.log")).unwrap();
-    assert_within_tolerance("equinox-train-rnn", &bundled("equinox-train-rnn"), &log);
+}
+
+/// diffrax's neural_cde notebook, a JAX source: cell 12's committed output ends with `Test
+/// loss: 0.1057…, Test Accuracy: 1.0`. Graded on the Test Accuracy, init takes that line's
+/// 1.0, not the `Loss` beside it (from 2022; 0.0503 here) nor a step's training `Accuracy`,
+/// and the run reproduces it.
+#[test]
+fn diffrax_neural_cde_notebook_is_proposed_as_a_jax_source() {
+    let notebook = "docs/examples/neural_cde.ipynb";
+    let Some((task, printed)) = init_jax_notebook(
+        "diffrax",
+        "neural-cde",
+        notebook,
+        "test_accuracy",
+        "diffrax-neural-cde",
+        &[],
+    ) else {
+        return;
+    };
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.published, 1.0, "{printed}");
+    let claim = c.claim.as_ref().unwrap();
+    assert_eq!(
+        claim.text.as_deref(),
+        Some("Test loss: 0.1057077944278717, Test Accuracy: 1.0"),
+        "{printed}"
+    );
+    assert_eq!(
+        claim.location.as_deref(),
+        Some(format!("{notebook}#cell=12").as_str()),
+        "{printed}"
+    );
+    assert_eq!(claim.value, Some(1.0), "{printed}");
+    assert_eq!(claim.status, ClaimStatus::Reproduced, "{printed}");
+    assert!(
+        printed.contains("test_accuracy: published 1.0 (docs/examples/neural_cde.ipynb#cell=12, \"Test loss: 0.1057077944278717, Test Accuracy: 1.0\") — reproduced:"),
+        "{printed}"
+    );
 }

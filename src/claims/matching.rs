@@ -18,6 +18,7 @@
 //! | the sentence names the value of a `--dataset`, `--model`, `--task`-like option | +1.5 |
 //! | each setting the claim's line states that the command sets the same (or differently) | ±1, at most ±2 |
 //! | a committed output of the notebook the command runs (what this code printed) | +4 |
+//! | a later line of the same cell's committed output prints the same label again (a progress line: the last one printed is the result) | −3 |
 //! | its row or clause speaks of this repository (`this repo`, `ours`, `our model`, `we`) | +3 |
 //! | its row or clause speaks of another's result (`baseline`, `paper`, `reported`, `[3]`) | −3 |
 //! | its row or clause names the repository or its script (`linear` for `repos/linear`) | +2 |
@@ -56,6 +57,7 @@ const NAMES_VALUE: f64 = 1.5;
 const SETTING: f64 = 1.0;
 const SETTINGS_CAP: f64 = 2.0;
 const OWN_OUTPUT: f64 = 4.0;
+const PRINTED_AGAIN: f64 = -3.0;
 /// How many words before an unlabelled-split claim on its line may name its split.
 const NEAR_WORDS: usize = 6;
 const SELF: f64 = 3.0;
@@ -614,6 +616,18 @@ pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
                 score += OWN_OUTPUT;
                 reasons.push(format!(
                     "printed by {notebook}, the notebook the command runs, when its authors ran it"
+                ));
+            }
+            if claim.output
+                && !claim.label.is_empty()
+                && let Some(later) = claims[index + 1..].iter().find(|o| {
+                    o.output && o.location == claim.location && o.label == claim.label
+                })
+            {
+                score += PRINTED_AGAIN;
+                reasons.push(format!(
+                    "its cell prints '{}' again later (\"{}\"): a progress line, the last one printed is the result",
+                    claim.label, later.quote
                 ));
             }
             let evidence = whose(claim, claims, index, &target.names);

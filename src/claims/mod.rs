@@ -22,7 +22,8 @@
 //! task's command; the claim's label names the metric's measure and split (with synonyms:
 //! `validation` is `val`, `logprob` is `loss`); a table row names an argument the command
 //! uses (and its sibling rows, naming values it does not use, lose); a notebook's committed
-//! output when the command runs that notebook; the row or clause speaks of this repository
+//! output when the command runs that notebook, and of the lines a cell prints again (a
+//! progress log), the last; the row or clause speaks of this repository
 //! (`this repo`, `ours`) or names it, and not of a baseline's or a paper's result. How close a
 //! claim is to the measured value takes no part: that is what authenticating reports.
 //!

@@ -640,3 +640,57 @@ fn the_split_before_a_score_on_its_line_tells_train_from_test() {
         .unwrap();
     assert_eq!(loss.value_in_metric_units, 0.14712);
 }
+
+#[test]
+fn a_progress_log_in_a_cell_claims_its_last_line() {
+    // diffrax's neural_ode.ipynb, cell 13's committed output: six `Loss` lines a stage, two
+    // stages, each ending at `Step: 499`. The published result is the last line printed; the
+    // earlier ones are the same label printed again.
+    let lines = [
+        "Step: 0, Loss: 0.15854649245738983, Computation time: 2.1308090686798096",
+        "Step: 100, Loss: 0.008659855462610722, Computation time: 0.0057790279388427734",
+        "Step: 200, Loss: 0.012714792974293232, Computation time: 0.006920814514160156",
+        "Step: 300, Loss: 0.009628010913729668, Computation time: 0.007491111755371094",
+        "Step: 400, Loss: 0.004102183040231466, Computation time: 0.007421970367431641",
+        "Step: 499, Loss: 0.0012518921867012978, Computation time: 0.007432222366333008",
+        "Step: 0, Loss: 0.05192319303750992, Computation time: 2.066265106201172",
+        "Step: 100, Loss: 0.0171516016125679, Computation time: 0.03773188591003418",
+        "Step: 200, Loss: 0.010207891464233398, Computation time: 0.03768420219421387",
+        "Step: 300, Loss: 0.01183586660772562, Computation time: 0.04127621650695801",
+        "Step: 400, Loss: 0.006402525119483471, Computation time: 0.03928399085998535",
+        "Step: 499, Loss: 0.002007006434723735, Computation time: 0.039736032485961914",
+    ];
+    let text: Vec<String> = lines.iter().map(|l| format!("{l}\n")).collect();
+    let notebook = serde_json::json!({"cells": [
+        {"cell_type": "code", "source": "def main(seed=5678):\n    print(f\"Step: {step}, Loss: {loss}\")", "outputs": []},
+        {"cell_type": "code", "source": "ts, ys, model = main()",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+    ]})
+    .to_string();
+    let path = "docs/examples/neural_ode.ipynb";
+    let claims = claims_in_notebook(&notebook, path).unwrap();
+    assert_eq!(claims.len(), 12, "{:#?}", summary(&claims));
+    let target = MetricTarget {
+        name: "loss".into(),
+        line: "Step: 499, Loss: 0.001865130034275353, Computation time: 0.04".into(),
+        literal: "Loss:".into(),
+        args: args(&format!("python -m _xstack_notebook {path}")),
+        measured: Some(0.001865130034275353),
+        names: Vec::new(),
+    };
+    let matches = rank(&claims, &target);
+    let best = chosen(&matches);
+    assert_eq!(best.claim.quote, lines[11]);
+    assert_eq!(best.claim.value, 0.002007006434723735);
+    assert_eq!(best.claim.where_text(), format!("{path}#cell=1"));
+    let first_stage_end = matches.iter().find(|m| m.claim.quote == lines[5]).unwrap();
+    assert!(
+        first_stage_end
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("its cell prints 'loss' again later")),
+        "{:?}",
+        first_stage_end.reasons
+    );
+    assert!(best.score - first_stage_end.score >= MARGIN);
+}

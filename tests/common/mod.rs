@@ -206,7 +206,9 @@ fn overlay_files(from: &Path, to: &Path) {
 }
 
 pub mod oracle;
+pub mod parity;
 pub mod tmux;
+pub mod upstream;
 
 /// The other processes of this machine whose command line or working folder mentions
 /// `needle`, as (pid, command line with its arguments joined by spaces).
