@@ -399,7 +399,8 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
 /// PyTorch, each tried by an agent that writes a JAX port and one that writes a PyTorch port
 /// (the port that keeps its source's framework is a bypass). In Chromium the index has the
 /// direction column and the "By direction" table; the direction filter narrows the table to
-/// one direction's trials and its URL, loaded fresh, gives the same view.
+/// one direction's trials and its URL, loaded fresh, gives the same view; and a trial's
+/// side-by-side diff wraps a long line, so the port's side stays inside the window.
 #[test]
 fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser() {
     if !require_tool("chromium", browser::chromium_works) {
@@ -410,7 +411,10 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     let to_torch = root.path().join("to-torch");
     std::fs::create_dir_all(&to_jax).unwrap();
     std::fs::create_dir_all(&to_torch).unwrap();
-    let source = |framework: &str| format!("import {framework}\n");
+    // A long line in the source and in every port: the side-by-side diff must wrap it, not
+    // push the port's side out of view.
+    let long = "# ".to_string() + &"a long comment that runs on ".repeat(12);
+    let source = |framework: &str| format!("import {framework}\n{long}\n");
     let torch_source = source("torch");
     let jax_source = source("jax");
     let from_torch = common::quick_task(
@@ -444,7 +448,7 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
         std::fs::write(
             &file,
             format!(
-                "{{\"phase\": 1}}\n{{\"write\": \"train.py\", \"text\": \"import {framework}\\n\"}}\n\
+                "{{\"phase\": 1}}\n{{\"write\": \"train.py\", \"text\": \"import {framework}\\n{long}\\n\"}}\n\
                  {{\"write\": \"score.txt\", \"text\": \"acc=1.0\\n\"}}\n"
             ),
         )
@@ -525,6 +529,32 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
         browser.eval("document.getElementById('direction').value"),
         "JAX → PyTorch"
     );
+    // A trial's diff shows both sides whatever the length of a line: each code column ends
+    // inside the window.
+    browser.eval("document.querySelector('#trials tr td[data-key=text] a').click()");
+    assert!(browser.wait_for(
+        "location.pathname.includes('/trials/') && document.readyState === 'complete'",
+        Duration::from_secs(10)
+    ));
+    let columns = browser.eval(
+        "Array.from(document.querySelectorAll('table.diff tr')).filter(tr => tr.textContent.includes('runs on')) \
+         .map(tr => Array.from(tr.querySelectorAll('td.code')).map(td => Math.round(td.getBoundingClientRect().right))) \
+         .concat([[document.documentElement.clientWidth]])",
+    );
+    let columns = columns.as_array().unwrap();
+    let width = columns.last().unwrap()[0].as_i64().unwrap();
+    let rows = &columns[..columns.len() - 1];
+    assert!(
+        !rows.is_empty(),
+        "no diff row of the long line: {columns:?}"
+    );
+    for row in rows {
+        let right = row.as_array().unwrap().last().unwrap().as_i64().unwrap();
+        assert!(
+            right <= width,
+            "the port's side ends at {right} px, the window at {width}"
+        );
+    }
     browser.eval("1");
     assert_eq!(browser.errors(), Vec::<String>::new());
 }

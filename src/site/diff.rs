@@ -157,9 +157,14 @@ pub fn render(
     }
 }
 
+/// A diff table's start: two halves of equal width, each a line-number column and a code
+/// column, so that a long line wraps in its half instead of pushing the other side out of view.
+const TABLE_OPEN: &str = "<div class=\"scroll\"><table class=\"diff\"><colgroup><col class=\"ln\">\
+<col class=\"code\"><col class=\"ln\"><col class=\"code\"></colgroup>";
+
 /// One file's rows as a table.
 fn file_table(html: &mut String, view: &FileDiffView, prefix: &str, palette: &mut Palette) {
-    html.push_str("<div class=\"scroll\"><table class=\"diff\">");
+    html.push_str(TABLE_OPEN);
     let label = |side: usize, lineno: usize| -> String {
         view.cell_labels[side]
             .as_ref()
@@ -216,7 +221,7 @@ fn file_table(html: &mut String, view: &FileDiffView, prefix: &str, palette: &mu
 
 /// An unchanged file's lines, the same on both sides, each with its anchor.
 fn unchanged_table(html: &mut String, text: &str, prefix: &str) {
-    html.push_str("<div class=\"scroll\"><table class=\"diff\">");
+    html.push_str(TABLE_OPEN);
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let line = escape(line);

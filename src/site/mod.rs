@@ -30,7 +30,7 @@ pub const SITE_DIR: &str = "site";
 /// The file in a trial's folder of the site that holds the hash of what it was built from.
 const SOURCE_FILE: &str = ".source";
 /// Changes whenever a page's layout changes, so older pages are rebuilt.
-const FORMAT: &str = "xstack-site-2";
+const FORMAT: &str = "xstack-site-3";
 
 /// Why the site could not be written.
 #[derive(Debug, thiserror::Error)]
