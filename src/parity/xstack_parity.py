@@ -11,6 +11,8 @@ of the call (or, with `at=function`, of the function that computes the array), a
 archive; the source's side writes the inputs and weights the port must use, and
 `load_inputs()` reads them back on the port's side from `$XSTACK_PARITY_IN`. Without
 `$XSTACK_PARITY_OUT` (a probe run by hand) the arrays are only kept in memory.
+`notebook_namespace(path, skip)` runs a notebook's code cells in one namespace, for a probe of
+a notebook task.
 """
 
 import inspect
@@ -21,7 +23,7 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["record", "load_inputs", "recorded"]
+__all__ = ["record", "load_inputs", "recorded", "notebook_namespace"]
 
 MANIFEST = "__xstack_parity__.json"
 """The archive member that lists the arrays in order, with the caller's file and line."""
@@ -86,6 +88,21 @@ def record(name, array, at=None):
 def recorded():
     """The names recorded so far, in order."""
     return [r["name"] for r in _records]
+
+
+def notebook_namespace(path, skip):
+    """The namespace of the notebook at `path` after its code cells ran in order, leaving out
+    each cell whose stripped source `skip` accepts (the cell that trains, say); a cell's code
+    is compiled as `PATH#cell=N`, so a traceback and `record` name the cell."""
+    with open(path) as f:
+        cells = json.load(f)["cells"]
+    namespace = {"__name__": "__notebook__"}
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or skip(source.strip()):
+            continue
+        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
+    return namespace
 
 
 def load_inputs():

@@ -21,7 +21,6 @@ Records, in this order:
   each of the two steps (the second, of the loss after one step; a port that never clears
   torch's accumulated gradients hands it the sum of both).
 """
-import json
 import os
 import types
 
@@ -30,22 +29,8 @@ import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "neural_cde.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip() == "main()":
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
 os.environ.setdefault("MPLBACKEND", "Agg")
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source == "main()")
 import diffrax  # noqa: E402
 import equinox as eqx  # noqa: E402
 import jax  # noqa: E402

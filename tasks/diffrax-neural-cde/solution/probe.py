@@ -7,7 +7,6 @@ the initial hidden states, the vector field, the predictions, loss, accuracy and
 the parameters after one Adam step, then main(steps=2) on those series from those parameters:
 the learning rate it gives torch.optim.Adam and the gradients Adam steps on at each step.
 """
-import json
 import os
 
 import numpy as np
@@ -15,22 +14,8 @@ import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "neural_cde.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip() == "main()":
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
 os.environ.setdefault("MPLBACKEND", "Agg")
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source == "main()")
 import torch  # noqa: E402
 
 torch.set_num_threads(1)

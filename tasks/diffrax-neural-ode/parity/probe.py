@@ -22,7 +22,6 @@ Records, in this order:
   `main(dataset_size=64, steps_strategy=(1, 1), plot=False)`, with the series' length in each
   stage and the batch size the data loader is given.
 """
-import json
 import os
 import sys
 
@@ -31,22 +30,8 @@ import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "neural_ode.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip().endswith("main()"):
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
 os.environ.setdefault("MPLBACKEND", "Agg")
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source.endswith("main()"))
 import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

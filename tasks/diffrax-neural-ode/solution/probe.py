@@ -9,7 +9,6 @@ gradients, the parameters after one and two optimiser steps, and the length and 
 main's data loader is given in each stage of a run of
 `main(dataset_size=64, steps_strategy=(1, 1), plot=False)`.
 """
-import json
 import os
 import sys
 
@@ -18,22 +17,8 @@ import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "neural_ode.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip().endswith("main()"):
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
 os.environ.setdefault("MPLBACKEND", "Agg")
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source.endswith("main()"))
 import torch  # noqa: E402
 
 torch.set_num_threads(1)

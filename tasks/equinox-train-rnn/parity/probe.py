@@ -15,28 +15,13 @@ Records, in this order:
 - `step1.*`: the parameters after one step of main's optimiser (optax.adam at main's
   default learning rate).
 """
-import json
 import os
 
 import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "train_rnn.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip().startswith("main()"):
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source.startswith("main()"))
 import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.lax as lax  # noqa: E402

@@ -6,28 +6,13 @@ biases per gate: `bias_ih_l0` is equinox's `bias`, and `bias_hh_l0` is zero for 
 and update gates and equinox's `bias_n` for the new gate (the same function). The hidden
 state the classifier reads is the input of the model's `linear`, taken with a hook.
 """
-import json
 import os
 
 import xstack_parity as xp
 
 NOTEBOOK = os.path.join("docs", "examples", "train_rnn.ipynb")
 
-
-def notebook_namespace(path):
-    """The notebook's code cells run in order, but the one that calls main()."""
-    with open(path) as f:
-        cells = json.load(f)["cells"]
-    namespace = {"__name__": "__notebook__"}
-    for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code" or source.strip().startswith("main()"):
-            continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
-    return namespace
-
-
-nb = notebook_namespace(NOTEBOOK)
+nb = xp.notebook_namespace(NOTEBOOK, skip=lambda source: source.startswith("main()"))
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
