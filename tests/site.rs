@@ -231,7 +231,7 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
     let gap = &listed[1].0;
     // Reached from the index in one click, on the trial's verdict.
     browser.open(&format!("file://{}/index.html", site.display()));
-    browser.eval(&format!(
+    browser.run_navigating(&format!(
         "document.querySelector('#trials tr[data-trial=\"{gap}\"] td[data-key=text] a').click()"
     ));
     assert!(browser.wait_for(
@@ -287,7 +287,7 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
 
     // Its compare page with the next trial of the task: both verdicts, one chart of both
     // runs, the diff between the two ports.
-    browser.eval("document.querySelector('p.compare a:last-child').click()");
+    browser.run_navigating("document.querySelector('p.compare a:last-child').click()");
     assert!(browser.wait_for(
         "location.pathname.includes('/compare/') && document.readyState === 'complete'",
         Duration::from_secs(10)
@@ -531,7 +531,7 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     );
     // A trial's diff shows both sides whatever the length of a line: each code column ends
     // inside the window.
-    browser.eval("document.querySelector('#trials tr td[data-key=text] a').click()");
+    browser.run_navigating("document.querySelector('#trials tr td[data-key=text] a').click()");
     assert!(browser.wait_for(
         "location.pathname.includes('/trials/') && document.readyState === 'complete'",
         Duration::from_secs(10)

@@ -112,6 +112,14 @@ impl Browser {
     /// Sends one command (to the page once attached) and returns its result; events that
     /// arrive meanwhile are kept.
     pub fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.request(method, params) {
+            Ok(result) => result,
+            Err(error) => panic!("{method} failed: {error}"),
+        }
+    }
+
+    /// Sends one command and returns its result, or the error chromium answered with.
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({"id": id, "method": method, "params": params});
@@ -128,12 +136,10 @@ impl Browser {
             };
             let value: Value = serde_json::from_str(text.as_str()).unwrap();
             if value["id"] == json!(id) {
-                assert!(
-                    value.get("error").is_none(),
-                    "{method} failed: {}",
-                    value["error"]
-                );
-                return value["result"].clone();
+                return match value.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(value["result"].clone()),
+                };
             }
             if value.get("method").is_some() {
                 self.events.push(value);
@@ -143,23 +149,45 @@ impl Browser {
 
     /// The value of `expression` in the page (promises awaited); panics on an exception.
     pub fn eval(&mut self, expression: &str) -> Value {
-        let result = self.call(
+        match self.eval_unless_navigating(expression) {
+            Some(value) => value,
+            None => panic!("{expression}: the page navigated while it was evaluated"),
+        }
+    }
+
+    /// The value of `expression`, or `None` when the page was between two documents (a
+    /// navigation destroys the context an evaluation runs in); panics on any other error.
+    fn eval_unless_navigating(&mut self, expression: &str) -> Option<Value> {
+        let answer = self.request(
             "Runtime.evaluate",
             json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
         );
-        assert!(
-            result.get("exceptionDetails").is_none(),
-            "{expression}: {}",
-            result["exceptionDetails"]
-        );
-        result["result"]["value"].clone()
+        let result = match answer {
+            Ok(result) => result,
+            Err(error) if is_navigation_error(&error) => return None,
+            Err(error) => panic!("Runtime.evaluate failed: {error}"),
+        };
+        if let Some(exception) = result.get("exceptionDetails") {
+            if is_navigation_error(exception) {
+                return None;
+            }
+            panic!("{expression}: {exception}");
+        }
+        Some(result["result"]["value"].clone())
     }
 
-    /// Polls `expression` until it is true, for at most `limit`; whether it became true.
+    /// Runs `expression`, which may start a navigation (a link's click): the page being
+    /// replaced while it runs is not an error.
+    pub fn run_navigating(&mut self, expression: &str) {
+        self.eval_unless_navigating(expression);
+    }
+
+    /// Polls `expression` until it is true, for at most `limit`; whether it became true. An
+    /// evaluation that a navigation interrupted counts as not yet.
     pub fn wait_for(&mut self, expression: &str, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         loop {
-            if self.eval(expression) == json!(true) {
+            if self.eval_unless_navigating(expression) == Some(json!(true)) {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -277,4 +305,17 @@ fn decode_base64(text: &str) -> Vec<u8> {
 /// Whether Chromium starts here.
 pub fn chromium_works() -> bool {
     super::common::runs_ok(CHROMIUM, &["--headless", "--no-sandbox", "--version"])
+}
+
+/// Whether chromium's error (or exception) says the page navigated away from the context an
+/// evaluation ran in, which a poll retries rather than fails on.
+fn is_navigation_error(error: &Value) -> bool {
+    let text = error.to_string();
+    [
+        "Inspected target navigated or closed",
+        "Execution context was destroyed",
+        "Cannot find context with specified id",
+    ]
+    .iter()
+    .any(|known| text.contains(known))
 }
