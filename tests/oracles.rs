@@ -13,7 +13,8 @@
 //! notebook, diffrax's neural ODE): the untouched source is a `bypass`, and the oracle, run
 //! as verify runs it, prints the reference log's first points of a metric the task reads,
 //! each close to the source's (the port runs, is read, and learns as the source does);
-//! `tests/parity.rs` shows each demo's phase-1 mistake in the tensors of its first steps.
+//! `tests/parity.rs` shows each demo's phase-1 mistake in the tensors of its first steps
+//! (`tests/catalog.rs` diffrax's, here its first printed loss).
 //! Their full runs (the demo through both phases, the source inside its tolerance, `init` on
 //! the snapshot) are the catalog's check, `scripts/catalog` (`tests/catalog.rs` and the bench
 //! of every real task's demo).

@@ -1,7 +1,8 @@
 //! The numeric parity probe (SPEC §3a) end to end: each bundled task's demo phase 1 names
 //! the tensor where that demo's pitfall shows first, and the oracle's probe matches
-//! everywhere (diffrax-neural-cde's, a probe of about two minutes, in `tests/catalog.rs`); a probe that crashes or never writes its file is reported as
-//! such, and after a failed grade the probe explains the verdict without changing it.
+//! everywhere (diffrax's neural CDE's and neural ODE's, probes of about two minutes, in
+//! `tests/catalog.rs`); a probe that crashes or never writes its file is reported as such,
+//! and after a failed grade the probe explains the verdict without changing it.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -128,23 +129,6 @@ fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
             first: "hidden.last",
             at: None,
             max_abs: None,
-        },
-    );
-}
-
-/// diffrax's neural ODE, a JAX source: the demo trains both stages on the whole series; the
-/// data, the vector field, the solutions, the loss, its gradients and two AdaBelief steps
-/// match, and the first wrong numbers are the series' lengths main's data loader is given
-/// (100 and 100 against the source's 10 and 100).
-#[test]
-fn diffrax_neural_ode_diverges_first_in_the_length_curriculum() {
-    check_bundled(
-        "diffrax-neural-ode",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "curriculum.lengths",
-            at: None,
-            max_abs: Some(90.0),
         },
     );
 }
