@@ -42,7 +42,6 @@ fn sgc_cora_row_and_its_percentage_are_the_claim() {
     let Some(up) = Upstream::copy("sgc") else {
         return;
     };
-    let before = tree_hash(&up.repo);
     let mut args = vec![
         "--yes",
         "--seeds",
@@ -56,14 +55,7 @@ fn sgc_cora_row_and_its_percentage_are_the_claim() {
         "--reference-packages",
     ];
     args.extend(SGC_REFERENCE);
-    let out = up.init(&args);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
-    assert_eq!(
-        tree_hash(&up.repo),
-        before,
-        "init wrote into the repository"
-    );
+    let printed = up.init_ok(&args);
     let task = up.written("cora");
     let c = &task.spec.criteria[0];
     assert_eq!(c.metric, "test_accuracy");
@@ -135,9 +127,7 @@ fn sgc_citeseer_takes_its_own_row() {
         "--reference-packages",
     ];
     args.extend(SGC_REFERENCE);
-    let out = up.init(&args);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
+    let printed = up.init_ok(&args);
     let claim = up.written("citeseer").spec.criteria[0]
         .claim
         .clone()
@@ -183,9 +173,7 @@ fn makemore_approximate_claim_not_reproduced_is_refused_then_recorded() {
 
     let mut accepted = base.to_vec();
     accepted.push("--accept-unreproduced");
-    let out = up.init(&accepted);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
+    up.init_ok(&accepted);
     let c = up.written("makemore").spec.criteria[0].clone();
     assert_eq!(c.published, 1.92);
     let claim = c.claim.unwrap();
@@ -205,8 +193,7 @@ fn mlp_claim_is_its_own_number_not_the_other_models() {
     let Some(up) = Upstream::copy("mlp") else {
         return;
     };
-    let before = tree_hash(&up.repo);
-    let out = up.init(&[
+    let printed = up.init_ok(&[
         "--yes",
         "--seeds",
         "2",
@@ -223,13 +210,6 @@ fn mlp_claim_is_its_own_number_not_the_other_models() {
         "torch",
         "numpy",
     ]);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
-    assert_eq!(
-        tree_hash(&up.repo),
-        before,
-        "init wrote into the repository"
-    );
     let c = up.written("mlp").spec.criteria[0].clone();
     let claim = c.claim.unwrap();
     assert_eq!(claim.value, Some(2.06), "{printed}");

@@ -58,6 +58,21 @@ impl Upstream {
             .unwrap()
     }
 
+    /// `xstack init REPO ARGS...` exits 0 and leaves the repository as it was; what it
+    /// printed.
+    pub fn init_ok(&self, args: &[&str]) -> String {
+        let before = tree_hash(&self.repo);
+        let out = self.init(args);
+        let printed = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{printed}");
+        assert_eq!(
+            tree_hash(&self.repo),
+            before,
+            "init wrote into the repository"
+        );
+        printed
+    }
+
     /// The task `id` init wrote.
     pub fn written(&self, id: &str) -> Task {
         Task::load(&self.tasks().join(id)).unwrap()
@@ -84,7 +99,6 @@ pub fn init_jax_notebook(
     extra: &[&str],
 ) -> Option<(Task, String)> {
     let up = Upstream::copy(snapshot)?;
-    let before = tree_hash(&up.repo);
     let task = bundled(bundled_id);
     let mut args = vec![
         "--yes",
@@ -100,14 +114,7 @@ pub fn init_jax_notebook(
     args.extend(task.spec.env.reference_packages.iter().map(String::as_str));
     args.push("--packages");
     args.extend(task.spec.env.packages.iter().map(String::as_str));
-    let out = up.init(&args);
-    let printed = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{printed}");
-    assert_eq!(
-        tree_hash(&up.repo),
-        before,
-        "init wrote into the repository"
-    );
+    let printed = up.init_ok(&args);
     let written = std::fs::read_to_string(up.tasks().join(id).join("task.toml")).unwrap();
     assert!(written.contains("from = \"jax\""), "{written}");
     let made = up.written(id);
