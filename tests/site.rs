@@ -196,19 +196,14 @@ fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_
         "{listed:?}"
     );
     // A filter narrows the table and the URL; that URL, loaded fresh, gives the same view.
-    browser.eval(
-        "(() => { const s = document.getElementById('verdict'); s.value = 'fail'; \
-         s.dispatchEvent(new Event('change')); })()",
-    );
+    browser.choose("verdict", "fail");
     let filtered = rows(&mut browser);
     assert_eq!(
         filtered.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>(),
         ["FAIL bypass", "FAIL crash"]
     );
-    let url = browser.eval("location.href").as_str().unwrap().to_string();
+    let url = browser.reload_from_its_url();
     assert!(url.ends_with("#verdict=fail"), "{url}");
-    browser.open("about:blank");
-    browser.open(&url);
     assert!(browser.wait_for(
         "document.querySelectorAll('#trials tbody tr').length === 2",
         Duration::from_secs(10)
@@ -507,19 +502,14 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     assert_eq!(all_agents[1], "1/2 (50%)", "{all_agents}");
     assert_eq!(all_agents[3], "1/2 (50%)", "{all_agents}");
     // The direction filter narrows the table and the URL; that URL, loaded fresh, keeps it.
-    browser.eval(
-        "(() => { const s = document.getElementById('direction'); s.value = 'JAX → PyTorch'; \
-         s.dispatchEvent(new Event('change')); })()",
-    );
+    browser.choose("direction", "JAX → PyTorch");
     let narrowed = json!([
         ["quick-jax", "JAX → PyTorch", "FAIL bypass"],
         ["quick-jax", "JAX → PyTorch", "PASS (phase 1)"],
     ]);
     assert_eq!(table(&mut browser), narrowed);
-    let url = browser.eval("location.href").as_str().unwrap().to_string();
+    let url = browser.reload_from_its_url();
     assert!(url.contains("#direction="), "{url}");
-    browser.open("about:blank");
-    browser.open(&url);
     assert!(browser.wait_for(
         "document.querySelectorAll('#trials tbody tr').length === 2",
         Duration::from_secs(10)

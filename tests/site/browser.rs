@@ -182,6 +182,27 @@ impl Browser {
         self.eval_unless_navigating(expression);
     }
 
+    /// Picks `value` in the `<select>` whose id is `id`, as a user's choice does (its
+    /// `change` event fires).
+    pub fn choose(&mut self, id: &str, value: &str) {
+        self.eval(&format!(
+            "(() => {{ const s = document.getElementById({}); s.value = {}; \
+             s.dispatchEvent(new Event('change')); }})()",
+            json!(id),
+            json!(value)
+        ));
+    }
+
+    /// Loads the page's URL afresh from a blank page, so the view keeps only what its URL
+    /// holds; that URL.
+    pub fn reload_from_its_url(&mut self) -> String {
+        let url = self.eval("location.href");
+        let url = url.as_str().expect("location.href is a string").to_string();
+        self.open("about:blank");
+        self.open(&url);
+        url
+    }
+
     /// Polls `expression` until it is true, for at most `limit`; whether it became true. An
     /// evaluation that a navigation interrupted counts as not yet.
     pub fn wait_for(&mut self, expression: &str, limit: Duration) -> bool {
