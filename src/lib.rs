@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod notebook;
 pub mod parity;
 pub mod patterns;
+pub mod poll;
 pub mod process;
 pub mod pty;
 pub mod reaper;

@@ -15,6 +15,32 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit status: infrastructure failure.
 pub const EXIT_INFRA: i32 = 3;
 
+/// The threads a tokio runtime runs its tasks on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeThreads {
+    /// Two batch workers: a subcommand's session (the budgets are measured on a two-core
+    /// machine, where the child that writes the log needs a core of its own, and a batch
+    /// thread's wake-up does not take the core from it).
+    SessionWorkers,
+    /// The calling thread only: a blocking helper that runs one future to its end (a
+    /// calibration run, the parity probe inside a session's blocking task).
+    CallingThread,
+}
+
+/// The one place a tokio runtime is built, with its I/O and timers enabled.
+pub fn runtime(threads: RuntimeThreads) -> std::io::Result<tokio::runtime::Runtime> {
+    match threads {
+        RuntimeThreads::SessionWorkers => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .on_thread_start(run_as_batch)
+            .enable_all()
+            .build(),
+        RuntimeThreads::CallingThread => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    }
+}
+
 /// Marks the calling thread as a batch thread (Linux's `SCHED_BATCH`, which any thread may
 /// choose): when it wakes it does not preempt a running thread, such as the experiment's
 /// process writing the log xstack reads, but waits for the end of that thread's time slice

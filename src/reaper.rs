@@ -2,7 +2,9 @@
 //! processes an agent starts in a new session or double-forks come back to it as children,
 //! reaps them as they exit, and ends every remaining descendant when a session ends.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::poll;
 
 /// Marks this process as a subreaper for its descendants.
 pub fn become_subreaper() {
@@ -128,11 +130,10 @@ pub fn end_descendants(grace: Duration) {
             libc::kill(*pid, libc::SIGTERM);
         }
     }
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline && descendants().iter().any(|p| alive(*p)) {
+    poll::wait_until(grace, Duration::from_millis(20), || {
         reap_orphans(&[]);
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        !descendants().iter().any(|p| alive(*p))
+    });
     for _ in 0..3 {
         let left = descendants();
         if left.is_empty() {
@@ -160,11 +161,7 @@ pub fn end_process(pid: i32, grace: Duration) {
     unsafe {
         libc::kill(pid, libc::SIGTERM);
     }
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline && alive(pid) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if alive(pid) {
+    if !poll::wait_until(grace, Duration::from_millis(20), || !alive(pid)) {
         // SAFETY: as above.
         unsafe {
             libc::kill(pid, libc::SIGKILL);
@@ -178,12 +175,11 @@ mod tests {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
 
-    fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !cond() {
-            assert!(Instant::now() < deadline, "timed out waiting: {what}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    fn wait_for(what: &str, cond: impl FnMut() -> bool) {
+        assert!(
+            poll::wait_until(Duration::from_secs(10), Duration::from_millis(10), cond),
+            "timed out waiting: {what}"
+        );
     }
 
     #[test]

@@ -171,13 +171,12 @@ pub fn run_seed(
         cols: plan.size.0,
         rows: plan.size.1,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| SeedError::Io {
+    let runtime = crate::process::runtime(crate::process::RuntimeThreads::CallingThread).map_err(
+        |source| SeedError::Io {
             what: "cannot start the runtime".to_string(),
             source,
-        })?;
+        },
+    )?;
     let result = runtime.block_on(run_in_pty(&spec, plan.timeout, on_output));
     let _ = std::fs::remove_dir_all(&dir);
     let (output, exit, timed_out, duration_s) = result?;

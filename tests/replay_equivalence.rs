@@ -61,7 +61,8 @@ fn live_and_replayed_panes_are_the_same() {
         let prepared = cli::prepare(&opts).unwrap();
         let state = prepared.state.clone();
         let run_dir = prepared.config.run_dir.clone();
-        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let runtime =
+            xstack::process::runtime(xstack::process::RuntimeThreads::SessionWorkers).unwrap();
         let code = runtime.block_on(async move {
             let (_tx, rx) = tokio::sync::mpsc::channel::<Command>(4);
             Driver::new(

@@ -1,4 +1,5 @@
 use super::*;
+use crate::poll;
 use std::process::{Command, Stdio};
 
 const TASK_TOML: &str = r#"id = "quick"
@@ -280,7 +281,6 @@ fn real_processes_are_recorded_and_one_left_running_is_ended_at_the_end_of_the_t
     }
     let mut sleeper = python(&collector, &workspace, &["sleeper.py"]);
     // Wait for the sleeper's start record and its line (a condition, with a deadline).
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let started = || {
         std::fs::read_dir(collector.records_dir())
             .unwrap()
@@ -288,13 +288,10 @@ fn real_processes_are_recorded_and_one_left_running_is_ended_at_the_end_of_the_t
             .filter(|e| e.path().extension().is_some_and(|x| x == "out"))
             .any(|e| std::fs::read_to_string(e.path()).unwrap() == "acc=0.95\n")
     };
-    while !started() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the sleeper never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        poll::wait_until(Duration::from_secs(30), Duration::from_millis(20), started),
+        "the sleeper never started"
+    );
     let ended = collector.collect(1, false);
     let seen: Vec<(Option<i32>, Option<&str>, f64)> = ended
         .iter()
@@ -337,15 +334,12 @@ fn a_python_the_recorder_misses_is_reported_once_as_unknown() {
         &workspace,
         &["-S", "-c", "import time; time.sleep(60)"],
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let mut seen = Vec::new();
     let mut polls = 0;
-    while seen.is_empty() {
-        assert!(std::time::Instant::now() < deadline, "never reported");
-        std::thread::sleep(Duration::from_millis(100));
-        seen = collector.collect(1, false);
+    let seen = poll::poll(Duration::from_secs(30), Duration::from_millis(100), || {
         polls += 1;
-    }
+        Some(collector.collect(1, false)).filter(|s| !s.is_empty())
+    })
+    .expect("never reported");
     assert!(
         polls > 1,
         "reported before it had a chance to write a record"
@@ -405,14 +399,12 @@ fn the_agent_itself_is_neither_a_run_nor_ended_and_its_records_keep_no_secret() 
             .map(|p| std::fs::read_to_string(p).unwrap())
             .collect()
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !records("out").contains("acc=0.9") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never printed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        poll::wait_until(Duration::from_secs(30), Duration::from_millis(20), || {
+            records("out").contains("acc=0.9")
+        }),
+        "the agent never printed"
+    );
     // What the recorder kept is redacted as the journal is.
     let (out, start) = (records("out"), records("jsonl"));
     assert_eq!(out, "key [redacted] token [redacted]\nacc=0.9\n");

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::task::ClaimStatus;
+use crate::task::Direction;
 
 /// What calibrated runs measured.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -28,9 +29,10 @@ pub struct Authentication {
     pub in_tolerances: f64,
 }
 
-/// Compares a claim (in the metric's units) with the measured mean: reproduced when
-/// `|mean - claim| <= tolerance` (up to rounding: a relative 1e-9). A negative or NaN
-/// tolerance counts as zero; a NaN mean or claim is never reproduced.
+/// Compares a claim (in the metric's units) with the measured mean, as the grader compares a
+/// value with a `within` criterion ([`Direction::judge`], in decimal arithmetic): reproduced
+/// when `|mean - claim| <= tolerance`. A negative or NaN tolerance counts as zero; a NaN mean
+/// or claim is never reproduced.
 pub fn authenticate(claim_value: f64, measured: &Measured, tolerance: f64) -> Authentication {
     let tolerance = if tolerance.is_nan() {
         0.0
@@ -38,11 +40,12 @@ pub fn authenticate(claim_value: f64, measured: &Measured, tolerance: f64) -> Au
         tolerance.max(0.0)
     };
     let difference = measured.mean - claim_value;
-    let slack = 1e-9 * claim_value.abs().max(measured.mean.abs()).max(1.0);
-    let reproduced = difference.abs() <= tolerance + slack;
+    let reproduced = Direction::Within
+        .judge(measured.mean, claim_value, tolerance)
+        .met;
     let in_tolerances = if tolerance > 0.0 {
         difference / tolerance
-    } else if difference.abs() <= slack {
+    } else if reproduced {
         0.0
     } else {
         f64::INFINITY.copysign(difference)
@@ -83,6 +86,29 @@ mod tests {
         let a = authenticate(0.810, &measured(0.8103), 0.0003);
         assert_eq!(a.status, ClaimStatus::Reproduced);
         assert!((a.in_tolerances - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn authentication_agrees_with_the_grader_at_the_edges() {
+        // 0.764 ± 0.013 ends at exactly 0.751 and 0.777, as a `within` criterion does.
+        let mut checked = 0;
+        for (mean, reproduced) in [
+            (0.751, true),
+            (0.777, true),
+            (0.7509, false),
+            (0.7771, false),
+            (0.764, true),
+        ] {
+            let a = authenticate(0.764, &measured(mean), 0.013);
+            assert_eq!(a.status == ClaimStatus::Reproduced, reproduced, "{mean}");
+            assert_eq!(
+                reproduced,
+                Direction::Within.judge(mean, 0.764, 0.013).met,
+                "{mean}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 5);
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::patterns;
+
 fn is_number(s: &str) -> bool {
     s.parse::<f64>().is_ok()
 }
@@ -101,19 +103,18 @@ pub fn options(items: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-static FLAG_PAIR: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"--?([A-Za-z][\w-]*)=([^\s`'\x22,)]+)").ok());
-static NAME_NUMBER: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
+static FLAG_PAIR: LazyLock<Regex> =
+    LazyLock::new(|| patterns::constant(r"--?([A-Za-z][\w-]*)=([^\s`'\x22,)]+)"));
+static NAME_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    patterns::constant(
         r"\b([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*)\s*[=:]?\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\b",
     )
-    .ok()
 });
 
 /// Settings a line of text states (`--dropout=0.0`, `n_embd 24`), as `(key, value)`.
 pub fn config_pairs(text: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    for re in [&*FLAG_PAIR, &*NAME_NUMBER].into_iter().flatten() {
+    for re in [&*FLAG_PAIR, &*NAME_NUMBER] {
         for c in re.captures_iter(text) {
             let (Some(k), Some(v)) = (c.get(1), c.get(2)) else {
                 continue;

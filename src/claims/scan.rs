@@ -17,6 +17,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::patterns;
+
 use super::Unit;
 use super::vocab::{self, NonResult, WordClass};
 
@@ -76,7 +78,7 @@ static MARKDOWN_MASKS: LazyLock<Vec<(Regex, char)>> = LazyLock::new(|| {
         (r"</?[A-Za-z][^>\n]*>", MASK),
     ]
     .into_iter()
-    .filter_map(|(p, c)| Regex::new(p).ok().map(|r| (r, c)))
+    .map(|(p, c)| (patterns::constant(p), c))
     .collect()
 });
 
@@ -87,12 +89,12 @@ static PLAIN_MASKS: LazyLock<Vec<(Regex, char)>> = LazyLock::new(|| {
         (r"\x1b\[[0-9;?]*[A-Za-z]", MASK),
     ]
     .into_iter()
-    .filter_map(|(p, c)| Regex::new(p).ok().map(|r| (r, c)))
+    .map(|(p, c)| (patterns::constant(p), c))
     .collect()
 });
 
-static NUMBER: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"^[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)(?:[eE][-+]?\d+)?").ok()
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    patterns::constant(r"^[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)(?:[eE][-+]?\d+)?")
 });
 
 /// The text with everything that is not prose replaced, byte for byte, by mask characters:
@@ -188,10 +190,7 @@ fn tokenize(s: &str) -> Vec<Tok> {
                     )
             });
         if c.is_ascii_digit() || sign {
-            let len = NUMBER
-                .as_ref()
-                .and_then(|re| re.find(&s[pos..]))
-                .map_or(c.len_utf8(), |m| m.end());
+            let len = NUMBER.find(&s[pos..]).map_or(c.len_utf8(), |m| m.end());
             let num_end = pos + len;
             let j = skip_while(&cs, k, |p, _| p < num_end);
             let is_word_char = |x: char| x.is_alphanumeric() || x == '_';

@@ -32,14 +32,10 @@ pub use replay::{replay_headless, replay_tui};
 pub use run::{run_headless, run_tui, spawn_signal_forwarder};
 pub use runs::runs;
 
-/// The runtime a subcommand's session runs on: two workers, batch threads (the budgets are
-/// measured on a two-core machine, where the child that writes the log needs a core of its
-/// own, and a batch thread's wake-up does not take the core from it).
+/// The runtime a subcommand's session runs on ([`RuntimeThreads::SessionWorkers`]).
+///
+/// [`RuntimeThreads::SessionWorkers`]: crate::process::RuntimeThreads::SessionWorkers
 pub fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .on_thread_start(crate::process::run_as_batch)
-        .enable_all()
-        .build()
+    crate::process::runtime(crate::process::RuntimeThreads::SessionWorkers)
         .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))
 }

@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::patterns;
+
 /// The skeleton's file name, in the task folder (and, once enabled, in the repository).
 pub const PROBE_FILE: &str = "probe.py";
 
@@ -51,21 +53,17 @@ pub struct ProbeTarget {
 }
 
 static MODULE_CLASS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^class\s+([A-Za-z_]\w*)\s*\(\s*(?:torch\.)?nn\.Module\s*\)\s*:")
-        .unwrap_or_else(|e| unreachable!("the nn.Module pattern is a valid regex: {e}"))
+    patterns::constant(r"^class\s+([A-Za-z_]\w*)\s*\(\s*(?:torch\.)?nn\.Module\s*\)\s*:")
 });
 
-static INIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s+def\s+__init__\s*\(").unwrap_or_else(|e| unreachable!("valid regex: {e}"))
-});
+static INIT: LazyLock<Regex> = LazyLock::new(|| patterns::constant(r"^\s+def\s+__init__\s*\("));
 
 /// A loss: an `nn.…Loss(` module, a functional loss (`F.cross_entropy(`, `F.mse_loss(`,
 /// `torch.nn.functional.nll_loss(`), or a `loss.backward()`.
 static LOSS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    patterns::constant(
         r"\bnn\.\w*Loss\s*\(|\b(?:F|functional)\.(?:\w+_loss|cross_entropy|binary_cross_entropy\w*|nll_loss|kl_div)\s*\(|\bloss\w*\.backward\s*\(",
     )
-    .unwrap_or_else(|e| unreachable!("the loss pattern is a valid regex: {e}"))
 });
 
 /// The model and the loss of the experiment `command` runs: among the repository's
@@ -191,7 +189,7 @@ fn script_of(command: &str, repo: &Path) -> Option<String> {
 /// repository's root, as files among `texts`.
 fn local_imports(script: &str, text: &str, texts: &[(String, String)]) -> Vec<String> {
     static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
-        crate::patterns::constant(
+        patterns::constant(
             r"^\s*(?:from\s+(\.*[\w.]*)\s+import\b|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))",
         )
     });

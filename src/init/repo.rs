@@ -14,17 +14,6 @@ use crate::task::{Framework, Migration};
 
 /// Files that are entry points when they sit at the repository's top level, in order.
 const ENTRY_FILES: &[&str] = &["train.py", "main.py", "run.py", "finetune.py", "eval.py"];
-/// Packages of the PyTorch side that the JAX side does not get by default.
-const TORCH_FAMILY: &[&str] = &[
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "torchtext",
-    "torchmetrics",
-    "pytorch-lightning",
-    "lightning",
-    "triton",
-];
 /// Packages the JAX side gets by default.
 pub const JAX_PACKAGES: &[&str] = &["jax", "flax", "optax"];
 /// Settings listed per source.
@@ -69,36 +58,8 @@ pub fn package_name(req: &str) -> String {
         .replace('_', "-")
 }
 
-/// Packages of the JAX side that the PyTorch side does not get by default (distribution
-/// names; a `jax-` or `jaxlib` prefix counts too).
-const JAX_FAMILY: &[&str] = &[
-    "jax",
-    "jaxlib",
-    "flax",
-    "optax",
-    "equinox",
-    "diffrax",
-    "dm-haiku",
-    "chex",
-    "orbax-checkpoint",
-    "lineax",
-    "optimistix",
-    "distrax",
-    "jaxopt",
-    "numpyro",
-    "blackjax",
-];
-
 /// Packages the PyTorch side gets by default.
 const TORCH_PACKAGES: &[&str] = &["torch"];
-
-/// Whether the distribution `name` belongs to `framework`'s family.
-fn in_family(name: &str, framework: Framework) -> bool {
-    match framework {
-        Framework::Torch => TORCH_FAMILY.contains(&name),
-        Framework::Jax => JAX_FAMILY.contains(&name) || name.starts_with("jax"),
-    }
-}
 
 /// Where the default port-side packages come from, in words, for the proposal.
 pub fn target_packages_note(migration: Migration) -> String {
@@ -120,7 +81,7 @@ pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String
         .iter()
         .filter(|r| {
             let name = package_name(r);
-            !in_family(&name, migration.from) && !name.starts_with("nvidia-")
+            !migration.from.owns_distribution(&name) && !name.starts_with("nvidia-")
         })
         .cloned()
         .collect();

@@ -379,15 +379,13 @@ mod tests {
         std::fs::write(source.path().join("probe.py"), "raise SystemExit(1)\n").unwrap();
         let plan = plan("python probe.py --steps 2", source.path(), port.path());
         let mut started = Vec::new();
-        let report = tokio::runtime::Runtime::new().unwrap().block_on(run_probe(
-            &plan,
-            &AtomicBool::new(false),
-            &mut |p| {
+        let report = crate::process::runtime(crate::process::RuntimeThreads::CallingThread)
+            .unwrap()
+            .block_on(run_probe(&plan, &AtomicBool::new(false), &mut |p| {
                 if let ProbeProgress::Started(side) = p {
                     started.push(side);
                 }
-            },
-        ));
+            }));
         assert_eq!(
             report.error.as_deref(),
             Some(

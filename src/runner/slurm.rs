@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
+use crate::poll;
+
 use super::remote::{self, parse_recorded, run_command, secret_vars};
 use super::spec::{RemoteDir, SlurmTarget};
 use super::{Job, JobState, Launch, QueueState, Recorded, Runner, RunnerError, RunnerSpec};
@@ -244,14 +246,14 @@ impl SlurmRunner {
         if let Err(e) = self.client(&["scancel", id]) {
             tracing::warn!("scancel {id}: {e}");
         }
-        let deadline = Instant::now() + GONE_LIMIT;
-        while Instant::now() < deadline {
-            match self.squeue(id) {
-                Some((state, _)) if LIVE_STATES.contains(&state.name()) => std::thread::sleep(POLL),
-                _ => return,
-            }
+        let gone = poll::wait_until(
+            GONE_LIMIT,
+            POLL,
+            || !matches!(self.squeue(id), Some((state, _)) if LIVE_STATES.contains(&state.name())),
+        );
+        if !gone {
+            tracing::warn!("slurm job {id} is still in the queue after scancel");
         }
-        tracing::warn!("slurm job {id} is still in the queue after scancel");
     }
 
     /// Ends the verify run's job (when it has one) and removes its files from the shared

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::remote::{cancel_script, prepare_script, run_script, stage_script};
 use super::*;
@@ -232,15 +232,8 @@ fn worker_logs_keep_the_output_and_worker_zero_prints_it() {
 }
 
 /// Polls `cond` until it holds or `limit` passes.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
+fn wait_for(limit: Duration, cond: impl FnMut() -> bool) -> bool {
+    crate::poll::wait_until(limit, Duration::from_millis(20), cond)
 }
 
 #[test]

@@ -16,35 +16,70 @@ pub enum Framework {
     Jax,
 }
 
-/// The modules a port to PyTorch may not import: JAX and the libraries built on it (the
-/// import names: `dm-haiku` installs `haiku`). `jaxtyping` is among them: it annotates
-/// PyTorch tensors too, but importing it imports JAX when it can (docs/INTEGRITY.md).
-const JAX_MODULES: &[&str] = &[
-    "jax",
-    "jaxlib",
-    "jaxtyping",
-    "flax",
-    "optax",
-    "equinox",
-    "diffrax",
-    "haiku",
-    "chex",
-    "orbax",
-    "lineax",
-    "optimistix",
-    "distrax",
-    "jaxopt",
-    "numpyro",
-    "blackjax",
-    "jraph",
-    "rlax",
-    "objax",
-    "trax",
-    "penzai",
+/// A library of a framework's family: the module code imports and the distribution that
+/// installs it (`dm-haiku` installs `haiku`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Library {
+    /// The top-level module code imports.
+    pub module: &'static str,
+    /// The distribution (package) name that installs it.
+    pub distribution: &'static str,
+}
+
+const fn library(module: &'static str, distribution: &'static str) -> Library {
+    Library {
+        module,
+        distribution,
+    }
+}
+
+/// JAX and the libraries built on it: the one list of the JAX family. A port to PyTorch may
+/// import none of them, and `init` leaves them out of a PyTorch side's environment.
+/// `jaxtyping` is among them: it annotates PyTorch tensors too, but importing it imports JAX
+/// when it can (docs/INTEGRITY.md).
+const JAX_FAMILY: &[Library] = &[
+    library("jax", "jax"),
+    library("jaxlib", "jaxlib"),
+    library("jaxtyping", "jaxtyping"),
+    library("flax", "flax"),
+    library("optax", "optax"),
+    library("equinox", "equinox"),
+    library("diffrax", "diffrax"),
+    library("haiku", "dm-haiku"),
+    library("chex", "chex"),
+    library("orbax", "orbax-checkpoint"),
+    library("lineax", "lineax"),
+    library("optimistix", "optimistix"),
+    library("distrax", "distrax"),
+    library("jaxopt", "jaxopt"),
+    library("numpyro", "numpyro"),
+    library("blackjax", "blackjax"),
+    library("jraph", "jraph"),
+    library("rlax", "rlax"),
+    library("objax", "objax"),
+    library("trax", "trax"),
+    library("penzai", "penzai"),
+];
+
+/// PyTorch and the libraries built on it: `init` leaves them out of a JAX side's environment.
+/// A port to JAX may not import `torch` (each of the others imports it).
+const TORCH_FAMILY: &[Library] = &[
+    library("torch", "torch"),
+    library("torchvision", "torchvision"),
+    library("torchaudio", "torchaudio"),
+    library("torchtext", "torchtext"),
+    library("torchmetrics", "torchmetrics"),
+    library("pytorch_lightning", "pytorch-lightning"),
+    library("lightning", "lightning"),
+    library("triton", "triton"),
 ];
 
 /// The modules a port to JAX may not import.
 const TORCH_MODULES: &[&str] = &["torch"];
+
+/// The modules of [`JAX_FAMILY`], in its order.
+static JAX_MODULES: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| JAX_FAMILY.iter().map(|l| l.module).collect());
 
 impl<'de> Deserialize<'de> for Framework {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -87,8 +122,23 @@ impl Framework {
     pub fn modules(self) -> &'static [&'static str] {
         match self {
             Framework::Torch => TORCH_MODULES,
-            Framework::Jax => JAX_MODULES,
+            Framework::Jax => JAX_MODULES.as_slice(),
         }
+    }
+
+    /// The framework and its libraries, as modules and distributions.
+    pub fn family(self) -> &'static [Library] {
+        match self {
+            Framework::Torch => TORCH_FAMILY,
+            Framework::Jax => JAX_FAMILY,
+        }
+    }
+
+    /// Whether the distribution `name` (normalised: lowercase, `-` for `_`) installs the
+    /// framework or a library of its family; for JAX a `jax` prefix counts too (`jax-cuda12-plugin`).
+    pub fn owns_distribution(self, name: &str) -> bool {
+        self.family().iter().any(|l| l.distribution == name)
+            || (self == Framework::Jax && name.starts_with("jax"))
     }
 
     /// The framework of code that imports `modules`: PyTorch when torch is among them, JAX
@@ -223,6 +273,26 @@ mod tests {
         };
         assert_eq!(to_jax.resolve(), Migration::default());
         assert_eq!(MigrationSpec::default().resolve(), Migration::default());
+    }
+
+    #[test]
+    fn one_family_list_gives_both_the_modules_a_port_may_not_import_and_the_distributions_init_leaves_out()
+     {
+        let mut checked = 0;
+        for library in Framework::Jax.family() {
+            assert!(Framework::Jax.modules().contains(&library.module));
+            assert!(Framework::Jax.owns_distribution(library.distribution));
+            assert!(!Framework::Torch.owns_distribution(library.distribution));
+            checked += 1;
+        }
+        assert_eq!(checked, Framework::Jax.modules().len());
+        assert!(Framework::Jax.owns_distribution("dm-haiku"));
+        assert!(Framework::Jax.owns_distribution("jraph"));
+        assert!(Framework::Jax.owns_distribution("jax-cuda12-plugin"));
+        assert!(!Framework::Jax.owns_distribution("haiku"));
+        assert!(Framework::Torch.owns_distribution("torchvision"));
+        assert!(!Framework::Torch.owns_distribution("numpy"));
+        assert_eq!(Framework::Torch.modules(), ["torch"]);
     }
 
     #[test]

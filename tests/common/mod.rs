@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The repository root (tests run with it as the working folder).
 pub fn root() -> PathBuf {
@@ -99,17 +99,8 @@ pub fn assert_no_recorded_file_holds(dir: &Path, secret: &str) -> usize {
 /// Polls `found` every 50 ms until it gives a value or `limit` passes (then None). What a
 /// test waits on outside xstack (a file, a process, a journal line, a terminal's screen) is
 /// waited on through this, with a deadline, never with a fixed sleep.
-pub fn poll<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = found() {
-            return Some(value);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+pub fn poll<T>(limit: Duration, found: impl FnMut() -> Option<T>) -> Option<T> {
+    xstack::poll::poll(limit, Duration::from_millis(50), found)
 }
 
 /// Polls `cond` every 50 ms until it holds or `limit` passes; returns whether it held.

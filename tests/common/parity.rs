@@ -90,10 +90,7 @@ pub fn check_bundled(id: &str, demo: Phase1) {
         (120, 36),
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = xstack::process::runtime(xstack::process::RuntimeThreads::CallingThread).unwrap();
     let cancel = AtomicBool::new(false);
     let mut output = String::new();
     let source = runtime

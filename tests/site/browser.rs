@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
@@ -206,16 +206,9 @@ impl Browser {
     /// Polls `expression` until it is true, for at most `limit`; whether it became true. An
     /// evaluation that a navigation interrupted counts as not yet.
     pub fn wait_for(&mut self, expression: &str, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            if self.eval_unless_navigating(expression) == Some(json!(true)) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        xstack::poll::wait_until(limit, Duration::from_millis(50), || {
+            self.eval_unless_navigating(expression) == Some(json!(true))
+        })
     }
 
     /// Loads `url` and waits until the document has loaded.

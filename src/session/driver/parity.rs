@@ -5,6 +5,7 @@
 //! [`Event::ProbeStarted`] and its output follows the verify run's in the Run log, and the
 //! report is recorded as [`Event::Parity`]. It never changes the verdict.
 
+use crate::process::RuntimeThreads;
 use std::sync::atomic::AtomicBool;
 
 use crate::grade::{FailureClass, Verdict};
@@ -87,9 +88,7 @@ impl Driver {
                 let _ = std::fs::remove_dir_all(&plan.source.dir);
                 workspace::copy_layers(&source_layers, &plan.source.dir)
                     .map_err(|e| format!("cannot copy the source for the parity probe: {e}"))?;
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
+                let runtime = crate::process::runtime(RuntimeThreads::CallingThread)
                     .map_err(|e| format!("cannot start the parity probe's runtime: {e}"))?;
                 let report = runtime.block_on(run_probe(&plan, cancel, &mut |progress| {
                     output(match progress {
