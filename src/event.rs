@@ -10,7 +10,7 @@ use crate::grade::Verdict;
 use crate::metrics::Point;
 use crate::parity::{ParityReport, ParitySide};
 use crate::runner::JobState;
-use crate::task::{CriterionSpec, Migration};
+use crate::task::{CriterionSpec, Migration, UpstreamSpec};
 
 /// What the human (or a signal) can ask of a running session.
 #[derive(Debug, Clone, PartialEq)]
@@ -576,6 +576,9 @@ pub struct SessionTask {
     pub phase2_details: String,
     /// Reference series from the task's reference log.
     pub reference: Vec<ReferenceSeries>,
+    /// The public repository the task was made from (`[upstream]`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamSpec>,
 }
 
 /// One thing that happened in a session.

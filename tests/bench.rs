@@ -606,3 +606,62 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_task_from_a_public_repository_carries_its_repository_and_commit_to_every_output() {
+    let root = quick_task();
+    let repo = root.path().join("quick/repo");
+    std::fs::write(repo.join("LICENSE"), "MIT License\n").unwrap();
+    let toml = root.path().join("quick/task.toml");
+    let mut written = std::fs::read_to_string(&toml).unwrap();
+    written.push_str(
+        "\n[upstream]\nrepository = \"Tiiiger/SGC\"\n\
+         commit = \"2c7a2727e82e462d8ef9d6e57f0b08888e16488f\"\nlicence = \"MIT\"\n\
+         experiment = \"train.py\"\nchanged = [\"score.txt: added\"]\n",
+    );
+    std::fs::write(&toml, written).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path();
+    let done = bench(&refs(&quick_args(root.path(), &["fix"])), out);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+
+    let upstream = json!({
+        "repository": "Tiiiger/SGC",
+        "commit": "2c7a2727e82e462d8ef9d6e57f0b08888e16488f",
+        "licence": "MIT",
+        "experiment": "train.py",
+        "changed": ["score.txt: added"]
+    });
+    let trial = &trial_dirs(out)[0];
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(trial.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["upstream"], upstream);
+    assert_eq!(result["task"], "quick");
+    assert_eq!(report(out)["trials"][0]["upstream"], upstream);
+
+    let tree = "https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f";
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "| quick | PyTorch → JAX | [Tiiiger/SGC@2c7a272]({tree}) | "
+        )),
+        "{md}"
+    );
+    let index = std::fs::read_to_string(out.join("site/index.html")).unwrap();
+    assert!(
+        index.contains(&format!("<td>quick</td><td><a class=\"upstream\" href=\"{tree}\">Tiiiger/SGC@2c7a272</a></td><td>MIT</td>")),
+        "{index}"
+    );
+    let pages: Vec<String> = std::fs::read_dir(out.join("site/trials"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path().join("index.html")).unwrap())
+        .collect();
+    assert_eq!(pages.len(), 1);
+    assert!(
+        pages[0].contains(&format!(
+            "from <a class=\"upstream\" href=\"{tree}\">Tiiiger/SGC@2c7a272</a> (MIT)"
+        )),
+        "{}",
+        pages[0]
+    );
+}

@@ -1580,3 +1580,101 @@ fn a_script_that_never_ends_is_stopped_at_the_limit() {
     assert!(all.contains("train.py's --max-steps (default 0)"), "{all}");
     assert!(setup.nothing_written(), "{all}");
 }
+
+/// `git ARGS` in `repo`, which must succeed; its standard output.
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-C"])
+        .arg(repo)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// On a git checkout of a GitHub repository init writes `[upstream]` (the remote's
+/// OWNER/NAME, HEAD, the licence its LICENSE's text gives, the command's script, what the
+/// checkout changed since HEAD) and `check` accepts it; the checkout is not written, its
+/// index included. On a plain folder the table is a comment saying what could not be told.
+#[test]
+fn a_github_checkout_gets_its_upstream_table_and_a_plain_folder_a_commented_one() {
+    let setup = seed_fixture("final-loss");
+    let repo = &setup.repo;
+    std::fs::copy(
+        root().join("tasks/makemore/repo/LICENSE"),
+        repo.join("LICENSE"),
+    )
+    .unwrap();
+    git(repo, &["init", "-q"]);
+    git(
+        repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "git@github.com:someone/final-loss.git",
+        ],
+    );
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "first"]);
+    std::fs::write(repo.join("notes.txt"), "not committed\n").unwrap();
+    let head = git(repo, &["rev-parse", "HEAD"]);
+    let index = std::fs::read(repo.join(".git/index")).unwrap();
+    let index_time = std::fs::metadata(repo.join(".git/index"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let args = [
+        "--yes",
+        "--command",
+        "python3 main.py",
+        "--reference-packages",
+        "none",
+    ];
+    let out = setup.init(&args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let short = &head[..7];
+    assert!(
+        all.contains(&format!(
+            "upstream: someone/final-loss@{short} (MIT), main.py"
+        )),
+        "{all}"
+    );
+    let (toml, task) = setup.written("final-loss");
+    let upstream = task.spec.upstream.clone().unwrap();
+    assert_eq!(upstream.repository, "someone/final-loss");
+    assert_eq!(upstream.commit, head);
+    assert_eq!(upstream.licence, "MIT");
+    assert_eq!(upstream.experiment, "main.py");
+    assert_eq!(upstream.changed, ["notes.txt: added, not committed"]);
+    assert!(toml.contains("\n[upstream]\n"), "{toml}");
+    assert_eq!(setup.check("final-loss").status.code(), Some(0));
+    assert_eq!(std::fs::read(repo.join(".git/index")).unwrap(), index);
+    assert_eq!(
+        std::fs::metadata(repo.join(".git/index"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        index_time
+    );
+    assert_eq!(git(repo, &["status", "--porcelain"]), "?? notes.txt");
+
+    let plain = seed_fixture("final-loss");
+    let out = plain.init(&args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("upstream: not written: could not tell the repository (not a git checkout), the licence (no LICENSE, LICENCE or COPYING file)"),
+        "{all}"
+    );
+    let (toml, task) = plain.written("final-loss");
+    assert_eq!(task.spec.upstream, None);
+    assert!(toml.contains("# [upstream] (SPEC §2d) is not written: xstack init could not tell the repository (not a git checkout)"), "{toml}");
+    assert!(
+        toml.contains("\n# [upstream]\n# repository = \"OWNER/NAME\"\n"),
+        "{toml}"
+    );
+    assert!(toml.contains("\n# experiment = \"main.py\"\n"), "{toml}");
+}

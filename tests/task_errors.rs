@@ -16,7 +16,7 @@ use toml_edit::{DocumentMut, Item, TableLike, Value};
 use xstack::task::located::FileError;
 use xstack::task::{Task, TaskError};
 
-/// The keys SPEC §2 and §2c define (table names included), and the ones docs/CONTRACTS.md
+/// The keys SPEC §2, §2c and §2d define (table names included), and the ones docs/CONTRACTS.md
 /// adds (`[solution] remove` and `base`, `[parity] source_files`, a claim's
 /// `measured.machine`).
 const SPEC_KEYS: &[&str] = &[
@@ -83,6 +83,12 @@ const SPEC_KEYS: &[&str] = &[
     "migration",
     "from",
     "to",
+    "upstream",
+    "repository",
+    "commit",
+    "licence",
+    "experiment",
+    "changed",
 ];
 
 /// Keys whose absence still leaves a valid task (a default or an optional value).
@@ -120,6 +126,8 @@ const OPTIONAL_KEYS: &[&str] = &[
     "migration",
     "from",
     "to",
+    "upstream",
+    "changed",
 ];
 
 /// The keys whose values are enum names.

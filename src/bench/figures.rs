@@ -1006,6 +1006,7 @@ mod tests {
         TrialRow {
             task: task.into(),
             migration: Migration::default(),
+            upstream: None,
             agent: agent.into(),
             repeat,
             passed: failure.is_none(),

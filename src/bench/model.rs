@@ -16,7 +16,7 @@ use crate::event::{Event, PhaseOutcome};
 use crate::grade::FailureClass;
 use crate::journal;
 use crate::session::result::{RESULT_FILE, RunResult};
-use crate::task::Migration;
+use crate::task::{Migration, UpstreamSpec};
 
 use super::record::{TrialKey, TrialRecord, TrialStatus};
 use super::stats::{self, Interval, round4};
@@ -165,6 +165,10 @@ pub struct TrialRow {
     /// The task's direction, from the trial's `result.json` (PyTorch to JAX without one).
     #[serde(default)]
     pub migration: Migration,
+    /// The public repository the trial's task was made from, from its `result.json`; absent
+    /// for a task of the team's own code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamSpec>,
     /// The agent spec as given.
     pub agent: String,
     /// 1-based repeat number.
@@ -454,6 +458,7 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
     TrialRow {
         task: key.task.clone(),
         migration,
+        upstream: result.as_ref().and_then(|r| r.upstream.clone()),
         agent: key.agent.clone(),
         repeat: key.repeat,
         passed,

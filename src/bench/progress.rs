@@ -199,6 +199,7 @@ mod tests {
         TrialRow {
             task: "t".into(),
             migration: Migration::default(),
+            upstream: None,
             agent: agent.into(),
             repeat: 2,
             passed: failure.is_none(),

@@ -170,16 +170,33 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
         .iter()
         .map(|a| agent_cell(&a.agent))
         .collect();
+    let first_trial = |task: &String| report.trials.iter().find(|t| &t.task == task);
+    let with_upstream = ctx
+        .tasks
+        .iter()
+        .any(|task| first_trial(task).is_some_and(|t| t.upstream.is_some()));
+    if with_upstream {
+        md.push_str(
+            "upstream: the public repository and commit the task was made from (its \
+             `[upstream]`), linked to the commit's tree.\n\n",
+        );
+    }
     let mut header = vec!["task".to_string(), "direction".to_string()];
+    if with_upstream {
+        header.push("upstream".to_string());
+    }
     header.extend(labels);
     table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
     for task in ctx.tasks {
-        let direction = report
-            .trials
-            .iter()
-            .find(|t| &t.task == task)
-            .map_or_else(|| "–".to_string(), |t| t.migration.label());
+        let trial = first_trial(task);
+        let direction = trial.map_or_else(|| "–".to_string(), |t| t.migration.label());
         let mut cells = vec![task.clone(), direction];
+        if with_upstream {
+            cells.push(trial.and_then(|t| t.upstream.as_ref()).map_or_else(
+                || "–".to_string(),
+                |u| format!("[{}]({})", u.label(), u.url()),
+            ));
+        }
         for a in &report.summary {
             let cell: Vec<&TrialRow> = report
                 .trials
@@ -533,6 +550,7 @@ mod tests {
         TrialRow {
             task: "t".into(),
             migration: Migration::default(),
+            upstream: None,
             agent: agent.into(),
             repeat: 1,
             passed: failure.is_none(),
@@ -739,6 +757,59 @@ mod tests {
         let json = serde_json::to_value(&one_way).unwrap();
         assert!(json.get("by_direction").is_none());
         assert!(!markdown(&one_way, &ctx).contains("## By direction"));
+    }
+
+    #[test]
+    fn each_task_made_from_a_public_repository_shows_it_and_its_commit() {
+        let upstream = json!({
+            "repository": "Tiiiger/SGC",
+            "commit": "2c7a2727e82e462d8ef9d6e57f0b08888e16488f",
+            "licence": "MIT",
+            "experiment": "citation.py",
+            "changed": ["data/ind.pubmed.allx: left out (over 4 MB)"]
+        });
+        let from_sgc = row_of(&json!({
+            "task": "t", "agent": "claude", "run_id": "r", "started_at": "2025-01-01T00:00:00Z",
+            "duration_s": 5.0, "passed": true, "passed_in_phase": 1, "phases": [],
+            "upstream": upstream,
+        }));
+        assert_eq!(
+            from_sgc
+                .upstream
+                .as_ref()
+                .map(crate::task::UpstreamSpec::label),
+            Some("Tiiiger/SGC@2c7a272".to_string())
+        );
+        let own = TrialRow {
+            task: "own".into(),
+            ..trial("claude", Some(1), None)
+        };
+        let report = build(vec![from_sgc, own], &["claude".to_string()]);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["trials"][0]["upstream"], upstream);
+        assert!(json["trials"][1].get("upstream").is_none());
+        let ctx = MarkdownContext {
+            tasks: &["t".to_string(), "own".to_string()],
+            planned: 2,
+            runners: "local",
+        };
+        let md = markdown(&report, &ctx);
+        assert!(
+            md.contains("| task | direction | upstream | `claude` |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| t | PyTorch → JAX | [Tiiiger/SGC@2c7a272](https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f) | "
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| own | PyTorch → JAX | – | "), "{md}");
+        let without = build(
+            vec![trial("claude", Some(1), None)],
+            &["claude".to_string()],
+        );
+        assert!(!markdown_of(&without, "t", 1).contains("upstream"));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! run does with its seed, shows the `task.toml`, and writes it with `reference.log` after
 //! confirmation, only if `xstack check` accepts it; for a repository with an `nn.Module` and
 //! a loss it also writes a `probe.py` skeleton for review, its `[parity]` section a comment
-//! (`probe.rs`). The repository is only read.
+//! (`probe.rs`). `[upstream]` comes from the repository's git checkout when it can be told
+//! (`upstream.rs`), else it is written as a comment saying what is missing. The repository is
+//! only read.
 
 pub mod claims;
 pub mod deps;
@@ -18,6 +20,7 @@ pub mod limits;
 pub mod probe;
 pub mod render;
 pub mod repo;
+pub mod upstream;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -618,6 +621,8 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
             .and_then(|words| crate::command_line::entry_file(&target.repo, &words)),
     };
     let (migration, migration_from) = framework::choose(opts.from, &target.repo, entry.as_deref());
+    let provenance_of_repo = upstream::detect(&target.repo, entry.as_deref());
+    console.say(&provenance_of_repo.summary());
     console.say(&format!(
         "direction: {} ({migration_from})",
         migration.label()
@@ -708,6 +713,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         parity_note: probe_target
             .as_ref()
             .map(|t| probe::parity_note(t, skeleton.is_some())),
+        upstream: provenance_of_repo,
     };
     let written = Written {
         text: render::task_toml(&proposal),

@@ -5,6 +5,7 @@ use crate::calibrate::{Suggestion, toml_string};
 use crate::task::{ClaimSpec, Direction, MetricSpec, Migration};
 
 use super::repo::Settings;
+use super::upstream::Provenance;
 
 /// One criterion of the proposal.
 #[derive(Debug, Clone)]
@@ -76,6 +77,8 @@ pub struct Proposal {
     pub settings: Vec<Settings>,
     /// The `[parity]` section as a comment, when init proposes a probe.
     pub parity_note: Option<String>,
+    /// `[upstream]`, or what could not be told of it.
+    pub upstream: Provenance,
 }
 
 /// The `[criterion.claim]` table of `claim`, under the `[[criterion]]` it belongs to.
@@ -204,6 +207,46 @@ pub fn phase2_details(p: &Proposal) -> String {
     text.trim_end().to_string()
 }
 
+/// `[upstream]` (SPEC §2d): the table when every field was found, else the table as a comment
+/// under what could not be told.
+pub fn upstream_block(provenance: &Provenance) -> String {
+    let (u, missing) = match provenance {
+        Provenance::Found(u) => (u, None),
+        Provenance::Unknown { partial, missing } => (partial, Some(missing)),
+    };
+    let changed = if u.changed.is_empty() {
+        "[]".to_string()
+    } else {
+        let lines: String = u
+            .changed
+            .iter()
+            .map(|c| format!("    {},\n", toml_string(c)))
+            .collect();
+        format!("[\n{lines}]")
+    };
+    let table = format!(
+        "[upstream]\nrepository = {}\ncommit = {}\nlicence = {}\nexperiment = {}\nchanged = {changed}\n",
+        toml_string(&u.repository),
+        toml_string(&u.commit),
+        toml_string(&u.licence),
+        toml_string(&u.experiment),
+    );
+    match missing {
+        None => format!(
+            "# Where the repository comes from (SPEC §2d): its git remote `origin`, HEAD and licence\n\
+             # file; `changed` is what the checkout changed since that commit.\n{table}\n"
+        ),
+        Some(missing) => {
+            let commented: String = table.lines().map(|l| format!("# {l}\n")).collect();
+            format!(
+                "# [upstream] (SPEC §2d) is not written: xstack init could not tell {}. For a task\n\
+                 # made from a public repository, fill it in and uncomment it.\n{commented}\n",
+                missing.join(", ")
+            )
+        }
+    }
+}
+
 /// The whole `task.toml`.
 pub fn task_toml(p: &Proposal) -> String {
     let mut out = String::new();
@@ -217,6 +260,7 @@ pub fn task_toml(p: &Proposal) -> String {
         "[source]\npath = {}\n\n",
         toml_string(&p.source_path)
     ));
+    out.push_str(&upstream_block(&p.upstream));
     out.push_str(&format!(
         "# {}\n[migration]\nfrom = {}\nto = {}\n\n",
         p.migration_from,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::{CriterionResult, FailureClass, Finding};
 use crate::parity::ParityReport;
-use crate::task::Migration;
+use crate::task::{Migration, UpstreamSpec};
 
 use super::state::{PhaseRecord, SessionState};
 use crate::event::{Interruption, PhaseOutcome};
@@ -161,6 +161,10 @@ pub struct RunResult {
     /// The direction of the migration (results without it are PyTorch to JAX).
     #[serde(default)]
     pub migration: Migration,
+    /// The public repository the task was made from (`[upstream]`); absent for a task of the
+    /// team's own code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamSpec>,
     /// Agent spec.
     pub agent: String,
     /// Run id.
@@ -240,6 +244,7 @@ impl RunResult {
         RunResult {
             task: state.task.id.clone(),
             migration: state.task.migration,
+            upstream: state.task.upstream.clone(),
             agent: state.task.agent.clone(),
             run_id: run_id.to_string(),
             started_at: started_at.to_string(),

@@ -284,6 +284,57 @@ fn report_tables(html: &mut String, report: &Report) {
     direction_table(html, report);
 }
 
+/// "Where the tasks come from": per task made from a public repository, the repository and
+/// commit (linked to its tree), the licence, the experiment and the copy's differences from
+/// the commit; nothing when every task is the team's own.
+fn upstream_table(html: &mut String, report: &Report) {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rows = String::new();
+    for trial in &report.trials {
+        let Some(upstream) = trial.upstream.as_ref() else {
+            continue;
+        };
+        if seen.contains(&trial.task.as_str()) {
+            continue;
+        }
+        seen.push(&trial.task);
+        let changed = if upstream.changed.is_empty() {
+            "none".to_string()
+        } else {
+            let items: String = upstream
+                .changed
+                .iter()
+                .map(|c| format!("<li>{}</li>", escape(c)))
+                .collect();
+            format!(
+                "<details><summary>{}</summary><ul>{items}</ul></details>",
+                upstream.changed.len()
+            )
+        };
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td><a class=\"upstream\" href=\"{}\">{}</a></td><td>{}</td>\
+             <td><code>{}</code></td><td>{changed}</td></tr>",
+            escape(&trial.task),
+            escape(&upstream.url()),
+            escape(&upstream.label()),
+            escape(&upstream.licence),
+            escape(&upstream.experiment),
+        );
+    }
+    if seen.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        html,
+        "<section id=\"upstream\"><h2>Where the tasks come from</h2><p class=\"note\">Each task \
+         made from a public repository, at the commit its source was copied from, and every \
+         difference of the copy from that commit.</p><div class=\"scroll\"><table id=\"upstream-table\">\
+         <thead><tr><th>task</th><th>repository</th><th>licence</th><th>experiment</th>\
+         <th>changes from the commit</th></tr></thead><tbody>{rows}</tbody></table></div></section>"
+    );
+}
+
 /// "By direction", as report.md has it: when the trials go both ways, each agent's pass rate
 /// per direction with its 95% interval.
 fn direction_table(html: &mut String, report: &Report) {
@@ -379,12 +430,17 @@ pub fn write_index(
         body,
         "<header><h1>xstack bench</h1><p class=\"verdict-line\">{} trials, {graded} graded, {passed} passed.</p>\
          <nav class=\"toc\"><a href=\"#trials-section\">Trials</a><a href=\"#agents\">Per agent</a>\
-         <a href=\"#ran-port\">Ran its port</a>{}<a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
+         <a href=\"#ran-port\">Ran its port</a>{}{}<a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
         report.trials.len(),
         if report.by_direction.is_empty() {
             ""
         } else {
             "<a href=\"#by-direction\">By direction</a>"
+        },
+        if report.trials.iter().any(|t| t.upstream.is_some()) {
+            "<a href=\"#upstream\">Sources</a>"
+        } else {
+            ""
         }
     );
     let has_direction = trials
@@ -422,6 +478,7 @@ pub fn write_index(
          <noscript><p>The trial table needs JavaScript; each trial's page is under trials/.</p></noscript></section>\n",
     );
     report_tables(&mut body, report);
+    upstream_table(&mut body, report);
     let figures = copy_figures(site, out, writer)?;
     body.push_str("<section id=\"figures\"><h2>Figures</h2>");
     if figures.is_empty() {
@@ -472,6 +529,47 @@ mod tests {
         assert_eq!(agent_sum(Some(&result), "tokens_in"), Some(11.0));
         assert_eq!(agent_sum(Some(&result), "cost_usd"), Some(0.5));
         assert_eq!(agent_sum(Some(&result), "session"), None);
+    }
+
+    #[test]
+    fn each_task_from_a_public_repository_is_linked_to_its_commit() {
+        let sgc = crate::task::UpstreamSpec {
+            repository: "Tiiiger/SGC".into(),
+            commit: "2c7a2727e82e462d8ef9d6e57f0b08888e16488f".into(),
+            licence: "MIT".into(),
+            experiment: "citation.py".into(),
+            changed: vec!["data/ind.pubmed.allx: left out (over 4 MB)".into()],
+        };
+        let row = |task: &str, upstream: Option<&crate::task::UpstreamSpec>| {
+            crate::bench::model::TrialRow {
+                task: task.into(),
+                upstream: upstream.cloned(),
+                ..crate::site::tests::row(None, Some(1))
+            }
+        };
+        let trials = vec![
+            row("sgc-cora", Some(&sgc)),
+            row("sgc-cora", Some(&sgc)),
+            row("digits-mlp", None),
+        ];
+        let report = crate::bench::model::build(trials, &["cmd:a".to_string()]);
+        let mut html = String::new();
+        upstream_table(&mut html, &report);
+        assert_eq!(html.matches("<tr><td>").count(), 1, "{html}");
+        assert!(
+            html.contains(
+                "<td>sgc-cora</td><td><a class=\"upstream\" href=\"https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f\">Tiiiger/SGC@2c7a272</a></td><td>MIT</td><td><code>citation.py</code></td>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("<li>data/ind.pubmed.allx: left out (over 4 MB)</li>"),
+            "{html}"
+        );
+        let own = crate::bench::model::build(vec![row("digits-mlp", None)], &["cmd:a".to_string()]);
+        let mut html = String::new();
+        upstream_table(&mut html, &own);
+        assert!(html.is_empty(), "{html}");
     }
 
     #[test]

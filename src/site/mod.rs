@@ -242,7 +242,7 @@ mod tests {
     use crate::bench::model::{NoVerdict, TrialFailure};
     use crate::grade::FailureClass;
 
-    fn row(failure: Option<TrialFailure>, passed_in_phase: Option<u8>) -> TrialRow {
+    pub(super) fn row(failure: Option<TrialFailure>, passed_in_phase: Option<u8>) -> TrialRow {
         TrialRow {
             task: "t".into(),
             agent: "script:a/pass.jsonl".into(),
@@ -259,6 +259,7 @@ mod tests {
             agent_outcome: Vec::new(),
             timing: None,
             migration: crate::task::Migration::default(),
+            upstream: None,
         }
     }
 

@@ -16,7 +16,7 @@ use crate::journal::{self, Journal};
 use crate::replay::cast::{self, CastPane};
 use crate::session::result::{PhaseResult, RunResult};
 use crate::session::state::SessionState;
-use crate::task::CriterionSpec;
+use crate::task::{CriterionSpec, UpstreamSpec};
 
 use super::chart::{Chart, Curve, Level};
 use super::diff::{self, DiffHtml};
@@ -77,6 +77,15 @@ impl TrialData {
         let mut out = Vec::new();
         cast::export(journal, CastPane::Agent, &mut out).ok()?;
         String::from_utf8(out).ok()
+    }
+
+    /// The public repository the trial's task was made from: `result.json`'s `upstream`, else
+    /// the journal's.
+    pub fn upstream(&self) -> Option<&UpstreamSpec> {
+        self.result
+            .as_ref()
+            .and_then(|r| r.upstream.as_ref())
+            .or(self.state.task.upstream.as_ref())
     }
 
     /// The graded phases of `result.json`.
@@ -216,6 +225,14 @@ pub fn body(row: &TrialRow, data: &TrialData, links: &Links<'_>, has_cast: bool)
     if let Some(task) = Some(&data.state.task.title).filter(|t| !t.is_empty()) {
         let _ = write!(html, " <span class=\"title\">{}</span>", escape(task));
     }
+    if let Some(upstream) = data.upstream() {
+        let _ = write!(
+            html,
+            " <span class=\"upstream\">from {} ({})</span>",
+            upstream_link(upstream),
+            escape(&upstream.licence)
+        );
+    }
     html.push_str("</p>");
     if !links.compare.is_empty() {
         html.push_str("<p class=\"compare\">Compare with: ");
@@ -279,14 +296,27 @@ fn signed(value: f64) -> String {
     }
 }
 
-/// Where the claim a criterion is graded against comes from.
-fn claim_source(spec: Option<&CriterionSpec>) -> String {
+/// `OWNER/NAME@SHORT`, linked to the repository's tree at the commit.
+fn upstream_link(upstream: &UpstreamSpec) -> String {
+    format!(
+        "<a class=\"upstream\" href=\"{}\">{}</a>",
+        escape(&upstream.url()),
+        escape(&upstream.label())
+    )
+}
+
+/// Where the claim a criterion is graded against comes from, and in which repository and
+/// commit when the task was made from a public one.
+fn claim_source(spec: Option<&CriterionSpec>, upstream: Option<&UpstreamSpec>) -> String {
     let Some(claim) = spec.and_then(|s| s.claim.as_ref()) else {
         return "task.toml".to_string();
     };
     let mut parts = Vec::new();
     if let Some(location) = &claim.location {
         parts.push(format!("<code>{}</code>", escape(location)));
+    }
+    if let Some(upstream) = upstream {
+        parts.push(format!("in {}", upstream_link(upstream)));
     }
     if let Some(text) = claim.one_line_text() {
         parts.push(format!("“{}”", escape(&text)));
@@ -379,7 +409,7 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
                     c.direction.as_str(),
                     c.margin().map_or_else(|| "–".to_string(), signed),
                     if c.passed { "yes" } else { "no" },
-                    claim_source(spec)
+                    claim_source(spec, data.upstream())
                 );
             }
             html.push_str("</tbody></table></div>");
@@ -641,4 +671,75 @@ fn prompts_section(html: &mut String, data: &TrialData) {
         html.push_str("<p class=\"empty\">No prompt was recorded.</p>");
     }
     html.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::SessionTask;
+
+    #[test]
+    fn the_page_links_the_claim_to_the_repository_and_commit_it_was_read_in() {
+        let upstream = UpstreamSpec {
+            repository: "Tiiiger/SGC".into(),
+            commit: "2c7a2727e82e462d8ef9d6e57f0b08888e16488f".into(),
+            licence: "MIT".into(),
+            experiment: "citation.py".into(),
+            changed: Vec::new(),
+        };
+        let criterion: CriterionSpec = toml::from_str(
+            "metric = \"test_acc\"\npublished = 0.81\ntolerance = 0.005\ndirection = \"within\"\n\
+             [claim]\ntext = \"Cora | Acc: 81.0 %\"\nwhere = \"README.md:31\"\nvalue = 81.0\n\
+             unit = \"%\"\nstatus = \"reproduced\"\n",
+        )
+        .unwrap();
+        let mut state = SessionState::new();
+        state.apply(
+            0.0,
+            &Event::Task(Box::new(SessionTask {
+                id: "sgc-cora".into(),
+                criteria: vec![criterion],
+                upstream: Some(upstream.clone()),
+                ..SessionTask::default()
+            })),
+        );
+        let result: RunResult = serde_json::from_value(serde_json::json!({
+            "task": "sgc-cora", "agent": "a", "run_id": "r", "started_at": "2026-12-07T00:00:00Z",
+            "duration_s": 1.0, "passed": true, "passed_in_phase": 1,
+            "upstream": upstream,
+            "phases": [{"phase": 1, "verdict": "pass", "failure": null, "findings": [],
+                        "exit_code": 0, "duration_s": 1.0,
+                        "criteria": [{"metric": "test_acc", "value": 0.81, "published": 0.81,
+                                      "tolerance": 0.005, "direction": "within", "passed": true}]}]
+        }))
+        .unwrap();
+        let data = TrialData {
+            result: Some(result),
+            journal: None,
+            state,
+        };
+        let row = crate::bench::model::TrialRow {
+            task: "sgc-cora".into(),
+            upstream: Some(upstream),
+            ..crate::site::tests::row(None, Some(1))
+        };
+        let links = Links {
+            root: "../../",
+            compare: &[],
+        };
+        let html = body(&row, &data, &links, false);
+        let link = "<a class=\"upstream\" href=\"https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f\">Tiiiger/SGC@2c7a272</a>";
+        assert!(
+            html.contains(&format!(
+                "<span class=\"upstream\">from {link} (MIT)</span>"
+            )),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!(
+                "<code>README.md:31</code> in {link} “Cora | Acc: 81.0 %” (reproduced)"
+            )),
+            "{html}"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use judge::Judgement;
 pub use migration::{Framework, Migration, MigrationSpec};
-pub use validate::TaskError;
+pub use validate::{TaskError, licence_files};
 
 /// The name of the task description file inside a task folder.
 pub const TASK_FILE: &str = "task.toml";
@@ -30,6 +30,8 @@ pub struct TaskFile {
     pub summary: Option<String>,
     /// Where the source repository comes from.
     pub source: SourceSpec,
+    /// The public repository the task was made from (SPEC §2d); none for the team's own code.
+    pub upstream: Option<UpstreamSpec>,
     /// The direction: the source's framework and the port's (SPEC §2c).
     #[serde(default)]
     pub migration: MigrationSpec,
@@ -71,6 +73,61 @@ pub struct SourceSpec {
     pub git: Option<String>,
     /// Commit of the git repository.
     pub rev: Option<String>,
+}
+
+/// `[upstream]`: the public repository a task was made from (SPEC §2d): its forge's
+/// `owner/name`, the full commit the source copy was taken at, its licence and the file the
+/// experiment runs, with every difference of the copy from that commit.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamSpec {
+    /// `OWNER/NAME` on GitHub.
+    pub repository: String,
+    /// The commit the source copy was taken at, 40 hexadecimal digits.
+    pub commit: String,
+    /// The licence's SPDX id (or expression); the source folder holds its licence file.
+    pub licence: String,
+    /// The file the task runs, relative to the repository.
+    pub experiment: String,
+    /// Every difference of the source copy from the commit, one line each (`PATH: what`).
+    #[serde(default)]
+    pub changed: Vec<String>,
+}
+
+impl UpstreamSpec {
+    /// The commit's first seven digits, as GitHub abbreviates it.
+    pub fn short_commit(&self) -> &str {
+        self.commit.get(..7).unwrap_or(&self.commit)
+    }
+
+    /// `OWNER/NAME@SHORT`: the repository and the commit in one word.
+    pub fn label(&self) -> String {
+        format!("{}@{}", self.repository, self.short_commit())
+    }
+
+    /// The repository's tree at the commit on GitHub.
+    pub fn url(&self) -> String {
+        format!(
+            "https://github.com/{}/tree/{}",
+            self.repository, self.commit
+        )
+    }
+
+    /// One line for a reader: `from Tiiiger/SGC@2c7a272 (MIT), citation.py`, with how many
+    /// differences from the commit the copy has.
+    pub fn describe(&self) -> String {
+        let changed = match self.changed.len() {
+            0 => "unchanged".to_string(),
+            1 => "1 change".to_string(),
+            n => format!("{n} changes"),
+        };
+        format!(
+            "from {} ({}), {}, {changed}",
+            self.label(),
+            self.licence,
+            self.experiment
+        )
+    }
 }
 
 /// `[published]`: the citation of the published result.

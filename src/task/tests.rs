@@ -378,3 +378,158 @@ fn tasks_of_one_repository_share_its_source_and_task_files() {
         assert!(err.contains("leaves the tasks folder"), "{err}");
     }
 }
+
+/// A task with an `[upstream]` table over `repo/`, which holds `LICENSE` and `train.py`.
+fn upstream_task(table: &str) -> tempfile::TempDir {
+    let root = task_dir(&format!("{GOOD}\n[upstream]\n{table}\n"));
+    let repo = root.path().join("demo-task/repo");
+    std::fs::write(repo.join("LICENSE"), "MIT License\n").unwrap();
+    std::fs::write(repo.join("train.py"), "print('acc=1.0')\n").unwrap();
+    root
+}
+
+const UPSTREAM: &str = r#"repository = "karpathy/nanoGPT"
+commit = "3adf61e154c3fe3fca428ad6bc3818b27a3b8291"
+licence = "MIT"
+experiment = "train.py"
+changed = ["probe.py: added, the parity probe"]"#;
+
+#[test]
+fn an_upstream_table_is_read_with_its_label_and_link() {
+    let root = upstream_task(UPSTREAM);
+    let task = Task::load(&root.path().join("demo-task")).unwrap();
+    let upstream = task.spec.upstream.unwrap();
+    assert_eq!(upstream.label(), "karpathy/nanoGPT@3adf61e");
+    assert_eq!(
+        upstream.url(),
+        "https://github.com/karpathy/nanoGPT/tree/3adf61e154c3fe3fca428ad6bc3818b27a3b8291"
+    );
+    assert_eq!(upstream.changed, ["probe.py: added, the parity probe"]);
+    assert_eq!(
+        upstream.describe(),
+        "from karpathy/nanoGPT@3adf61e (MIT), train.py, 1 change"
+    );
+    let without = load_text(GOOD).unwrap();
+    assert_eq!(without.spec.upstream, None);
+}
+
+#[test]
+fn each_bad_upstream_field_is_refused_naming_it_and_its_line() {
+    let cases = [
+        (
+            "repository = \"karpathy/nanoGPT\"",
+            "repository = \"nanoGPT\"",
+            "upstream.repository",
+            "not OWNER/NAME",
+        ),
+        (
+            "repository = \"karpathy/nanoGPT\"",
+            "repository = \"https://github.com/karpathy/nanoGPT\"",
+            "upstream.repository",
+            "not OWNER/NAME",
+        ),
+        (
+            "commit = \"3adf61e154c3fe3fca428ad6bc3818b27a3b8291\"",
+            "commit = \"3adf61e\"",
+            "upstream.commit",
+            "40 hexadecimal digits",
+        ),
+        (
+            "commit = \"3adf61e154c3fe3fca428ad6bc3818b27a3b8291\"",
+            "commit = \"3adf61e154c3fe3fca428ad6bc3818b27a3b829z\"",
+            "upstream.commit",
+            "40 hexadecimal digits",
+        ),
+        (
+            "licence = \"MIT\"",
+            "licence = \"MIT-ish\"",
+            "upstream.licence",
+            "not an SPDX licence id",
+        ),
+        (
+            "licence = \"MIT\"",
+            "licence = \"apache 2.0\"",
+            "upstream.licence",
+            "did you mean `Apache-2.0`?",
+        ),
+        (
+            "experiment = \"train.py\"",
+            "experiment = \"missing.py\"",
+            "upstream.experiment",
+            "not a file of the source",
+        ),
+        (
+            "experiment = \"train.py\"",
+            "experiment = \"../train.py\"",
+            "upstream.experiment",
+            "inside the repository",
+        ),
+        (
+            "changed = [\"probe.py: added, the parity probe\"]",
+            "changed = [\"  \"]",
+            "upstream.changed[0]",
+            "must not be empty",
+        ),
+        (
+            "licence = \"MIT\"",
+            "licence = \"MIT\"\nlicense = \"MIT\"",
+            "upstream",
+            "unknown field `license`",
+        ),
+        (
+            "experiment = \"train.py\"\n",
+            "",
+            "upstream.experiment",
+            "missing field `experiment`",
+        ),
+    ];
+    for (good, bad, field, message) in cases {
+        let table = format!("{UPSTREAM}\n").replace(good, bad);
+        assert_ne!(table, format!("{UPSTREAM}\n"), "{bad}");
+        let root = upstream_task(&table);
+        let err = Task::load(&root.path().join("demo-task"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("task.toml:"), "{err}");
+        assert!(err.contains(&format!("field `{field}")), "{field}: {err}");
+        assert!(err.contains(message), "{message}: {err}");
+    }
+}
+
+#[test]
+fn the_source_must_hold_a_licence_file() {
+    let root = upstream_task(UPSTREAM);
+    let repo = root.path().join("demo-task/repo");
+    std::fs::remove_file(repo.join("LICENSE")).unwrap();
+    let err = Task::load(&root.path().join("demo-task"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`upstream.licence`"), "{err}");
+    assert!(err.contains("holds no licence file"), "{err}");
+    for name in ["LICENSE.md", "licence.txt", "COPYING"] {
+        std::fs::write(repo.join(name), "text\n").unwrap();
+        Task::load(&root.path().join("demo-task")).unwrap();
+        std::fs::remove_file(repo.join(name)).unwrap();
+    }
+}
+
+#[test]
+fn a_git_source_pins_the_upstream_commit() {
+    let text = GOOD.replace(
+        "path = \"repo\"",
+        "git = \"https://github.com/karpathy/nanoGPT\"\nrev = \"3adf61e154c3fe3fca428ad6bc3818b27a3b8291\"",
+    );
+    let table = UPSTREAM.replace(
+        "experiment = \"train.py\"",
+        "experiment = \"config/train.py\"",
+    );
+    let good = format!("{text}\n[upstream]\n{table}\n");
+    load_text(&good).unwrap();
+    let other = good.replace(
+        "rev = \"3adf61e154c3fe3fca428ad6bc3818b27a3b8291\"",
+        "rev = \"93a43d9a5c22450bbf06e78da2cb6eeef084b717\"",
+    );
+    let err = load_text(&other).unwrap_err().to_string();
+    assert!(err.contains("`upstream.commit`"), "{err}");
+    assert!(err.contains("[source] rev"), "{err}");
+}

@@ -372,6 +372,10 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         }
     }
 
+    if let Some(upstream) = &spec.upstream {
+        check_upstream(&c, &source, upstream)?;
+    }
+
     if let Some(parity) = &spec.parity {
         let key = || KeyPath::of("parity");
         if parity.command.trim().is_empty() {
@@ -426,6 +430,138 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         migration,
         metric_regexes: regexes,
     })
+}
+
+/// The prefixes a licence file's name starts with (upper-cased): `LICENSE`, `LICENSE.md`,
+/// `LICENCE.txt`, `COPYING`.
+const LICENCE_FILES: [&str; 3] = ["LICENSE", "LICENCE", "COPYING"];
+
+/// The licence files at the top of `folder`, sorted.
+pub fn licence_files(folder: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            let upper = name.to_ascii_uppercase();
+            LICENCE_FILES.iter().any(|prefix| upper.starts_with(prefix))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether `repository` is `OWNER/NAME` as GitHub spells them: an owner of letters, digits and
+/// inner hyphens, a name of letters, digits, `.`, `-` and `_` that is not `.` or `..`.
+fn is_owner_and_name(repository: &str) -> bool {
+    let Some((owner, name)) = repository.split_once('/') else {
+        return false;
+    };
+    let owner_ok = !owner.is_empty()
+        && !owner.starts_with('-')
+        && !owner.ends_with('-')
+        && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let name_ok = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    owner_ok && name_ok
+}
+
+/// Why `licence` is not an SPDX licence id or expression, with the id it may have meant.
+fn licence_error(licence: &str) -> Option<String> {
+    if spdx::Expression::parse(licence).is_ok() {
+        return None;
+    }
+    let hint = spdx::imprecise_license_id(licence)
+        .map(|(id, _)| format!(" (did you mean `{}`?)", id.name))
+        .unwrap_or_default();
+    Some(format!(
+        "`{licence}` is not an SPDX licence id such as `MIT` or `Apache-2.0`{hint}"
+    ))
+}
+
+/// The rules of `[upstream]` (SPEC §2d): `OWNER/NAME`, a full commit (the `[source] rev` of a
+/// git source), an SPDX licence whose file the source folder holds, and an experiment that is
+/// a file of the source.
+fn check_upstream(
+    c: &Checker<'_>,
+    source: &Source,
+    upstream: &super::UpstreamSpec,
+) -> Result<(), TaskError> {
+    let key = |field: &str| KeyPath::of("upstream").key(field);
+    if !is_owner_and_name(&upstream.repository) {
+        return Err(c.fail(
+            key("repository"),
+            format!(
+                "`{}` is not OWNER/NAME, such as `karpathy/nanoGPT`",
+                upstream.repository
+            ),
+        ));
+    }
+    let commit = &upstream.commit;
+    if commit.len() != 40 || !commit.chars().all(|ch| ch.is_ascii_hexdigit()) {
+        return Err(c.fail(
+            key("commit"),
+            format!("`{commit}` is not a full commit (40 hexadecimal digits)"),
+        ));
+    }
+    if let Source::Git { rev, .. } = source
+        && !rev.eq_ignore_ascii_case(commit)
+    {
+        return Err(c.fail(
+            key("commit"),
+            format!("`{commit}` is not the commit `[source] rev` pins (`{rev}`)"),
+        ));
+    }
+    if let Some(message) = licence_error(&upstream.licence) {
+        return Err(c.fail(key("licence"), message));
+    }
+    let experiment = Path::new(&upstream.experiment);
+    let inside = !upstream.experiment.is_empty()
+        && experiment
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)));
+    if !inside {
+        return Err(c.fail(
+            key("experiment"),
+            format!(
+                "`{}` must be a path inside the repository (no `..`, not absolute)",
+                upstream.experiment
+            ),
+        ));
+    }
+    if let Source::Path(root) = source {
+        if licence_files(root).is_empty() {
+            return Err(c.fail(
+                key("licence"),
+                format!(
+                    "the source {} holds no licence file (LICENSE*, LICENCE* or COPYING*)",
+                    root.display()
+                ),
+            ));
+        }
+        if !root.join(experiment).is_file() {
+            return Err(c.fail(
+                key("experiment"),
+                format!(
+                    "`{}` is not a file of the source {}",
+                    upstream.experiment,
+                    root.display()
+                ),
+            ));
+        }
+    }
+    for (i, line) in upstream.changed.iter().enumerate() {
+        if line.trim().is_empty() {
+            return Err(c.fail(key("changed").index(i), "must not be empty"));
+        }
+    }
+    Ok(())
 }
 
 /// The rules of a `[criterion.claim]`: a claim that was found names its text, place and value;

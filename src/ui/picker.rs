@@ -264,21 +264,21 @@ impl Picker {
             top[0],
             &mut self.task,
         );
-        let summary = self
+        let about = self
             .task
             .selected()
             .and_then(|i| self.tasks.get(i))
-            .map(|t| {
-                t.spec
-                    .summary
-                    .clone()
-                    .unwrap_or_else(|| t.spec.title.clone())
-            })
-            .unwrap_or_else(|| {
-                "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/".to_string()
-            });
+            .map_or_else(
+                || {
+                    vec![Line::from(
+                        "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/",
+                    )]
+                },
+                |t| about_lines(t, theme),
+            );
         frame.render_widget(
-            Paragraph::new(Span::styled(summary, Style::default().fg(c.text)))
+            Paragraph::new(about)
+                .style(Style::default().fg(c.text))
                 .wrap(Wrap { trim: true })
                 .block(block("About", false)),
             top[1],
@@ -360,6 +360,35 @@ impl Picker {
     }
 }
 
+/// The About panel of a task: the claim its first criterion is graded against and, beside it,
+/// the public repository and commit the task was made from (`[upstream]`), then its summary.
+fn about_lines(task: &Task, theme: &Theme) -> Vec<Line<'static>> {
+    let c = &theme.colors;
+    let mut lines = Vec::new();
+    if let Some(claim) = task.spec.criteria.first().and_then(|cr| cr.claim.as_ref()) {
+        lines.push(Line::from(Span::styled(
+            format!("claim: {}", claim.describe()),
+            Style::default().fg(c.dim),
+        )));
+    }
+    if let Some(upstream) = &task.spec.upstream {
+        lines.push(Line::from(Span::styled(
+            upstream.describe(),
+            Style::default().fg(c.dim),
+        )));
+    }
+    if !lines.is_empty() {
+        lines.push(Line::default());
+    }
+    let summary = task
+        .spec
+        .summary
+        .clone()
+        .unwrap_or_else(|| task.spec.title.clone());
+    lines.push(Line::from(summary));
+    lines
+}
+
 /// Runs the picker until the user chooses.
 pub fn run(terminal: &mut Tui, mut picker: Picker, theme: &Theme) -> std::io::Result<Choice> {
     loop {
@@ -429,6 +458,30 @@ mod tests {
             "{}",
             rows[1]
         );
+    }
+
+    #[test]
+    fn the_about_panel_shows_the_claim_and_the_repository_it_comes_from() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/sgc-cora");
+        let task = Task::load(&dir).unwrap();
+        let mut picker = Picker::new(vec![task], Vec::new());
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 40)).unwrap();
+        terminal.draw(|f| picker.draw(f, &Theme::dark())).unwrap();
+        let buffer = terminal.backend().buffer();
+        let screen: String = (0..40)
+            .map(|y| {
+                (0..200)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let claim = screen.find("claim: README.md:31").expect(&screen);
+        let upstream = screen
+            .find("from Tiiiger/SGC@2c7a272 (MIT), citation.py, 1 change")
+            .expect(&screen);
+        assert!(claim < upstream, "{screen}");
     }
 
     #[test]

@@ -105,6 +105,7 @@ impl Driver {
             metrics: task.spec.metrics.iter().map(|m| m.name.clone()).collect(),
             phase2_details: task.spec.phase2.details.clone(),
             reference,
+            upstream: task.spec.upstream.clone(),
         }));
         self.rec.emit(event);
     }
