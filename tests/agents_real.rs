@@ -852,3 +852,86 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         assert!(first.contains(error), "{agent}");
     }
 }
+
+/// Codex in `exec --json` whose sandbox cannot start: with a `TMPDIR` that does not exist
+/// (set for the agent in the config file), Codex 0.171.0's Linux sandbox panics before
+/// every command (exit 101, "failed to resolve synthetic mount registry temp directory"),
+/// its `--json` output has no item for any of them, and the model, told so, still says it
+/// ported the file. Its session file records each call and the panic that answered it:
+/// the phase is an agent failure quoting the error, not a port to grade (train.py still
+/// imports torch, which would grade as a bypass), and `result.json` counts the calls and
+/// their failures.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_quoting_its_error() {
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    let missing = p.work.path().join("no-such-tmp");
+    std::fs::write(
+        p.work.path().join("config.toml"),
+        format!(
+            "[agents.codex]\nenv = {{ TMPDIR = \"{}\" }}\n",
+            missing.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = xstack();
+    cmd.current_dir(&p.launch)
+        .arg("run")
+        .arg(&p.task)
+        .args(["--agent", "codex", "--headless"])
+        .arg("--runs-dir")
+        .arg(&p.runs)
+        .envs(p.env());
+    for var in UNSET {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("xstack runs");
+    let all = text(&out);
+    let error = "failed to resolve synthetic mount registry temp directory";
+    // The model was answered with the panic, twice, and said it was done all the same.
+    let sent = requests(&p.log);
+    assert!(
+        sent.iter().any(|q| q["conversation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item[0] == "tool_result" && item[1].as_str().unwrap().contains(error))
+            .count()
+            == 2),
+        "the sandbox did not fail as expected: {sent:?}\n{all}"
+    );
+    // The headless run says what failed and ends as an agent failure (exit 3), with no
+    // phase graded.
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(
+        all.contains("agent tool shell failed: exit 101: failed to resolve synthetic mount"),
+        "{all}"
+    );
+    let r = result(&only_run_dir(&p.runs));
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "{r}");
+    let phase = &phases[0];
+    assert_eq!(phase["outcome"], "agent_failure", "{r}");
+    assert!(phase["verdict"].is_null(), "{r}");
+    let detail = phase["outcome_detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("every one of its 2 tool calls failed, the first: shell: exit 101: ")
+            && detail.contains(error),
+        "{detail}"
+    );
+    let agent = &phase["agent"];
+    assert_eq!(
+        (agent["tool_calls"].clone(), agent["tool_failures"].clone()),
+        (2.into(), 2.into()),
+        "{agent}"
+    );
+    assert!(
+        agent["first_tool_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(error),
+        "{agent}"
+    );
+    assert_eq!(agent["claim"], PHASE1_FINAL, "{agent}");
+}
