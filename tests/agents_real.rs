@@ -570,6 +570,12 @@ fn start_in_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
         ),
     )
     .unwrap();
+    start_the_tui(p, cli, mode)
+}
+
+/// xstack's TUI in tmux running `cli` on the test task in `mode`, with the config file as
+/// the test wrote it.
+fn start_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
     let env: Vec<String> = p
         .env()
         .into_iter()
@@ -866,15 +872,7 @@ fn codex_whose_sandbox_cannot_start_is_an_agent_failure_quoting_its_error() {
     let Some(p) = Prepared::serving(&CODEX, false, true) else {
         return;
     };
-    let missing = p.work.path().join("no-such-tmp");
-    std::fs::write(
-        p.work.path().join("config.toml"),
-        format!(
-            "[agents.codex]\nenv = {{ TMPDIR = \"{}\" }}\n",
-            missing.display()
-        ),
-    )
-    .unwrap();
+    give_codex_a_missing_tmpdir(&p, "");
     let mut cmd = xstack();
     cmd.current_dir(&p.launch)
         .arg("run")
@@ -934,4 +932,42 @@ fn codex_whose_sandbox_cannot_start_is_an_agent_failure_quoting_its_error() {
         "{agent}"
     );
     assert_eq!(agent["claim"], PHASE1_FINAL, "{agent}");
+}
+
+/// A config file that gives Codex a `TMPDIR` that does not exist (its sandbox cannot
+/// start), with the `extra` settings of `[agents.codex]`.
+fn give_codex_a_missing_tmpdir(p: &Prepared, extra: &str) {
+    let missing = p.work.path().join("no-such-tmp");
+    std::fs::write(
+        p.work.path().join("config.toml"),
+        format!(
+            "[agents.codex]\n{extra}env = {{ TMPDIR = \"{}\" }}\n",
+            missing.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// The same Codex, one-shot (`exec --json`) in the TUI: the Verdict pane says the phase was
+/// not graded, quoting the panic, the status line which calls failed, and xstack exits 3.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_in_the_tui() {
+    use std::time::Duration;
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    give_codex_a_missing_tmpdir(&p, "mode = \"oneshot\"\n");
+    let tmux = start_the_tui(&p, &CODEX, "--auto");
+    let screen = tmux.wait_for("NOT GRADED agent_failure", Duration::from_secs(120));
+    // The status line says what ended the session; the Verdict pane quotes the panic.
+    assert!(
+        screen.contains(
+            "ended: the agent failed before doing any work: every one of its 2 tool calls \
+             failed, the first: shell: exit 101"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("failed to resolve synthetic"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=3", Duration::from_secs(30));
 }
