@@ -971,3 +971,58 @@ fn codex_whose_sandbox_cannot_start_is_an_agent_failure_in_the_tui() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXIT=3", Duration::from_secs(30));
 }
+
+/// The same Codex in a bench: the trial is an agent failure, not a failed migration, and
+/// the report says what failed: `report.json`'s phase counts the calls and failures with
+/// the line, `report.md` quotes it under the trials.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_in_the_bench_report() {
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    give_codex_a_missing_tmpdir(&p, "");
+    let out_dir = p.work.path().join("bench");
+    let mut cmd = xstack();
+    cmd.current_dir(&p.launch)
+        .arg("bench")
+        .arg("--task")
+        .arg(&p.task)
+        .args(["--agent", "codex", "--out"])
+        .arg(&out_dir)
+        .envs(p.env())
+        .stdin(std::process::Stdio::null());
+    for var in UNSET {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("xstack runs");
+    let all = text(&out);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap_or_else(|e| panic!("{e}\n{all}"));
+    let trial = &report["trials"][0];
+    assert_eq!(trial["failure"], "agent_failure", "{trial}\n{all}");
+    let phase = &trial["agent_outcome"][0];
+    assert_eq!(
+        (
+            phase["outcome"].clone(),
+            phase["tool_calls"].clone(),
+            phase["tool_failures"].clone()
+        ),
+        ("agent_failure".into(), 2.into(), 2.into()),
+        "{phase}"
+    );
+    let line = "agent_failure: every one of its 2 tool calls failed, the first: shell: exit 101: \
+                failed to resolve synthetic mount registry temp directory";
+    let detail = phase["outcome_detail"].as_str().unwrap_or_default();
+    assert!(
+        format!("agent_failure: {detail}").starts_with(line),
+        "{phase}"
+    );
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("Why these trials have no verdict:")
+            && md.contains(&format!("phase 1: agent_failure: {detail}\n")),
+        "{md}"
+    );
+    assert_eq!(report["summary"][0]["graded"], 0, "{}", report["summary"]);
+}
