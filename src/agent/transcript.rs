@@ -257,9 +257,9 @@ pub struct TranscriptParser {
     thread_usage: (u64, u64),
     /// Claude Code and Gemini: the tool of each call id, for the result that names only the id.
     tools: HashMap<String, String>,
-    /// Codex's session file: the command of each shell call the model made whose command
-    /// has not been counted yet, by call id.
-    rollout_commands: HashMap<String, String>,
+    /// Codex's session file: the call id and command of each shell call the model made in
+    /// the turn that has not been counted yet, in order.
+    rollout_commands: Vec<(String, String)>,
     /// Codex's session file: the call ids of the commands counted.
     rollout_counted: HashSet<String>,
 }
@@ -277,7 +277,7 @@ impl TranscriptParser {
             thread: None,
             thread_usage: (0, 0),
             tools: HashMap::new(),
-            rollout_commands: HashMap::new(),
+            rollout_commands: Vec::new(),
             rollout_counted: HashSet::new(),
         })
     }
@@ -615,7 +615,7 @@ impl TranscriptParser {
                 if !id.is_empty() && !self.rollout_counted.insert(id.to_string()) {
                     return;
                 }
-                self.rollout_commands.remove(id);
+                self.rollout_commands.retain(|(call, _)| call != id);
                 let argv: Vec<&str> = item
                     .get("command")
                     .and_then(Value::as_array)
@@ -628,28 +628,50 @@ impl TranscriptParser {
             ("response_item", "function_call")
                 if CODEX_SHELL_TOOLS.contains(&str_at(payload, "name")) =>
             {
-                self.rollout_commands.insert(
+                self.rollout_commands.push((
                     str_at(payload, "call_id").to_string(),
                     codex_call_command(str_at(payload, "arguments")),
-                );
+                ));
             }
             ("response_item", "function_call_output") => self.codex_call_output(payload, items),
+            ("event_msg", "task_complete" | "turn_aborted") => self.codex_turn_ended(items),
             // Call ids are a turn's: a model (a scripted one) may use them again later.
             ("event_msg", "task_started") => {
-                self.rollout_commands.clear();
+                self.codex_turn_ended(items);
                 self.rollout_counted.clear();
             }
             _ => {}
         }
     }
 
+    /// The turn ended: a shell call not counted yet was answered that its command still
+    /// runs (`exec` ends it with the turn), and counts as a call, not a failure.
+    fn codex_turn_ended(&mut self, items: &mut Vec<TranscriptItem>) {
+        for (call_id, command) in std::mem::take(&mut self.rollout_commands) {
+            if self.rollout_counted.insert(call_id) {
+                items.push(TranscriptItem::ToolCall {
+                    tool: "shell".to_string(),
+                    input: self.summary(&format!("{command} (still running as its turn ended)")),
+                });
+            }
+        }
+    }
+
     /// Codex's answer to the model's shell call of `payload`'s `call_id`, when no
     /// `CommandExecution` item counted the call: its exit status (`Process exited with code
     /// N`) and output, or, with neither, why the command did not run. A command still
-    /// running (`Process running with session ID …`) is counted by its item when it ends.
+    /// running (`Process running with session ID …`) is counted by its item when it ends,
+    /// or as the turn ends.
     fn codex_call_output(&mut self, payload: &Value, items: &mut Vec<TranscriptItem>) {
         let call_id = str_at(payload, "call_id");
-        if self.rollout_counted.contains(call_id) || !self.rollout_commands.contains_key(call_id) {
+        let Some(index) = self
+            .rollout_commands
+            .iter()
+            .position(|(call, _)| call == call_id)
+        else {
+            return;
+        };
+        if self.rollout_counted.contains(call_id) {
             return;
         }
         let (text, success) = call_output(payload.get("output").unwrap_or(&Value::Null));
@@ -660,9 +682,7 @@ impl TranscriptParser {
         if code.is_none() && text.contains(CODEX_STILL_RUNNING) {
             return;
         }
-        let Some(command) = self.rollout_commands.remove(call_id) else {
-            return;
-        };
+        let (_, command) = self.rollout_commands.remove(index);
         self.rollout_counted.insert(call_id.to_string());
         let output = text
             .split_once("\nOutput:\n")
@@ -1115,6 +1135,10 @@ mod tests {
                 "c5",
                 serde_json::json!({"content": [{"type": "input_text", "text": "ok"}], "success": true}),
             ),
+            // Still running as the turn ends: a call, not a failure.
+            call("c6", "exec_command", serde_json::json!({"cmd": "python train.py"})),
+            output("c6", "Process running with session ID 8\nOutput:\n".into()),
+            serde_json::json!({"type": "event_msg", "payload": {"type": "task_complete"}}).to_string(),
             // A later turn's call ids are its own.
             serde_json::json!({"type": "event_msg", "payload": {"type": "task_started"}}).to_string(),
             item("c1", 2),
@@ -1135,6 +1159,7 @@ mod tests {
                 "bash -lc 'sleep 60' (exit 0)",
                 "rm -rf /",
                 "true",
+                "python train.py (still running as its turn ended)",
                 "bash -lc 'sleep 60' (exit 2)"
             ]
         );
