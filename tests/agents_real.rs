@@ -570,6 +570,12 @@ fn start_in_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
         ),
     )
     .unwrap();
+    start_the_tui(p, cli, mode)
+}
+
+/// xstack's TUI in tmux running `cli` on the test task in `mode`, with the config file as
+/// the test wrote it.
+fn start_the_tui(p: &Prepared, cli: &Cli, mode: &str) -> common::tmux::Tmux {
     let env: Vec<String> = p
         .env()
         .into_iter()
@@ -851,4 +857,172 @@ fn interactive_codex_in_the_tui_takes_its_prompts_in_a_folder_it_has_never_seen(
         let first = agent["first_tool_error"].as_str().unwrap_or_default();
         assert!(first.contains(error), "{agent}");
     }
+}
+
+/// Codex in `exec --json` whose sandbox cannot start: with a `TMPDIR` that does not exist
+/// (set for the agent in the config file), Codex 0.171.0's Linux sandbox panics before
+/// every command (exit 101, "failed to resolve synthetic mount registry temp directory"),
+/// its `--json` output has no item for any of them, and the model, told so, still says it
+/// ported the file. Its session file records each call and the panic that answered it:
+/// the phase is an agent failure quoting the error, not a port to grade (train.py still
+/// imports torch, which would grade as a bypass), and `result.json` counts the calls and
+/// their failures.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_quoting_its_error() {
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    give_codex_a_missing_tmpdir(&p, "");
+    let mut cmd = xstack();
+    cmd.current_dir(&p.launch)
+        .arg("run")
+        .arg(&p.task)
+        .args(["--agent", "codex", "--headless"])
+        .arg("--runs-dir")
+        .arg(&p.runs)
+        .envs(p.env());
+    for var in UNSET {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("xstack runs");
+    let all = text(&out);
+    let error = "failed to resolve synthetic mount registry temp directory";
+    // The model was answered with the panic, twice, and said it was done all the same.
+    let sent = requests(&p.log);
+    assert!(
+        sent.iter().any(|q| q["conversation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item[0] == "tool_result" && item[1].as_str().unwrap().contains(error))
+            .count()
+            == 2),
+        "the sandbox did not fail as expected: {sent:?}\n{all}"
+    );
+    // The headless run says what failed and ends as an agent failure (exit 3), with no
+    // phase graded.
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(
+        all.contains("agent tool shell failed: exit 101: failed to resolve synthetic mount"),
+        "{all}"
+    );
+    let r = result(&only_run_dir(&p.runs));
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "{r}");
+    let phase = &phases[0];
+    assert_eq!(phase["outcome"], "agent_failure", "{r}");
+    assert!(phase["verdict"].is_null(), "{r}");
+    let detail = phase["outcome_detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("every one of its 2 tool calls failed, the first: shell: exit 101: ")
+            && detail.contains(error),
+        "{detail}"
+    );
+    let agent = &phase["agent"];
+    assert_eq!(
+        (agent["tool_calls"].clone(), agent["tool_failures"].clone()),
+        (2.into(), 2.into()),
+        "{agent}"
+    );
+    assert!(
+        agent["first_tool_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(error),
+        "{agent}"
+    );
+    assert_eq!(agent["claim"], PHASE1_FINAL, "{agent}");
+}
+
+/// A config file that gives Codex a `TMPDIR` that does not exist (its sandbox cannot
+/// start), with the `extra` settings of `[agents.codex]`.
+fn give_codex_a_missing_tmpdir(p: &Prepared, extra: &str) {
+    let missing = p.work.path().join("no-such-tmp");
+    std::fs::write(
+        p.work.path().join("config.toml"),
+        format!(
+            "[agents.codex]\n{extra}env = {{ TMPDIR = \"{}\" }}\n",
+            missing.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// The same Codex, one-shot (`exec --json`) in the TUI: the Verdict pane says the phase was
+/// not graded, quoting the panic, the status line which calls failed, and xstack exits 3.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_in_the_tui() {
+    use std::time::Duration;
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    give_codex_a_missing_tmpdir(&p, "mode = \"oneshot\"\n");
+    let tmux = start_the_tui(&p, &CODEX, "--auto");
+    let screen = tmux.wait_for("NOT GRADED agent_failure", Duration::from_secs(120));
+    // The status line says what ended the session; the Verdict pane quotes the panic.
+    assert!(
+        screen.contains(
+            "ended: the agent failed before doing any work: every one of its 2 tool calls \
+             failed, the first: shell: exit 101"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("failed to resolve synthetic"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=3", Duration::from_secs(30));
+}
+
+/// The same Codex in a bench: the trial is an agent failure, not a failed migration, and
+/// the report says what failed: `report.json`'s phase counts the calls and failures with
+/// the line, `report.md` quotes it under the trials.
+#[test]
+fn codex_whose_sandbox_cannot_start_is_an_agent_failure_in_the_bench_report() {
+    let Some(p) = Prepared::serving(&CODEX, false, true) else {
+        return;
+    };
+    give_codex_a_missing_tmpdir(&p, "");
+    let out_dir = p.work.path().join("bench");
+    let mut cmd = xstack();
+    cmd.current_dir(&p.launch)
+        .arg("bench")
+        .arg("--task")
+        .arg(&p.task)
+        .args(["--agent", "codex", "--out"])
+        .arg(&out_dir)
+        .envs(p.env())
+        .stdin(std::process::Stdio::null());
+    for var in UNSET {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("xstack runs");
+    let all = text(&out);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap_or_else(|e| panic!("{e}\n{all}"));
+    let trial = &report["trials"][0];
+    assert_eq!(trial["failure"], "agent_failure", "{trial}\n{all}");
+    let phase = &trial["agent_outcome"][0];
+    assert_eq!(
+        (
+            phase["outcome"].clone(),
+            phase["tool_calls"].clone(),
+            phase["tool_failures"].clone()
+        ),
+        ("agent_failure".into(), 2.into(), 2.into()),
+        "{phase}"
+    );
+    let line = "agent_failure: every one of its 2 tool calls failed, the first: shell: exit 101: \
+                failed to resolve synthetic mount registry temp directory";
+    let detail = phase["outcome_detail"].as_str().unwrap_or_default();
+    assert!(
+        format!("agent_failure: {detail}").starts_with(line),
+        "{phase}"
+    );
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("Why these trials have no verdict:")
+            && md.contains(&format!("phase 1: agent_failure: {detail}\n")),
+        "{md}"
+    );
+    assert_eq!(report["summary"][0]["graded"], 0, "{}", report["summary"]);
 }

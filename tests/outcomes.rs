@@ -133,10 +133,13 @@ fn an_interactive_agent_that_does_nothing_with_its_prompt_is_an_agent_failure() 
     );
 }
 
-/// Codex whose sandbox panics on every command (its `TMPDIR` did not exist): it runs
-/// nothing, writes nothing and says "Done". Every tool call failed and the workspace is
-/// untouched, so the phase is the agent's failure, with how many failed and the first
-/// error, not a `bypass` verdict on the untouched source.
+/// An agent whose every command failed (a stand-in for Codex whose `exec --json` reports
+/// each command panicking in its sandbox, and which writes no session file, so the
+/// commands of its output count): it runs nothing, writes nothing and says "Done". Every
+/// tool call failed and the workspace is untouched, so the phase is the agent's failure,
+/// with how many failed and the first error, not a `bypass` verdict on the untouched
+/// source. The real Codex, whose output shows none of those commands, is in
+/// tests/agents_real.rs.
 #[test]
 fn an_agent_whose_every_tool_call_failed_and_that_changed_nothing_is_an_agent_failure() {
     use std::os::unix::fs::PermissionsExt;

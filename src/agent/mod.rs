@@ -217,7 +217,7 @@ impl AgentSpec {
         }
     }
 
-    /// Whether its tool calls are read from Codex's session files (interactive Codex).
+    /// Whether its commands are read from Codex's session files (Codex, either mode).
     pub fn codex_sessions(&self) -> bool {
         matches!(self, AgentSpec::Preset(def) if def.codex_sessions)
     }

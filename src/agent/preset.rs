@@ -73,8 +73,9 @@ pub struct AgentDef {
     pub state: Vec<String>,
     /// How to install its program, when known.
     pub install: Option<String>,
-    /// Interactive Codex: its tool calls are read from its session files
-    /// ([`super::sessions::CodexSessions`]), its terminal being a TUI.
+    /// Codex: its commands are read from its session files
+    /// ([`super::sessions::CodexCommands`]), the record of what ran (its TUI prints no
+    /// JSON, and its `exec --json` output has no item for a command that never started).
     pub codex_sessions: bool,
 }
 
@@ -255,7 +256,7 @@ pub fn resolve(
                 hosts: p.hosts.iter().map(|h| h.to_string()).collect(),
                 state: p.state.iter().map(|s| s.to_string()).collect(),
                 install: Some(p.install.to_string()),
-                codex_sessions: p.name == "codex" && mode == AgentMode::Interactive,
+                codex_sessions: p.name == "codex",
             }
         }
         None => {

@@ -1,12 +1,14 @@
-//! The session files an interactive CLI writes as it works, read for what its terminal does
-//! not say in a form xstack can parse: its tool calls and the ones that failed. Codex keeps
-//! each conversation in `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (`CODEX_HOME`
-//! defaults to `~/.codex`); its first line (`session_meta`) names the folder it works in.
+//! The session files a CLI writes as it works, read for what its output does not say in a
+//! form xstack can parse: its tool calls and the ones that failed. Codex keeps each
+//! conversation in `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (`CODEX_HOME` defaults
+//! to `~/.codex`); its first line (`session_meta`) names the folder it works in. It is the
+//! record of what ran, interactive (a TUI prints no JSON) and in `exec --json` alike, whose
+//! output has no item for a command that never started (a sandbox that cannot start).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -15,6 +17,80 @@ use super::transcript::{OutputFormat, TranscriptItem, TranscriptParser};
 /// A file changed this long before the agent started may still be its (file times are
 /// coarse on some file systems).
 const CLOCK_SLACK: Duration = Duration::from_secs(2);
+
+/// How often the session files are read while the agent works.
+const READ_EVERY: Duration = Duration::from_secs(2);
+
+/// The commands of a Codex agent's turns: those its session files record, read while it
+/// works and at the end of each turn; the commands its `exec --json` output reported are
+/// held, and count only in a turn whose session files gave none (files Codex did not
+/// write, or wrote elsewhere).
+#[derive(Debug)]
+pub struct CodexCommands {
+    sessions: CodexSessions,
+    read_at: Option<Instant>,
+    /// The `exec --json` output's commands of this turn.
+    held: Vec<TranscriptItem>,
+    /// Whether the session files gave a command in this turn.
+    read_some: bool,
+}
+
+impl CodexCommands {
+    /// The commands of an agent whose session files `sessions` are.
+    pub fn new(sessions: CodexSessions) -> CodexCommands {
+        CodexCommands {
+            sessions,
+            read_at: None,
+            held: Vec::new(),
+            read_some: false,
+        }
+    }
+
+    /// An item of the agent's `exec --json` output: itself, to be recorded now; None when
+    /// it is a command (`shell`), held for [`CodexCommands::end_turn`].
+    pub fn from_output(&mut self, item: TranscriptItem) -> Option<TranscriptItem> {
+        match &item {
+            TranscriptItem::ToolCall { tool, .. } | TranscriptItem::ToolFailed { tool, .. }
+                if tool == "shell" =>
+            {
+                self.held.push(item);
+                None
+            }
+            _ => Some(item),
+        }
+    }
+
+    /// The commands written to the session files since the last reading, read at most
+    /// every two seconds (`now` is the time of the call).
+    pub fn poll(&mut self, now: Instant) -> Vec<TranscriptItem> {
+        if self
+            .read_at
+            .is_some_and(|at| now.saturating_duration_since(at) < READ_EVERY)
+        {
+            return Vec::new();
+        }
+        self.read_at = Some(now);
+        self.read()
+    }
+
+    /// The turn ended: the commands written since the last reading, and the held commands
+    /// of the `exec --json` output when the session files gave none in the turn.
+    pub fn end_turn(&mut self) -> Vec<TranscriptItem> {
+        let mut items = self.read();
+        let held = std::mem::take(&mut self.held);
+        if !self.read_some {
+            items.extend(held);
+        }
+        self.read_some = false;
+        items
+    }
+
+    fn read(&mut self) -> Vec<TranscriptItem> {
+        let items = self.sessions.read();
+        self.read_some |= !items.is_empty();
+        items
+    }
+}
 
 /// The Codex session files of one workspace, read where the last reading stopped.
 #[derive(Debug)]
@@ -193,7 +269,8 @@ mod tests {
             .lines()
             .find(|l| l.contains("\"status\":\"failed\""))
             .unwrap()
-            .replace("/w/workspace", &workspace.display().to_string());
+            .replace("/w/workspace", &workspace.display().to_string())
+            .replace("call_2", "call_3");
         let (head, tail) = failed.split_at(40);
         let mut file = std::fs::OpenOptions::new()
             .append(true)
@@ -203,6 +280,112 @@ mod tests {
         assert!(sessions.read().is_empty());
         std::io::Write::write_all(&mut file, format!("{tail}\n").as_bytes()).unwrap();
         let tally = ToolTally::of(&sessions.read());
+        assert_eq!((tally.calls, tally.failed), (1, 1));
+    }
+
+    /// A session file Codex 0.171.0 wrote in `exec --json` with `TMPDIR` naming a folder
+    /// that does not exist: its sandbox panicked before each command (tests/model_server's
+    /// script: the port written with a heredoc, then `python train.py`), long strings cut,
+    /// its folder `/w/workspace`.
+    const SANDBOX_PANIC: &str =
+        include_str!("../../tests/fixtures/codex/rollout-0.171.0-sandbox-panic.jsonl");
+
+    #[test]
+    fn commands_that_never_started_are_counted_from_the_models_calls() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (home, workspace) = (tmp.path().join("codex"), tmp.path().join("ws"));
+        std::fs::create_dir(&workspace).unwrap();
+        let started = SystemTime::now();
+        write_rollout(
+            &home,
+            "2026/12/07",
+            "rollout-a.jsonl",
+            &workspace,
+            SANDBOX_PANIC,
+        );
+        let items = CodexSessions::new(&home, &workspace, started).read();
+        let tally = ToolTally::of(&items);
+        assert_eq!((tally.calls, tally.failed), (2, 2), "{items:?}");
+        assert!(tally.all_failed());
+        assert_eq!(
+            tally.first_error_text().unwrap(),
+            "shell: exit 101: failed to resolve synthetic mount registry temp directory /nonexistent-tmp: No such file or directory (os error 2)"
+        );
+        assert!(
+            items.iter().any(|i| matches!(i,
+                TranscriptItem::ToolCall { tool, input }
+                    if tool == "shell" && input == "python train.py (exit 101)")),
+            "{items:?}"
+        );
+    }
+
+    /// `exec --json` items of a turn: `shell` calls (one failed) and a message.
+    fn output_items() -> Vec<TranscriptItem> {
+        vec![
+            TranscriptItem::ToolCall {
+                tool: "shell".into(),
+                input: "ls (exit 2)".into(),
+            },
+            TranscriptItem::ToolFailed {
+                tool: "shell".into(),
+                error: "exit 2: ls: cannot access".into(),
+            },
+            TranscriptItem::Message {
+                text: "Done.".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn the_outputs_commands_count_only_where_the_session_files_gave_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (home, workspace) = (tmp.path().join("codex"), tmp.path().join("ws"));
+        std::fs::create_dir(&workspace).unwrap();
+        let mut commands =
+            CodexCommands::new(CodexSessions::new(&home, &workspace, SystemTime::now()));
+        // No session file: the output's commands are the turn's, at its end.
+        let recorded: Vec<TranscriptItem> = output_items()
+            .into_iter()
+            .filter_map(|item| commands.from_output(item))
+            .collect();
+        assert_eq!(
+            recorded,
+            [TranscriptItem::Message {
+                text: "Done.".into()
+            }]
+        );
+        assert!(commands.poll(Instant::now()).is_empty());
+        let tally = ToolTally::of(&commands.end_turn());
+        assert_eq!((tally.calls, tally.failed), (1, 1));
+        // Next turn, the session file records what ran: the output's commands are dropped.
+        for item in output_items() {
+            commands.from_output(item);
+        }
+        write_rollout(
+            &home,
+            "2026/12/07",
+            "rollout-a.jsonl",
+            &workspace,
+            SANDBOX_PANIC,
+        );
+        let at = Instant::now() + READ_EVERY;
+        let read = ToolTally::of(&commands.poll(at));
+        assert_eq!((read.calls, read.failed), (2, 2));
+        assert!(commands.end_turn().is_empty());
+        // A reading sooner than READ_EVERY after the last is skipped.
+        let more = SANDBOX_PANIC
+            .lines()
+            .filter(|l| l.contains("call_2"))
+            .map(|l| format!("{}\n", l.replace("call_2", "call_9")))
+            .collect::<String>();
+        let path = home.join("sessions/2026/12/07/rollout-a.jsonl");
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut file, more.as_bytes()).unwrap();
+        assert!(commands.poll(at + Duration::from_millis(100)).is_empty());
+        let tally = ToolTally::of(&commands.poll(at + READ_EVERY));
         assert_eq!((tally.calls, tally.failed), (1, 1));
     }
 

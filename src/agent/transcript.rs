@@ -4,8 +4,11 @@
 //! and cost, and its final word. The driver records the items as journal events; the Agent
 //! pane and the Verdict pane show them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -193,9 +196,13 @@ impl ToolTally {
 }
 
 /// The line of a tool's error output that says what went wrong: the last non-empty one,
-/// passing over notes that follow the error (Rust's `note: run with RUST_BACKTRACE=1`),
-/// with the exit status before it when there is one.
+/// passing over notes that follow the error (Rust's `note: run with RUST_BACKTRACE=1`) and
+/// a panic's backtrace, with the exit status before it when there is one.
 fn error_line(output: &str, exit_code: Option<i64>) -> String {
+    // A Rust panic's backtrace follows its message.
+    let output = output
+        .split_once("\nstack backtrace:")
+        .map_or(output, |(message, _)| message);
     let line = output
         .lines()
         .rev()
@@ -250,6 +257,11 @@ pub struct TranscriptParser {
     thread_usage: (u64, u64),
     /// Claude Code and Gemini: the tool of each call id, for the result that names only the id.
     tools: HashMap<String, String>,
+    /// Codex's session file: the call id and command of each shell call the model made in
+    /// the turn that has not been counted yet, in order.
+    rollout_commands: Vec<(String, String)>,
+    /// Codex's session file: the call ids of the commands counted.
+    rollout_counted: HashSet<String>,
 }
 
 impl TranscriptParser {
@@ -265,6 +277,8 @@ impl TranscriptParser {
             thread: None,
             thread_usage: (0, 0),
             tools: HashMap::new(),
+            rollout_commands: Vec::new(),
+            rollout_counted: HashSet::new(),
         })
     }
 
@@ -464,7 +478,7 @@ impl TranscriptParser {
                         }
                     }
                     "command_execution" => {
-                        self.codex_command(str_at(item, "command").to_string(), item, items);
+                        self.codex_item_command(str_at(item, "command").to_string(), item, items);
                     }
                     "file_change" => {
                         for change in item
@@ -542,8 +556,29 @@ impl TranscriptParser {
     /// A command Codex ran (`command`, with `item`'s `status`, `exit_code` and
     /// `aggregated_output`): a `shell` call, failed when its status says so or it exited
     /// non-zero.
-    fn codex_command(&self, mut input: String, item: &Value, items: &mut Vec<TranscriptItem>) {
+    fn codex_item_command(&self, input: String, item: &Value, items: &mut Vec<TranscriptItem>) {
         let code = item.get("exit_code").and_then(Value::as_i64);
+        let failed =
+            matches!(str_at(item, "status"), "failed" | "declined") || code.is_some_and(|c| c != 0);
+        self.codex_command(
+            input,
+            code,
+            failed,
+            str_at(item, "aggregated_output"),
+            items,
+        );
+    }
+
+    /// A `shell` call of `input` that exited with `code`, and when it `failed`, its error
+    /// from `output`.
+    fn codex_command(
+        &self,
+        mut input: String,
+        code: Option<i64>,
+        failed: bool,
+        output: &str,
+        items: &mut Vec<TranscriptItem>,
+    ) {
         if let Some(code) = code {
             input.push_str(&format!(" (exit {code})"));
         }
@@ -551,8 +586,7 @@ impl TranscriptParser {
             tool: "shell".to_string(),
             input: self.summary(&input),
         });
-        if matches!(str_at(item, "status"), "failed" | "declined") || code.is_some_and(|c| c != 0) {
-            let output = str_at(item, "aggregated_output");
+        if failed {
             items.push(TranscriptItem::ToolFailed {
                 tool: "shell".to_string(),
                 error: self.summary(&error_line(output, code)),
@@ -560,26 +594,101 @@ impl TranscriptParser {
         }
     }
 
-    /// Codex's session file: an `event_msg` whose payload is `item_completed` carries one
-    /// finished item of a turn; a `CommandExecution` (its argv in `command`, with `status`,
-    /// `exit_code` and `aggregated_output` as in `exec --json`) is a call of its shell. Only
-    /// the tool calls are taken: the interactive agent's conversation is on its screen.
+    /// Codex's session file, the record of what ran. Each command that ran is an
+    /// `event_msg` whose payload is `item_completed` with a `CommandExecution` item (its argv
+    /// in `command`, with `status`, `exit_code` and `aggregated_output` as in `exec --json`).
+    /// A command that never started (a sandbox that cannot start panics with exit 101) has
+    /// no such item, in the session file as in `exec --json`: only the model's call (a
+    /// `response_item` `function_call` of the shell tool) and Codex's answer to it (a
+    /// `function_call_output`, `Process exited with code 101` and the panic), which are
+    /// counted instead, each call once (by its id, within its turn). Only the commands are
+    /// taken: the conversation is on the agent's screen or in its `exec --json` output.
     fn codex_rollout(&mut self, v: &Value, items: &mut Vec<TranscriptItem>) {
         let payload = v.get("payload").unwrap_or(&Value::Null);
-        if str_at(v, "type") != "event_msg" || str_at(payload, "type") != "item_completed" {
+        match (str_at(v, "type"), str_at(payload, "type")) {
+            ("event_msg", "item_completed") => {
+                let item = payload.get("item").unwrap_or(&Value::Null);
+                if str_at(item, "type") != "CommandExecution" {
+                    return;
+                }
+                let id = str_at(item, "id");
+                if !id.is_empty() && !self.rollout_counted.insert(id.to_string()) {
+                    return;
+                }
+                self.rollout_commands.retain(|(call, _)| call != id);
+                let argv: Vec<&str> = item
+                    .get("command")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                self.codex_item_command(shell_words::join(argv), item, items);
+            }
+            ("response_item", "function_call")
+                if CODEX_SHELL_TOOLS.contains(&str_at(payload, "name")) =>
+            {
+                self.rollout_commands.push((
+                    str_at(payload, "call_id").to_string(),
+                    codex_call_command(str_at(payload, "arguments")),
+                ));
+            }
+            ("response_item", "function_call_output") => self.codex_call_output(payload, items),
+            ("event_msg", "task_complete" | "turn_aborted") => self.codex_turn_ended(items),
+            // Call ids are a turn's: a model (a scripted one) may use them again later.
+            ("event_msg", "task_started") => {
+                self.codex_turn_ended(items);
+                self.rollout_counted.clear();
+            }
+            _ => {}
+        }
+    }
+
+    /// The turn ended: a shell call not counted yet was answered that its command still
+    /// runs (`exec` ends it with the turn), and counts as a call, not a failure.
+    fn codex_turn_ended(&mut self, items: &mut Vec<TranscriptItem>) {
+        for (call_id, command) in std::mem::take(&mut self.rollout_commands) {
+            if self.rollout_counted.insert(call_id) {
+                items.push(TranscriptItem::ToolCall {
+                    tool: "shell".to_string(),
+                    input: self.summary(&format!("{command} (still running as its turn ended)")),
+                });
+            }
+        }
+    }
+
+    /// Codex's answer to the model's shell call of `payload`'s `call_id`, when no
+    /// `CommandExecution` item counted the call: its exit status (`Process exited with code
+    /// N`) and output, or, with neither, why the command did not run. A command still
+    /// running (`Process running with session ID …`) is counted by its item when it ends,
+    /// or as the turn ends.
+    fn codex_call_output(&mut self, payload: &Value, items: &mut Vec<TranscriptItem>) {
+        let call_id = str_at(payload, "call_id");
+        let Some(index) = self
+            .rollout_commands
+            .iter()
+            .position(|(call, _)| call == call_id)
+        else {
+            return;
+        };
+        if self.rollout_counted.contains(call_id) {
             return;
         }
-        let item = payload.get("item").unwrap_or(&Value::Null);
-        if str_at(item, "type") == "CommandExecution" {
-            let argv: Vec<&str> = item
-                .get("command")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            self.codex_command(shell_words::join(argv), item, items);
+        let (text, success) = call_output(payload.get("output").unwrap_or(&Value::Null));
+        let code = CODEX_EXIT
+            .captures(&text)
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().parse::<i64>().ok());
+        if code.is_none() && text.contains(CODEX_STILL_RUNNING) {
+            return;
         }
+        let (_, command) = self.rollout_commands.remove(index);
+        self.rollout_counted.insert(call_id.to_string());
+        let output = text
+            .split_once("\nOutput:\n")
+            .map_or(text.as_str(), |(_, output)| output);
+        let failed = success == Some(false) || code.map_or(success.is_none(), |c| c != 0);
+        self.codex_command(command, code, failed, output, items);
     }
 
     /// The call `id` failed with `output`.
@@ -659,6 +768,46 @@ impl TranscriptParser {
             }
             _ => {}
         }
+    }
+}
+
+/// The names Codex gives the shell tool it offers the model.
+const CODEX_SHELL_TOOLS: [&str; 4] = ["exec_command", "shell", "shell_command", "container.exec"];
+
+/// Codex's answer to a shell call whose command has not ended yet.
+const CODEX_STILL_RUNNING: &str = "Process running with session ID";
+
+/// The exit status in Codex's answer to a shell call: `Process exited with code 101`, or
+/// its older tools' `Exit code: 1`.
+static CODEX_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    crate::patterns::constant(r"(?m)^(?:Process exited with code|Exit code:) (-?\d+)\s*$")
+});
+
+/// The command of a Codex shell call, from its `arguments` (JSON text): its `cmd` or
+/// `command` (a string, or an argv joined); the arguments as they are when they are not
+/// JSON.
+fn codex_call_command(arguments: &str) -> String {
+    let Ok(args) = serde_json::from_str::<Value>(arguments) else {
+        return arguments.to_string();
+    };
+    match args.get("cmd").or_else(|| args.get("command")) {
+        Some(Value::String(command)) => command.clone(),
+        Some(Value::Array(argv)) => {
+            shell_words::join(argv.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+        }
+        _ => arguments.to_string(),
+    }
+}
+
+/// The text of a `function_call_output`'s `output` (a string, content items, or an object
+/// with `content`), and its `success` when it says.
+fn call_output(output: &Value) -> (String, Option<bool>) {
+    match output {
+        Value::Object(object) => (
+            result_text(object.get("content").unwrap_or(&Value::Null)),
+            object.get("success").and_then(Value::as_bool),
+        ),
+        other => (result_text(other), None),
     }
 }
 
@@ -945,6 +1094,89 @@ mod tests {
         let (failed, tally) = failures(OutputFormat::CodexJson, ok);
         assert!(failed.is_empty());
         assert_eq!((tally.calls, tally.line()), (1, None));
+    }
+
+    #[test]
+    fn codex_session_files_count_each_shell_call_once() {
+        let call = |id: &str, name: &str, args: Value| {
+            serde_json::json!({"type": "response_item", "payload": {"type": "function_call",
+                "name": name, "arguments": args.to_string(), "call_id": id}})
+            .to_string()
+        };
+        let output = |id: &str, output: Value| {
+            serde_json::json!({"type": "response_item", "payload": {"type": "function_call_output",
+                "call_id": id, "output": output}})
+            .to_string()
+        };
+        let item = |id: &str, code: i64| {
+            serde_json::json!({"type": "event_msg", "payload": {"type": "item_completed", "item": {
+                "type": "CommandExecution", "id": id, "command": ["bash", "-lc", "sleep 60"],
+                "status": "completed", "exit_code": code, "aggregated_output": ""}}})
+            .to_string()
+        };
+        let text = [
+            // Still running when Codex answered: its item, when it ends, counts it.
+            call("c1", "exec_command", serde_json::json!({"cmd": "sleep 60"})),
+            output("c1", "Chunk ID: 1\nProcess running with session ID 7\nOutput:\n".into()),
+            item("c1", 0),
+            // Counted by its item first, then answered: once.
+            call("c2", "shell", serde_json::json!({"command": ["bash", "-lc", "sleep 60"]})),
+            item("c2", 0),
+            output("c2", "Process exited with code 0\nOutput:\n".into()),
+            // Refused before it ran: no exit status.
+            call("c3", "shell_command", serde_json::json!({"command": "rm -rf /"})),
+            output("c3", "exec command rejected by user".into()),
+            // Another tool's call is no command.
+            call("c4", "update_plan", serde_json::json!({"plan": []})),
+            output("c4", "Plan updated".into()),
+            // An answer in content items that says it succeeded.
+            call("c5", "exec_command", serde_json::json!({"cmd": "true"})),
+            output(
+                "c5",
+                serde_json::json!({"content": [{"type": "input_text", "text": "ok"}], "success": true}),
+            ),
+            // Still running as the turn ends: a call, not a failure.
+            call("c6", "exec_command", serde_json::json!({"cmd": "python train.py"})),
+            output("c6", "Process running with session ID 8\nOutput:\n".into()),
+            serde_json::json!({"type": "event_msg", "payload": {"type": "task_complete"}}).to_string(),
+            // A later turn's call ids are its own.
+            serde_json::json!({"type": "event_msg", "payload": {"type": "task_started"}}).to_string(),
+            item("c1", 2),
+        ]
+        .join("\n");
+        let items = parse(OutputFormat::CodexRollout, &format!("{text}\n"));
+        let calls: Vec<&str> = items
+            .iter()
+            .filter_map(|i| match i {
+                TranscriptItem::ToolCall { input, .. } => Some(input.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "bash -lc 'sleep 60' (exit 0)",
+                "bash -lc 'sleep 60' (exit 0)",
+                "rm -rf /",
+                "true",
+                "python train.py (still running as its turn ended)",
+                "bash -lc 'sleep 60' (exit 2)"
+            ]
+        );
+        let tally = ToolTally::of(&items);
+        assert_eq!(
+            (tally.failed, tally.first_error_text().unwrap().as_str()),
+            (2, "shell: exec command rejected by user")
+        );
+    }
+
+    #[test]
+    fn a_panics_message_is_its_error_not_its_backtrace() {
+        let output = "\nthread 'main' (10747) panicked at linux-sandbox/src/linux_run_main.rs:1130:17:\nfailed to resolve synthetic mount registry temp directory /t: No such file or directory (os error 2)\nstack backtrace:\n   0: main\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n";
+        assert_eq!(
+            error_line(output, Some(101)),
+            "exit 101: failed to resolve synthetic mount registry temp directory /t: No such file or directory (os error 2)"
+        );
     }
 
     #[test]

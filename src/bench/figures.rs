@@ -999,6 +999,7 @@ mod tests {
                     outcome: "graded".into(),
                     verdict: Some((*v).to_string()),
                     ran_port: None,
+                    outcome_detail: None,
                     agent: fields,
                 }
             })

@@ -139,6 +139,11 @@ pub struct PhaseAgent {
     /// record it (a run of an older xstack).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran_port: Option<bool>,
+    /// Why the phase was not graded (`result.json`'s `outcome_detail`): an agent failure's
+    /// line (its error and exit status, or its failed tool calls and the first error), or
+    /// the runner's message; absent for a graded phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_detail: Option<String>,
     /// Every field of the phase's `agent` object (`exit_code`, `claimed_success`, `claim`,
     /// `tokens_in`, `tokens_out`, `cost_usd`, `session`), as `result.json` has them.
     #[serde(flatten)]
@@ -558,6 +563,7 @@ fn phases_of(run_dir: &Path) -> PhaseFacts {
             outcome: text("outcome").unwrap_or_else(|| PhaseOutcome::Graded.as_str().to_string()),
             verdict: text("verdict"),
             ran_port: ran_port_in(phase),
+            outcome_detail: text("outcome_detail"),
             agent: phase
                 .get("agent")
                 .and_then(Value::as_object)

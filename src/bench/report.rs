@@ -338,6 +338,28 @@ fn trials_section(md: &mut String, report: &Report) {
         cells.push(format!("`{}`", t.run_dir));
         table_row(md, &cells);
     }
+    let why: Vec<String> = report
+        .trials
+        .iter()
+        .flat_map(|t| {
+            t.agent_outcome.iter().filter_map(move |phase| {
+                phase.outcome_detail.as_ref().map(|detail| {
+                    format!(
+                        "- {} {} repeat {}, phase {}: {}: {detail}\n",
+                        t.task,
+                        agent_cell(&t.agent),
+                        t.repeat,
+                        phase.phase,
+                        phase.outcome
+                    )
+                })
+            })
+        })
+        .collect();
+    if !why.is_empty() {
+        md.push_str("\nWhy these trials have no verdict:\n\n");
+        md.extend(why);
+    }
 }
 
 /// "By direction": when the trials go both ways, each agent's pass rate per direction with
@@ -574,11 +596,23 @@ mod tests {
 
     #[test]
     fn trials_that_never_happened_are_not_failed_migrations() {
+        let mut agent_failed = trial("cmd:x", None, Some("agent_failure"));
+        let detail = "every one of its 2 tool calls failed, the first: shell: exit 101: \
+                      failed to resolve synthetic mount registry temp directory; the agent \
+                      changed no file";
+        agent_failed.agent_outcome.push(PhaseAgent {
+            phase: 1,
+            outcome: "agent_failure".into(),
+            verdict: None,
+            ran_port: None,
+            outcome_detail: Some(detail.into()),
+            agent: Map::new(),
+        });
         let rows = vec![
             trial("cmd:x", Some(1), None),
             trial("cmd:x", None, Some("bypass")),
             trial("cmd:x", None, Some("infra")),
-            trial("cmd:x", None, Some("agent_failure")),
+            agent_failed,
         ];
         let report = build(rows, &["cmd:x".to_string()]);
         let a = &report.summary[0];
@@ -588,6 +622,18 @@ mod tests {
         assert_eq!(a.failures[&failed("infra")], 1);
         let md = markdown_of(&report, "t", 4);
         assert!(md.contains("| agent_failure |"), "{md}");
+        // What failed, under the trials.
+        assert!(
+            md.contains(&format!(
+                "\nWhy these trials have no verdict:\n\n- t `cmd:x` repeat 1, phase 1: agent_failure: {detail}\n"
+            )),
+            "{md}"
+        );
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(
+            json.contains(r#""outcome_detail":"every one of its 2 tool calls"#),
+            "{json}"
+        );
     }
 
     #[test]
@@ -833,6 +879,7 @@ mod tests {
             outcome: "graded".into(),
             verdict: Some(verdict.into()),
             ran_port: None,
+            outcome_detail: None,
             agent,
         }
     }
@@ -1007,6 +1054,7 @@ mod tests {
     fn checked(phase: u8, verdict: &str, claim: bool, ran_port: Option<bool>) -> PhaseAgent {
         PhaseAgent {
             ran_port,
+            outcome_detail: None,
             ..claimed(phase, verdict, Some(claim))
         }
     }
@@ -1224,6 +1272,7 @@ mod tests {
     fn whether_the_port_ran_is_read_from_each_phase() {
         let phase = |ran_port| PhaseAgent {
             ran_port,
+            outcome_detail: None,
             ..claimed(1, "fail", None)
         };
         assert_eq!(ran_port_of(&[]), None);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::agent::sandbox;
-use crate::agent::sessions::CodexSessions;
+use crate::agent::sessions::{CodexCommands, CodexSessions};
 use crate::agent::submit::{
     AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
     asking_screen, trust_keys,
@@ -79,7 +79,11 @@ impl Driver {
             if agent.codex_sessions() && self.codex_sessions.is_none() {
                 // Kept across a restart: its offsets say what earlier turns already counted.
                 self.codex_sessions = CodexSessions::home(&env).map(|home| {
-                    CodexSessions::new(&home, &self.workspace, std::time::SystemTime::now())
+                    CodexCommands::new(CodexSessions::new(
+                        &home,
+                        &self.workspace,
+                        std::time::SystemTime::now(),
+                    ))
                 });
             }
             if let Some(collector) = &self.agent_runs {
@@ -168,6 +172,7 @@ impl Driver {
                 Input::Tick => {
                     self.scan_workspace();
                     self.record_agent_runs(phase, false);
+                    self.record_codex_sessions(phase, false);
                     if interactive && self.pending_prompt.is_none() {
                         self.watch_agent_asks();
                     }
@@ -208,7 +213,7 @@ impl Driver {
         self.pending_prompt = None;
         self.clear_agent_asks();
         self.record_agent_runs(phase, true);
-        self.record_codex_sessions(phase);
+        self.record_codex_sessions(phase, true);
         self.scan_workspace();
         let changed = self.files_changed != files_before;
         if exited && !changed && exit_code.is_some_and(|c| c != 0) {
@@ -518,6 +523,13 @@ impl Driver {
             items.extend(parser.finish());
         }
         for item in items {
+            let item = match self.codex_sessions.as_mut() {
+                Some(commands) => match commands.from_output(item) {
+                    Some(item) => item,
+                    None => continue,
+                },
+                None => item,
+            };
             if let TranscriptItem::Session { id } = &item {
                 self.agent_session = Some(id.clone());
             }
@@ -528,12 +540,19 @@ impl Driver {
         }
     }
 
-    /// Records the tool calls an interactive Codex wrote to its session files in the turn.
-    fn record_codex_sessions(&mut self, phase: u8) {
-        let Some(sessions) = self.codex_sessions.as_mut() else {
+    /// Records the commands Codex wrote to its session files since the last reading (at
+    /// the `end_of_turn`, with the ones its `exec --json` output reported where those files
+    /// gave none).
+    fn record_codex_sessions(&mut self, phase: u8, end_of_turn: bool) {
+        let Some(commands) = self.codex_sessions.as_mut() else {
             return;
         };
-        for item in sessions.read() {
+        let items = if end_of_turn {
+            commands.end_turn()
+        } else {
+            commands.poll(std::time::Instant::now())
+        };
+        for item in items {
             self.rec.emit(Event::Transcript { phase, item });
         }
     }

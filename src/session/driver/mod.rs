@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::agent::sandbox::Sandbox;
-use crate::agent::sessions::CodexSessions;
+use crate::agent::sessions::CodexCommands;
 use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
@@ -153,8 +153,9 @@ pub struct Driver {
     agent_clock: AgentClock,
     /// Parses the running agent's structured output.
     transcript: Option<TranscriptParser>,
-    /// Interactive Codex's session files, read at the end of each turn for its tool calls.
-    codex_sessions: Option<CodexSessions>,
+    /// Codex's commands, from its session files (read while it works and at the end of
+    /// each turn).
+    codex_sessions: Option<CodexCommands>,
     /// The conversation id the agent reported, to resume it.
     agent_session: Option<String>,
     /// A prompt or message on its way into an interactive agent ([`Submission`]: pasted once
