@@ -313,3 +313,44 @@ fn env_build_of_a_missing_task_is_a_usage_error_and_builds_nothing() {
     assert!(text(&out).contains("no-such-task"), "{}", text(&out));
     assert!(!cache.join("envs").exists());
 }
+
+/// A bench says, before its trials, which environment it will build first and about how big
+/// it will be; once built, a bench says nothing of it.
+#[test]
+fn a_bench_says_which_environment_it_builds_first() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    let a = task(root.path(), "env-bench", &["six"], &["six", "idna"]);
+    let a_s = a.display().to_string();
+    let bench = |out: &str| {
+        let out_dir = root.path().join(out).display().to_string();
+        env_cmd(
+            &cache,
+            None,
+            &[
+                "bench",
+                "--task",
+                &a_s,
+                "--agent",
+                "cmd:true",
+                "--allow-unconfined",
+                "--out",
+                &out_dir,
+            ],
+        )
+    };
+    let first = bench("first");
+    let said = text(&first);
+    assert_eq!(first.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(
+            "bench: the target environment of env-bench [six] will be built first: about 90 MB (a rough figure; less what the package store already holds)"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("reference environment"), "{said}");
+    let second = bench("second");
+    let said = text(&second);
+    assert_eq!(second.status.code(), Some(0), "{said}");
+    assert!(!said.contains("will be built first"), "{said}");
+}
