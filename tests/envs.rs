@@ -354,3 +354,42 @@ fn a_bench_says_which_environment_it_builds_first() {
     assert_eq!(second.status.code(), Some(0), "{said}");
     assert!(!said.contains("will be built first"), "{said}");
 }
+
+/// When uv can be neither found nor installed (here pip is told that no uv release may be
+/// installed), the environments are built with `python3 -m venv` and pip, and one line says
+/// so with the reason, however many environments follow.
+#[test]
+fn when_uv_cannot_be_installed_pip_builds_and_one_line_says_why() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    let a = task(root.path(), "env-pip", &["six"], &["six", "idna"]);
+    let constraints = root.path().join("no-uv.txt");
+    std::fs::write(&constraints, "uv==0.0.0\n").unwrap();
+    let out = xstack()
+        .env("XSTACK_CACHE_DIR", &cache)
+        .env("PATH", path_without_uv())
+        .env("PIP_CONSTRAINT", &constraints)
+        .args(["env", "build", &a.display().to_string()])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let fallback: Vec<&str> = all
+        .lines()
+        .filter(|l| l.starts_with("uv is not on PATH and cannot be installed ("))
+        .collect();
+    assert_eq!(fallback.len(), 1, "{all}");
+    assert!(
+        fallback[0].contains("uv==")
+            && fallback[0].ends_with("): building environments with python3 -m venv and pip"),
+        "{}",
+        fallback[0]
+    );
+    assert_eq!(all.matches("-m pip install six").count(), 2, "{all}");
+    assert!(
+        !cache.join("uv").exists(),
+        "a failed bootstrap is left behind"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(package_file(&env_of(&stdout, "reference", "env-pip"), "idna", "core.py").is_file());
+}
