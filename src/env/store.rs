@@ -176,9 +176,18 @@ pub fn list(cache: &Path) -> Vec<CachedEnv> {
                 .and_then(|m| m.modified())
                 .ok()
                 .or_else(|| dir.metadata().and_then(|m| m.modified()).ok());
+            // An environment built before records were kept: its marker lists its packages.
+            let record = EnvRecord::read(&dir).unwrap_or_else(|| EnvRecord {
+                packages: std::fs::read_to_string(&marker)
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+                ..EnvRecord::default()
+            });
             CachedEnv {
                 key: e.file_name().to_string_lossy().into_owned(),
-                record: EnvRecord::read(&dir).unwrap_or_default(),
+                record,
                 complete: marker.is_file(),
                 last_used,
                 dir,
@@ -468,6 +477,24 @@ mod tests {
             known
                 .to_string()
                 .starts_with("about 5.4 GB (as its last build")
+        );
+    }
+
+    /// An environment built before records were kept is listed with the packages its marker
+    /// names, its side and tasks unknown.
+    #[test]
+    fn an_environment_without_a_record_is_listed_from_its_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("envs").join("0fd37f1336b7b1af");
+        std::fs::create_dir_all(&env).unwrap();
+        std::fs::write(env.join(COMPLETE_MARKER), "torch numpy\n").unwrap();
+        let listed = list(dir.path());
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].record.packages, vec!["torch", "numpy"]);
+        assert!(listed[0].complete);
+        assert_eq!(
+            (listed[0].sides(), listed[0].tasks()),
+            ("?".to_string(), Vec::new())
         );
     }
 
