@@ -663,7 +663,8 @@ pub fn calibrate(
     if n < 2 {
         return Err(CalibrateError::TooFewSeeds(n));
     }
-    let env = crate::env::ensure(cache, &task.spec.env.reference_packages, progress)?;
+    let usage = crate::env::store::Usage::of(&task.spec.id, crate::env::Side::Reference);
+    let env = crate::env::ensure(cache, &task.spec.env.reference_packages, &usage, progress)?;
     let plan = RunPlan {
         source: source.to_path_buf(),
         setup: task.spec.env.setup.clone(),

@@ -219,6 +219,11 @@ enum Cmd {
         /// The runs folder (default: $XSTACK_RUNS_DIR or ./runs).
         dir: Option<PathBuf>,
     },
+    /// The cached Python environments: build them ahead, list them, remove the unused.
+    Env {
+        #[command(subcommand)]
+        command: EnvCmd,
+    },
     /// The bundled scripted agent (run by xstack inside the agent terminal).
     #[command(name = "agent-script", hide = true)]
     AgentScript {
@@ -230,6 +235,27 @@ enum Cmd {
         /// The prompt or injected message.
         #[arg(long)]
         message_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EnvCmd {
+    /// Build (or reuse) each task's target and reference environments, one line each.
+    Build {
+        /// Task folders or ids.
+        #[arg(required = true)]
+        tasks: Vec<String>,
+    },
+    /// Every cached environment: side, size it alone holds, last use, tasks, packages.
+    List,
+    /// Remove the environments unused for N days (never one a running xstack holds).
+    Prune {
+        /// Remove those unused for this many days.
+        #[arg(long, default_value_t = 30, value_name = "N")]
+        unused_days: u64,
+        /// Remove every environment and the package store they share.
+        #[arg(long, conflicts_with = "unused_days")]
+        all: bool,
     },
 }
 
@@ -430,6 +456,13 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Parity { task, repo, json }) => {
             cli::parity(&task, &repo, json, &mut std::io::stdout())
         }
+        Some(Cmd::Env { command }) => match command {
+            EnvCmd::Build { tasks } => cli::env_build(&tasks, &mut std::io::stdout()),
+            EnvCmd::List => cli::env_list(&mut std::io::stdout()),
+            EnvCmd::Prune { unused_days, all } => {
+                cli::env_prune(unused_days, all, &mut std::io::stdout())
+            }
+        },
         Some(Cmd::AgentScript {
             path,
             phase,

@@ -194,6 +194,21 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         jobs,
         pool.describe()
     );
+    if !queue.is_empty() {
+        let cache = crate::env::cache_dir();
+        let mut seen = Vec::new();
+        for trial in &trials {
+            if seen.contains(&trial.task_dir) {
+                continue;
+            }
+            seen.push(trial.task_dir.clone());
+            if let Ok(task) = Task::load(&trial.task_dir) {
+                for line in crate::env::store::to_build(&cache, &task) {
+                    let _ = writeln!(out, "bench: {line}");
+                }
+            }
+        }
+    }
     let live = std::io::stdout().is_terminal();
     let mut progress = Progress::new(live, trials.len(), &opts.agents, &earlier);
 

@@ -34,10 +34,21 @@ pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Resul
     let cache = crate::env::cache_dir();
     let source = source_dir(&task, &cache)?;
     let mut progress = |line: String| eprintln!("{line}");
-    let reference = crate::env::ensure(&cache, &task.spec.env.reference_packages, &mut progress)
-        .map_err(|e| AppError::infra(e.to_string()))?;
-    let target = crate::env::ensure(&cache, &task.spec.env.packages, &mut progress)
-        .map_err(|e| AppError::infra(e.to_string()))?;
+    let usage = |side| crate::env::store::Usage::of(&task.spec.id, side);
+    let reference = crate::env::ensure(
+        &cache,
+        &task.spec.env.reference_packages,
+        &usage(crate::env::Side::Reference),
+        &mut progress,
+    )
+    .map_err(|e| AppError::infra(e.to_string()))?;
+    let target = crate::env::ensure(
+        &cache,
+        &task.spec.env.packages,
+        &usage(crate::env::Side::Target),
+        &mut progress,
+    )
+    .map_err(|e| AppError::infra(e.to_string()))?;
     if let Some(env) = &target {
         crate::grade::audit::install(&env.dir).map_err(|e| AppError::infra(e.to_string()))?;
     }

@@ -25,11 +25,20 @@ pub fn pick(theme: crate::ui::theme::Theme) -> Result<i32, AppError> {
             .filter(|t| t.source_path().is_some())
             .collect();
         let runs = crate::replay::runs::list(&runs_dir(None));
+        let cache = crate::env::cache_dir();
+        let to_build = tasks
+            .iter()
+            .map(|t| crate::env::store::to_build(&cache, t))
+            .collect();
         let choice = {
             let mut guard = crate::ui::terminal::TerminalGuard::enter()
                 .map_err(|e| AppError::infra(format!("cannot set up the terminal: {e}")))?;
-            crate::ui::picker::run(&mut guard.terminal, Picker::new(tasks, runs), &theme)
-                .map_err(|e| AppError::infra(format!("terminal error: {e}")))?
+            crate::ui::picker::run(
+                &mut guard.terminal,
+                Picker::new(tasks, runs).environments_to_build(to_build),
+                &theme,
+            )
+            .map_err(|e| AppError::infra(format!("terminal error: {e}")))?
         };
         status = match choice {
             Choice::Quit => return Ok(status),

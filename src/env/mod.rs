@@ -1,16 +1,48 @@
 //! Cached Python environments (SPEC §1, §2): one virtualenv per package list under the cache
-//! folder, built once with `uv` when it is on PATH, else `python3 -m venv` and pip, and put
-//! first on PATH for every command that runs Python code. Each holds xstack's notebook
-//! runner ([`crate::notebook`]).
+//! folder, built once with uv (from PATH, else brought by xstack itself: [`uv`]), else
+//! `python3 -m venv` and pip, and put first on PATH for every command that runs Python code.
+//! Their package files are hardlinks into one package store (uv's cache, `CACHE/uv-cache`), so
+//! environments share what they hold in common. Each holds xstack's notebook runner
+//! ([`crate::notebook`]). [`store`] lists and prunes them.
+
+pub mod index;
+mod lock;
+pub mod store;
+pub mod uv;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Marker written last into a finished environment.
+use lock::FileLock;
+use store::{EnvRecord, Usage};
+
+/// Marker written last into a finished environment; its time is the environment's last use.
 const COMPLETE_MARKER: &str = ".xstack-complete";
+
+/// Which of a task's two environments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The port's (`[env].packages`).
+    Target,
+    /// The source's (`[env].reference_packages`).
+    Reference,
+}
+
+impl Side {
+    /// `target` or `reference`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Target => "target",
+            Side::Reference => "reference",
+        }
+    }
+}
 
 /// Environment build errors (an infrastructure failure: exit 3).
 #[derive(Debug, thiserror::Error)]
@@ -142,8 +174,14 @@ pub fn site_packages(env_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// The cache key of a package list: order and duplicates do not matter.
+/// The cache key of a package list: order and duplicates do not matter; a package index
+/// configured for the list's framework ([`index`]) is part of it.
 pub fn env_key(packages: &[String]) -> String {
+    key_with_index(packages, &index::index_args(packages))
+}
+
+/// The cache key of a package list installed with the index arguments `index`.
+fn key_with_index(packages: &[String], index: &[String]) -> String {
     let mut sorted: Vec<&str> = packages.iter().map(|p| p.trim()).collect();
     sorted.sort_unstable();
     sorted.dedup();
@@ -152,6 +190,13 @@ pub fn env_key(packages: &[String]) -> String {
     for p in sorted {
         hasher.update(p.as_bytes());
         hasher.update(b"\n");
+    }
+    if !index.is_empty() {
+        hasher.update(b"index\n");
+        for arg in index {
+            hasher.update(arg.as_bytes());
+            hasher.update(b"\n");
+        }
     }
     let digest = hasher.finalize();
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
@@ -168,16 +213,20 @@ pub fn is_cached(cache: &Path, packages: &[String]) -> bool {
 }
 
 /// Returns the environment of `packages`, building it first when it is not cached; None for
-/// an empty list. `progress` receives one line per step.
+/// an empty list. The environment is recorded as used by `usage` now, and held (against
+/// `xstack env prune`) until this process exits. `progress` receives one line per step.
 pub fn ensure(
     cache: &Path,
     packages: &[String],
+    usage: &Usage,
     progress: &mut dyn FnMut(String),
 ) -> Result<Option<PythonEnv>, EnvError> {
     if packages.is_empty() {
         return Ok(None);
     }
-    let dir = env_dir(cache, packages);
+    let index = index::index_args(packages);
+    let key = key_with_index(packages, &index);
+    let dir = cache.join("envs").join(&key);
     let env = PythonEnv { dir: dir.clone() };
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -186,58 +235,83 @@ pub fn ensure(
     std::fs::create_dir_all(cache.join("envs")).map_err(io(cache))?;
     let lock_path = dir.with_extension("lock");
     let lock = std::fs::File::create(&lock_path).map_err(io(&lock_path))?;
-    let _guard = FileLock::acquire(&lock);
+    let _guard = FileLock::exclusive(&lock);
+    let use_path = dir.with_extension("use");
+    lock::hold_in_use(&use_path).map_err(io(&use_path))?;
     if dir.join(COMPLETE_MARKER).is_file() {
         progress(format!("using cached environment {}", dir.display()));
         install_runner(&env)?;
+        record_use(&dir, packages, usage, None)?;
         return Ok(Some(env));
     }
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
     }
-    let log_path = dir.with_extension("log");
+    let started = Instant::now();
+    let installer = uv::installer(cache, progress);
     let list = packages.join(" ");
     progress(format!(
         "building environment [{list}] in {}",
         dir.display()
     ));
-    let uv = which("uv");
-    let dir_s = dir.display().to_string();
-    let python = dir.join("bin").join("python").display().to_string();
-    let mut steps: Vec<Vec<String>> = Vec::new();
-    match &uv {
-        Some(uv) => {
-            let uv = uv.display().to_string();
-            steps.push(vec![
-                uv.clone(),
-                "venv".into(),
-                "--quiet".into(),
-                dir_s.clone(),
-            ]);
-            let mut install = vec![
-                uv,
-                "pip".into(),
-                "install".into(),
-                "--python".into(),
-                python,
-            ];
-            install.extend(packages.iter().cloned());
-            steps.push(install);
-        }
-        None => {
-            steps.push(vec![
-                "python3".into(),
-                "-m".into(),
-                "venv".into(),
-                dir_s.clone(),
-            ]);
-            let mut install = vec![python, "-m".into(), "pip".into(), "install".into()];
-            install.extend(packages.iter().cloned());
-            steps.push(install);
-        }
+    let steps = uv::build_steps(&installer, cache, &dir, packages, &index);
+    let log_path = dir.with_extension("log");
+    run_steps(&steps, &dir, &log_path, &list, progress)?;
+    install_runner(&env)?;
+    let seconds = started.elapsed().as_secs_f64();
+    record_use(&dir, packages, usage, Some(seconds))?;
+    let marker = dir.join(COMPLETE_MARKER);
+    std::fs::write(&marker, format!("{list}\n")).map_err(io(&marker))?;
+    store::remember(cache, &key, packages, store::disk_use(&dir).total, seconds);
+    progress(format!("environment ready: {}", dir.display()));
+    Ok(Some(env))
+}
+
+/// Records in the environment `dir` that `usage` used it now (its marker's time), and, for a
+/// new build, its packages and build time.
+fn record_use(
+    dir: &Path,
+    packages: &[String],
+    usage: &Usage,
+    built_in: Option<f64>,
+) -> Result<(), EnvError> {
+    let mut record = match built_in {
+        Some(seconds) => EnvRecord {
+            packages: packages.to_vec(),
+            uses: Default::default(),
+            build_seconds: seconds,
+        },
+        None => EnvRecord::read(dir).unwrap_or_else(|| EnvRecord {
+            packages: packages.to_vec(),
+            ..EnvRecord::default()
+        }),
+    };
+    if record.uses.insert(usage.clone()) || built_in.is_some() {
+        record.write(dir)?;
     }
-    let mut log = std::fs::File::create(&log_path).map_err(io(&log_path))?;
-    for step in &steps {
+    let marker = dir.join(COMPLETE_MARKER);
+    if let Ok(file) = std::fs::File::options().write(true).open(&marker)
+        && let Err(e) = file.set_modified(std::time::SystemTime::now())
+    {
+        tracing::warn!("cannot mark {} as used: {e}", dir.display());
+    }
+    Ok(())
+}
+
+/// Runs the build `steps` of the environment `dir`, logging their output to `log_path`; on a
+/// failure removes `dir` and says which step failed with its last lines.
+fn run_steps(
+    steps: &[Vec<String>],
+    dir: &Path,
+    log_path: &Path,
+    list: &str,
+    progress: &mut dyn FnMut(String),
+) -> Result<(), EnvError> {
+    let mut log = std::fs::File::create(log_path).map_err(|source| EnvError::Io {
+        path: log_path.to_path_buf(),
+        source,
+    })?;
+    for step in steps {
         progress(format!("$ {}", step.join(" ")));
         let _ = writeln!(log, "$ {}", step.join(" "));
         let output = Command::new(&step[0])
@@ -263,22 +337,18 @@ pub fn ensure(
             Err(e) => Some(format!("cannot run `{}`: {e}", step[0])),
         };
         if let Some(text) = failure {
-            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_dir_all(dir);
             let lines: Vec<&str> = text.lines().collect();
             let tail = lines[lines.len().saturating_sub(20)..].join("\n");
             return Err(EnvError::Build {
-                packages: list,
+                packages: list.to_string(),
                 step: step.join(" "),
                 tail,
-                log: log_path,
+                log: log_path.to_path_buf(),
             });
         }
     }
-    install_runner(&env)?;
-    let marker = dir.join(COMPLETE_MARKER);
-    std::fs::write(&marker, format!("{list}\n")).map_err(io(&marker))?;
-    progress(format!("environment ready: {}", dir.display()));
-    Ok(Some(env))
+    Ok(())
 }
 
 /// Installs (or refreshes) xstack's notebook runner in `env`, so a notebook task runs in it
@@ -316,35 +386,16 @@ pub fn which_in(program: &str, path: &str) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-/// An exclusive advisory lock held until dropped.
-struct FileLock<'a> {
-    file: &'a std::fs::File,
-}
-
-impl<'a> FileLock<'a> {
-    fn acquire(file: &'a std::fs::File) -> FileLock<'a> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a valid open descriptor has no memory-safety preconditions.
-        unsafe {
-            libc::flock(file.as_raw_fd(), libc::LOCK_EX);
-        }
-        FileLock { file }
-    }
-}
-
-impl Drop for FileLock<'_> {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: as above.
-        unsafe {
-            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn usage() -> Usage {
+        Usage {
+            task: Some("t".into()),
+            side: Side::Target,
+        }
+    }
 
     /// A login shell whose profile resets `PATH` (Debian's `/etc/profile` does for root)
     /// still finds the environment's `python` through the `BASH_ENV` file, and so does a
@@ -396,10 +447,26 @@ mod tests {
         assert_ne!(a, c);
     }
 
+    /// A package index is part of the key (a CPU build of torch is another environment), and
+    /// without one the key is what it always was, so existing caches stay valid.
+    #[test]
+    fn an_index_changes_the_key_and_no_index_keeps_it() {
+        let packages = vec!["torch".to_string(), "numpy".to_string()];
+        assert_eq!(key_with_index(&packages, &[]), "0fd37f1336b7b1af");
+        let cpu = key_with_index(
+            &packages,
+            &[
+                "--extra-index-url".into(),
+                "https://download.pytorch.org/whl/cpu".into(),
+            ],
+        );
+        assert_ne!(cpu, key_with_index(&packages, &[]));
+    }
+
     #[test]
     fn empty_package_list_needs_no_environment() {
         let dir = tempfile::tempdir().unwrap();
-        let env = ensure(dir.path(), &[], &mut |_| {}).unwrap();
+        let env = ensure(dir.path(), &[], &usage(), &mut |_| {}).unwrap();
         assert!(env.is_none());
         assert!(!dir.path().join("envs").exists());
     }
@@ -408,7 +475,7 @@ mod tests {
     fn failed_build_reports_the_step_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let packages = vec!["xstack-no-such-package-zzz==0.0.0".to_string()];
-        let err = ensure(dir.path(), &packages, &mut |_| {}).unwrap_err();
+        let err = ensure(dir.path(), &packages, &usage(), &mut |_| {}).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("install"), "{text}");
         assert!(text.contains("xstack-no-such-package-zzz"), "{text}");

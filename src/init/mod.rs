@@ -873,9 +873,16 @@ impl Packages {
                 list.to_vec()
             }
         };
-        let first = crate::env::ensure(&opts.cache_dir, &with_runner(&self.reference), &mut |l| {
-            console.say(&l)
-        });
+        let usage = crate::env::store::Usage {
+            task: opts.id.clone(),
+            side: crate::env::Side::Reference,
+        };
+        let first = crate::env::ensure(
+            &opts.cache_dir,
+            &with_runner(&self.reference),
+            &usage,
+            &mut |l| console.say(&l),
+        );
         let err = match first {
             Ok(env) => return Ok(env),
             Err(e) => e,
@@ -931,6 +938,7 @@ impl Packages {
         Ok(crate::env::ensure(
             &opts.cache_dir,
             &with_runner(&self.reference),
+            &usage,
             &mut |l| console.say(&l),
         )?)
     }

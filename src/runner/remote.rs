@@ -2,8 +2,9 @@
 //! own command-line tools (`ssh`/`rsync`, `gcloud`, `kubectl`).
 //!
 //! On the machine, the runner's folder `DIR` holds `envs/<key>` (the task's environment, keyed
-//! as [`crate::env::env_key`] keys the local cache, built with `uv` when the machine has it,
-//! else `python3 -m venv` and pip) and, while a verify run lasts, `DIR/<run-id>` (the verify
+//! as [`crate::env::env_key`] keys the local cache, built with `uv` from the machine's `PATH`,
+//! else with the uv bootstrapped from PyPI into `DIR/uv` once, its packages hardlinked from
+//! `DIR/uv-cache`; with `python3 -m venv` and pip when the bootstrap cannot run) and, while a verify run lasts, `DIR/<run-id>` (the verify
 //! folder), `DIR/<run-id>.pgid` (the run's process group, for cancelling) and, on TPU VMs,
 //! `DIR/<run-id>.logs/worker-N.log`. The run happens in a remote terminal (`ssh -tt`,
 //! `--ssh-flag=-tt`, `kubectl exec -it`); its folder is removed when it ends.
@@ -431,6 +432,12 @@ pub(crate) fn prepare_script(dir: &RemoteDir, packages: &[String]) -> String {
     }
     let key = crate::env::env_key(packages);
     let pkgs = shell_words::join(packages);
+    let index = crate::env::index::index_args(packages);
+    let index = if index.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", shell_words::join(&index))
+    };
     let list = shell_words::quote(&packages.join(" ")).into_owned();
     s.push_str(&format!(
         r#"E="$B/envs/{key}"
@@ -450,12 +457,12 @@ audit() {{
 if [ -f "$E/.xstack-complete" ]; then audit; echo "using cached environment $E on $(hostname)"; exit 0; fi
 rm -rf "$E"
 echo "building environment [$(echo {list})] in $E on $(hostname)"
-if command -v uv >/dev/null 2>&1; then
-  uv venv --quiet "$E" || exit {ENV_BUILD_FAILED}
-  uv pip install --python "$E/bin/python" {pkgs} || exit {ENV_BUILD_FAILED}
+{bootstrap}if [ -n "$UV" ]; then
+  "$UV" venv --quiet --cache-dir "$B/{store}" "$E" || exit {ENV_BUILD_FAILED}
+  "$UV" pip install --cache-dir "$B/{store}" --link-mode hardlink --python "$E/bin/python" {index}{pkgs} || exit {ENV_BUILD_FAILED}
 else
   python3 -m venv "$E" || exit {ENV_BUILD_FAILED}
-  "$E/bin/python" -m pip install --quiet {pkgs} || exit {ENV_BUILD_FAILED}
+  "$E/bin/python" -m pip install --quiet {index}{pkgs} || exit {ENV_BUILD_FAILED}
 fi
 audit
 echo {list} > "$E/.xstack-complete"
@@ -463,6 +470,8 @@ echo "environment ready: $E"
 "#,
         audit_py = audit::module_source(),
         notebook_py = crate::notebook::runner_source(),
+        bootstrap = crate::env::uv::remote_bootstrap_lines(),
+        store = crate::env::uv::STORE_DIR,
     ));
     s
 }

@@ -458,3 +458,63 @@ fn the_local_runner_runs_the_script_in_the_verify_folder() {
             .contains(&("XSTACK_SEED".to_string(), "7".to_string()))
     );
 }
+
+/// The remote environment script on a machine without uv on its PATH brings uv from PyPI into
+/// the runner folder once (one line says so), builds the environment with it, its package
+/// files hardlinked from the runner folder's package store; the next prepare reuses both.
+#[test]
+fn the_remote_prepare_script_brings_uv_when_the_machine_has_none() {
+    use std::os::unix::fs::MetadataExt;
+    let home = tempfile::tempdir().unwrap();
+    let dir = RemoteDir::parse("~/xs").unwrap();
+    let packages = vec!["six".to_string()];
+    let path: Vec<String> = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty() && !Path::new(d).join("uv").exists())
+        .map(str::to_string)
+        .collect();
+    let prepare = || {
+        Command::new("bash")
+            .arg("-c")
+            .arg(prepare_script(&dir, &packages))
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("PATH", path.join(":"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = prepare();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    let base = home.path().join("xs");
+    assert!(
+        text.contains(&format!(
+            "uv is not on PATH on {}: installing uv {} from PyPI into {} (once)",
+            String::from_utf8_lossy(&Command::new("hostname").output().unwrap().stdout).trim(),
+            crate::env::uv::UV_VERSION,
+            base.join("uv").display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("cannot be installed"), "{text}");
+    let env = base.join("envs").join(crate::env::env_key(&packages));
+    let six = std::fs::read_dir(env.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages/six.py");
+    assert!(
+        six.metadata().unwrap().nlink() >= 2,
+        "six.py is not linked from the store"
+    );
+    assert!(base.join("uv-cache").is_dir());
+    let again = prepare();
+    let text = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(again.status.success(), "{text}");
+    assert!(text.contains("using cached environment"), "{text}");
+    assert!(!text.contains("installing uv"), "{text}");
+}

@@ -56,6 +56,8 @@ pub struct Picker {
     mode: Mode,
     /// The folder being typed for "new task from a folder…", while the prompt is open.
     new_task: Option<String>,
+    /// Per task: the environments a run will build first, with their estimated size.
+    to_build: Vec<Vec<String>>,
 }
 
 impl Picker {
@@ -78,7 +80,14 @@ impl Picker {
             run,
             mode: Mode::Auto,
             new_task: None,
+            to_build: Vec::new(),
         }
+    }
+
+    /// The environments a run of each task (in the picker's order) will build first.
+    pub fn environments_to_build(mut self, to_build: Vec<Vec<String>>) -> Picker {
+        self.to_build = to_build;
+        self
     }
 
     /// The task list's length: the tasks, then "new task from a folder…".
@@ -276,6 +285,14 @@ impl Picker {
                 },
                 |t| about_lines(t, theme),
             );
+        if let Some(notes) = self.task.selected().and_then(|i| self.to_build.get(i)) {
+            for note in notes {
+                about.push(Line::from(Span::styled(
+                    note.clone(),
+                    Style::default().fg(c.dim),
+                )));
+            }
+        }
         frame.render_widget(
             Paragraph::new(about)
                 .style(Style::default().fg(c.text))
@@ -458,6 +475,42 @@ mod tests {
             "{}",
             rows[1]
         );
+    }
+
+    /// The About pane says which environment a run of the selected task builds first and how
+    /// big it will be; a task with nothing to build says nothing of it.
+    #[test]
+    fn the_about_pane_says_which_environment_will_be_built_first() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/digits-mlp");
+        let task = Task::load(&dir).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let notes = crate::env::store::to_build(cache.path(), &task);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let mut picker = Picker::new(vec![task.clone(), task], Vec::new())
+            .environments_to_build(vec![notes, Vec::new()]);
+        let screen = |picker: &mut Picker| {
+            let mut terminal =
+                ratatui::Terminal::new(ratatui::backend::TestBackend::new(300, 30)).unwrap();
+            terminal.draw(|f| picker.draw(f, &Theme::dark())).unwrap();
+            let buffer = terminal.backend().buffer();
+            (0..30)
+                .map(|y| {
+                    (0..300)
+                        .map(|x| buffer[(x, y)].symbol())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let first = screen(&mut picker);
+        assert!(
+            first.contains("the target environment of digits-mlp"),
+            "{first}"
+        );
+        assert!(first.contains("rough figure"), "{first}");
+        picker.on_key(KeyCode::Down);
+        let second = screen(&mut picker);
+        assert!(!second.contains("will be built first"), "{second}");
     }
 
     #[test]

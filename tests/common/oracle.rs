@@ -90,7 +90,14 @@ pub fn check_source_is_a_bypass(id: &str, task: &Task) {
 /// inside every criterion's tolerance.
 pub fn check_source_within_tolerance(id: &str, task: &Task) {
     let cache = xstack::env::cache_dir();
-    let env = xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
+    let usage = xstack::env::store::Usage::of(&task.spec.id, xstack::env::Side::Reference);
+    let env = xstack::env::ensure(
+        &cache,
+        &task.spec.env.reference_packages,
+        &usage,
+        &mut |_| {},
+    )
+    .unwrap();
     let plan = RunPlan {
         source: task.source_path().unwrap().to_path_buf(),
         setup: task.spec.env.setup.clone(),
@@ -229,7 +236,8 @@ pub fn reference_points(task: &Task, metric: &str, count: usize) -> Vec<Point> {
 pub fn first_points(task: &Task, port: &Path, metric: &str, count: usize) -> (Vec<Point>, String) {
     let id = &task.spec.id;
     let cache = xstack::env::cache_dir();
-    let env = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {})
+    let usage = xstack::env::store::Usage::of(id, xstack::env::Side::Target);
+    let env = xstack::env::ensure(&cache, &task.spec.env.packages, &usage, &mut |_| {})
         .unwrap()
         .unwrap_or_else(|| panic!("{id}: the task has no target environment"));
     let script = format!(

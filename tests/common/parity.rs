@@ -60,9 +60,21 @@ pub fn check_bundled(id: &str, demo: Phase1) {
     let before = tree_hash(&dir);
     let task = xstack::task::Task::load(&dir).unwrap();
     let cache = xstack::env::cache_dir();
-    let reference =
-        xstack::env::ensure(&cache, &task.spec.env.reference_packages, &mut |_| {}).unwrap();
-    let target = xstack::env::ensure(&cache, &task.spec.env.packages, &mut |_| {}).unwrap();
+    let usage = |side| xstack::env::store::Usage::of(&task.spec.id, side);
+    let reference = xstack::env::ensure(
+        &cache,
+        &task.spec.env.reference_packages,
+        &usage(xstack::env::Side::Reference),
+        &mut |_| {},
+    )
+    .unwrap();
+    let target = xstack::env::ensure(
+        &cache,
+        &task.spec.env.packages,
+        &usage(xstack::env::Side::Target),
+        &mut |_| {},
+    )
+    .unwrap();
     xstack::grade::audit::install(&target.as_ref().unwrap().dir).unwrap();
     let source_dir = task.source_path().unwrap().to_path_buf();
     let source_before = tree_hash(&source_dir);

@@ -58,6 +58,7 @@ impl Driver {
         let source = self.cfg.source_dir.clone();
         let cache = self.cfg.cache_dir.clone();
         let reference_packages = self.task().spec.env.reference_packages.clone();
+        let usage = crate::env::store::Usage::of(&self.task().spec.id, crate::env::Side::Reference);
         let source_layers = self.task().parity_source_layers(&source);
         let mut plan = ProbePlan::for_task(
             self.task(),
@@ -79,7 +80,7 @@ impl Driver {
         .ok_or_else(|| Stop::Infra("the task has no [parity] section".to_string()))?;
         plan.source.env = self
             .blocking(move |progress, _cancel| {
-                crate::env::ensure(&cache, &reference_packages, progress)
+                crate::env::ensure(&cache, &reference_packages, &usage, progress)
                     .map_err(|e| format!("the parity probe's reference environment: {e}"))
             })
             .await?;

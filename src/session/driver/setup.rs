@@ -172,9 +172,11 @@ impl Driver {
         let packages = self.task().spec.env.packages.clone();
         if !packages.is_empty() {
             let cache = self.cfg.cache_dir.clone();
+            let usage =
+                crate::env::store::Usage::of(&self.task().spec.id, crate::env::Side::Target);
             self.env = self
                 .blocking(move |progress, _cancel| {
-                    let env = crate::env::ensure(&cache, &packages, progress)
+                    let env = crate::env::ensure(&cache, &packages, &usage, progress)
                         .map_err(|e| e.to_string())?;
                     if let Some(env) = &env {
                         crate::grade::audit::install(&env.dir).map_err(|e| e.to_string())?;
