@@ -1464,6 +1464,62 @@ fn a_script_that_calls_cuda_is_told_what_to_pass() {
     );
 }
 
+/// GCNII's `train.py` (chennnM/GCNII, its README's Cora command) in small: the device string
+/// is built from an integer `--dev` (a device id, not a choice of CPU), handed to
+/// `torch.device` and used by `.to(device)`; nothing calls `.cuda()`.
+const GCNII_SHAPE: &str = "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument('--dev', type=int, default=0, help='device id')\nargs = parser.parse_args()\nfeatures = torch.ones(3)\ncudaid = \"cuda:\"+str(args.dev)\ndevice = torch.device(cudaid)\nfeatures = features.to(device)\nprint(cudaid)\nprint(f\"test_acc={float(features.sum()) / 4:.4f}\")\n";
+
+/// `xstack init` on `setup`'s repository with `python train.py` and CPU torch, and `args`.
+fn init_with_torch(setup: &Setup, args: &[&str]) -> Output {
+    xstack()
+        .env("XSTACK_TASKS_DIR", setup.tasks())
+        .env("OMP_NUM_THREADS", "1")
+        .arg("init")
+        .arg(&setup.repo)
+        .args([
+            "--yes",
+            "--command",
+            "python train.py",
+            "--reference-packages",
+            "torch,numpy",
+        ])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A device string with no device option and no `.cuda()`: init names the line that chooses
+/// the device and proposes the `--setup` that fits it, which a second init runs to the end.
+#[test]
+fn a_device_string_is_named_and_the_proposed_setup_runs_on_the_cpu() {
+    let setup = Setup::made("gcnii", &[("train.py", GCNII_SHAPE)]);
+    let before = tree_hash(&setup.repo);
+    let out = init_with_torch(&setup, &[]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("the experiment assumes a GPU, and this machine has none (train.py:7 (`cudaid = \"cuda:\"+str(args.dev)`))"),
+        "{all}"
+    );
+    assert!(!all.contains(".cuda()"), "{all}");
+    let edit = "sed -i '7s/\"cuda/\"cpu/' train.py";
+    assert!(all.contains(&format!("`{edit}`")), "{all}");
+    assert!(setup.nothing_written(), "{all}");
+
+    let out = init_with_torch(&setup, &["--setup", edit]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("cpu:0"), "{all}");
+    let (_, task) = setup.written("gcnii");
+    assert_eq!(task.spec.env.setup.as_deref(), Some(edit));
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}
+
 /// Serves `body` to every request on a loopback port until dropped; the port and the count
 /// of requests served.
 struct Server {

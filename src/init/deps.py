@@ -19,10 +19,12 @@ ENTRIES = sys.argv[2:]
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 notes = []
-# What a CPU machine without network cannot do, as lines of code say it. A line that asks
-# whether CUDA is there (`"cuda" if torch.cuda.is_available() else "cpu"`) is not one.
+# What a CPU machine without network cannot do, as lines of code say it: for a GPU, a
+# `.cuda(` call or a CUDA device string (`"cuda"`, `'cuda:0'`, `"cuda:"+str(args.dev)`)
+# that is not compared with something. A line that asks whether CUDA is there (`"cuda" if
+# torch.cuda.is_available() else "cpu"`) is not one.
 HAZARDS = [
-    ("gpu", re.compile(r"""\.cuda\(|device\s*=\s*['"]cuda|\.to\(\s*['"]cuda|torch\.device\(\s*['"]cuda""")),
+    ("gpu", re.compile(r"""\.cuda\(|(?<![=!]=)(?<![=!]=\s)(['"])cuda(?::\d*)?\1""")),
     (
         "network",
         re.compile(

@@ -119,7 +119,7 @@ impl Requirement {
 /// What kind of thing a CPU machine without network cannot do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HazardKind {
-    /// Code that assumes a GPU (`.cuda()`, `device="cuda"`).
+    /// Code that assumes a GPU (`.cuda()`, a `"cuda"` or `"cuda:"+str(args.dev)` device).
     Gpu,
     /// Code that fetches from the network at run time (`urlopen`, `download=True`).
     Network,
@@ -768,6 +768,47 @@ mod tests {
                 (HazardKind::Gpu, "train.py:4"),
                 (HazardKind::Network, "data.py:3"),
                 (HazardKind::Network, "data.py:4"),
+            ]
+        );
+    }
+
+    /// GCNII's `train.py`: the device string is built from an option and handed to
+    /// `torch.device` on the next line, with no `.cuda()` anywhere.
+    #[test]
+    fn a_cuda_device_string_is_a_gpu_line_and_a_comparison_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "train.py",
+            "import torch
+if args.device == 'cuda':
+    pass
+cudaid = \"cuda:\"+str(args.dev)
+device = torch.device(cudaid)
+features = features.to(device)
+layer = nn.Linear(2, 2, device='cuda:0')
+name = 'cudatoolkit'
+",
+        );
+        let needs = read(dir.path(), &["train.py".to_string()]);
+        let found: Vec<(HazardKind, &str, &str)> = needs
+            .hazards
+            .iter()
+            .map(|h| (h.kind, h.at.as_str(), h.line.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    HazardKind::Gpu,
+                    "train.py:4",
+                    "cudaid = \"cuda:\"+str(args.dev)"
+                ),
+                (
+                    HazardKind::Gpu,
+                    "train.py:7",
+                    "layer = nn.Linear(2, 2, device='cuda:0')"
+                ),
             ]
         );
     }

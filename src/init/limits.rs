@@ -100,23 +100,9 @@ pub fn explain_failure(
     repo: &Path,
     command: &str,
 ) -> Option<String> {
-    let gpu = sites(hazards, HazardKind::Gpu);
     let wanted_gpu = GPU_ERRORS.iter().any(|e| tail.contains(e));
     if wanted_gpu {
-        let mut text = String::from("the experiment assumes a GPU, and this machine has none");
-        if !gpu.is_empty() {
-            text.push_str(&format!(" ({})", gpu.join(", ")));
-        }
-        let options = options_named(repo, command, DEVICE_WORDS);
-        if options.is_empty() {
-            text.push_str(". The command has no device option: a --setup that edits the run's copy (say `sed -i 's/\\.cuda()//' FILE`) lets it run on the CPU; the repository itself is never edited");
-        } else {
-            text.push_str(&format!(
-                ". Choose the CPU through the command's own option, in --command: {}",
-                options.join(", ")
-            ));
-        }
-        return Some(text);
+        return Some(explain_gpu(tail, hazards, repo, command));
     }
     let network = sites(hazards, HazardKind::Network);
     let unreachable = NETWORK_ERRORS.iter().any(|e| tail.contains(e));
@@ -131,6 +117,110 @@ pub fn explain_failure(
         return Some(text);
     }
     None
+}
+
+/// Why a run that wanted a GPU failed: the lines that choose or use it (`train.py:39
+/// (`cudaid = "cuda:"+str(args.dev)`)`), else the line its traceback ends at, and the way to
+/// the CPU that fits them: the command's own device option, else a `--setup` edit of the
+/// run's copy fitted to each line ([`cpu_edit`]).
+fn explain_gpu(tail: &str, hazards: &[Hazard], repo: &Path, command: &str) -> String {
+    let mut text = String::from("the experiment assumes a GPU, and this machine has none");
+    let gpu = sites(hazards, HazardKind::Gpu);
+    let failed_at = traceback_site(tail, repo);
+    if !gpu.is_empty() {
+        text.push_str(&format!(" ({})", gpu.join(", ")));
+    } else if let Some(site) = &failed_at {
+        text.push_str(&format!(" (the traceback ends at {site})"));
+    }
+    let options = options_named(repo, command, DEVICE_WORDS);
+    if !options.is_empty() {
+        text.push_str(&format!(
+            ". Choose the CPU through the command's own option, in --command: {}",
+            options.join(", ")
+        ));
+        return text;
+    }
+    let mut edits: Vec<String> = Vec::new();
+    for edit in hazards
+        .iter()
+        .filter(|h| h.kind == HazardKind::Gpu)
+        .filter_map(cpu_edit)
+    {
+        if !edits.contains(&edit) && edits.len() < 3 {
+            edits.push(edit);
+        }
+    }
+    if edits.is_empty() {
+        text.push_str(". The command has no device option: a --setup that edits the run's copy where the device is chosen (a `sed -i` of that line) lets it run on the CPU; the repository itself is never edited");
+    } else {
+        text.push_str(&format!(
+            ". The command has no device option: this --setup edits the run's copy to run on the CPU: `{}`; the repository itself is never edited",
+            edits.join(" && ")
+        ));
+    }
+    text
+}
+
+/// The `sed` that puts the GPU line `hazard` on the CPU in the run's copy, fitted to what
+/// the line does: a `device_map` set to `"cpu"`, a CUDA device string's `cuda` made `cpu`
+/// on that line (`"cuda:"+str(args.dev)` gives `"cpu:0"`, which torch takes), or the file's
+/// `.cuda(…)` calls removed. In a notebook (whose cells are JSON strings) the edit is made
+/// through the whole file. None for a line of none of these shapes.
+fn cpu_edit(hazard: &Hazard) -> Option<String> {
+    let (file, line) = match hazard.at.split_once('#') {
+        Some((notebook, _)) => (notebook, None),
+        None => {
+            let (file, line) = hazard.at.rsplit_once(':')?;
+            (file, Some(line.parse::<usize>().ok()?))
+        }
+    };
+    let file = shell_words::quote(file);
+    let code = hazard.line.split('#').next().unwrap_or_default();
+    let (address, every) = match line {
+        Some(n) => (n.to_string(), ""),
+        None => (String::new(), "g"),
+    };
+    if line.is_some() && code.contains("device_map") {
+        return Some(format!(
+            "sed -i '{address}s/device_map *= *[^,)]*/device_map=\"cpu\"/' {file}"
+        ));
+    }
+    let quote = ['"', '\'']
+        .into_iter()
+        .find(|q| code.contains(&format!("{q}cuda{q}")) || code.contains(&format!("{q}cuda:")));
+    match quote {
+        Some('"') => Some(format!("sed -i '{address}s/\"cuda/\"cpu/{every}' {file}")),
+        Some(_) => Some(format!("sed -i \"{address}s/'cuda/'cpu/{every}\" {file}")),
+        None if code.contains(".cuda(") => Some(format!("sed -i 's/\\.cuda([^)]*)//g' {file}")),
+        None => None,
+    }
+}
+
+/// The repository line a Python traceback in `tail` ends at, as `train.py:41
+/// (`features = features.to(device)`)`: the last `File "…", line N` frame outside installed
+/// packages whose path, less some leading folders (the run's copy is elsewhere), is a file
+/// of `repo`.
+fn traceback_site(tail: &str, repo: &Path) -> Option<String> {
+    static FRAME: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| crate::patterns::constant(r#"File "([^"]+)", line (\d+)"#));
+    FRAME
+        .captures_iter(tail)
+        .filter_map(|caps| {
+            let path = Path::new(caps.get(1)?.as_str());
+            let installed = ["site-packages", "dist-packages"];
+            if path.iter().any(|part| installed.iter().any(|i| part == *i)) {
+                return None;
+            }
+            let number: usize = caps.get(2)?.as_str().parse().ok()?;
+            let parts: Vec<_> = path.components().collect();
+            let relative = (0..parts.len())
+                .map(|i| parts[i..].iter().collect::<std::path::PathBuf>())
+                .find(|rest| rest.is_relative() && repo.join(rest).is_file())?;
+            let text = crate::source_text::read_small(&repo.join(&relative))?;
+            let line = text.lines().nth(number.checked_sub(1)?)?.trim().to_string();
+            Some(format!("{}:{number} (`{line}`)", relative.display()))
+        })
+        .last()
 }
 
 /// What init says of an experiment that fetches from the network and ran here: verify runs
@@ -196,6 +286,112 @@ mod tests {
         assert!(shorter.contains("train.py's EPOCHS = 30"), "{shorter}");
         assert_eq!(
             explain_failure("ValueError: x", &hazards, dir.path(), "python train.py"),
+            None
+        );
+    }
+
+    /// Runs `edit` (a `sed -i` that init proposes) in `dir`, with a shell as `--setup` does.
+    fn apply(dir: &Path, edit: &str) {
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(edit)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{edit}");
+    }
+
+    /// GCNII's `train.py` (chennnM/GCNII, its README's Cora command): the device string is
+    /// built from an integer `--dev`, handed to `torch.device` on the next line and used by
+    /// `.to(device)`; nothing calls `.cuda()`.
+    const GCNII_SHAPE: &str = "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument('--dev', type=int, default=0, help='device id')\nargs = parser.parse_args()\ncudaid = \"cuda:\"+str(args.dev)\ndevice = torch.device(cudaid)\nfeatures = features.to(device)\n";
+
+    #[test]
+    fn a_device_string_is_named_with_its_line_and_an_edit_that_fits_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("train.py"), GCNII_SHAPE).unwrap();
+        let hazards = [hazard(
+            HazardKind::Gpu,
+            "train.py:6",
+            "cudaid = \"cuda:\"+str(args.dev)",
+        )];
+        let tail = "Traceback (most recent call last):\n  File \"/tmp/xstack-init-1/copy/train.py\", line 8, in <module>\n    features = features.to(device)\n  File \"/venv/lib/python3.11/site-packages/torch/cuda/__init__.py\", line 310, in _lazy_init\n    raise AssertionError(\"Torch not compiled with CUDA enabled\")\nAssertionError: Torch not compiled with CUDA enabled";
+        let text = explain_failure(tail, &hazards, dir.path(), "python train.py").unwrap();
+        assert!(
+            text.contains("(train.py:6 (`cudaid = \"cuda:\"+str(args.dev)`))"),
+            "{text}"
+        );
+        let edit = "sed -i '6s/\"cuda/\"cpu/' train.py";
+        assert!(text.contains(&format!("`{edit}`")), "{text}");
+        assert!(!text.contains(".cuda()"), "{text}");
+        // The edit, run as --setup runs it, makes the device string the CPU's.
+        apply(dir.path(), edit);
+        let edited = std::fs::read_to_string(dir.path().join("train.py")).unwrap();
+        assert_eq!(
+            edited.lines().nth(5),
+            Some("cudaid = \"cpu:\"+str(args.dev)")
+        );
+        assert_eq!(edited.lines().count(), GCNII_SHAPE.lines().count());
+
+        // Without a line that says GPU, the traceback's own line in the repository is named.
+        let text = explain_failure(tail, &[], dir.path(), "python train.py").unwrap();
+        assert!(
+            text.contains("(the traceback ends at train.py:8 (`features = features.to(device)`))"),
+            "{text}"
+        );
+        assert!(!text.contains(".cuda()"), "{text}");
+    }
+
+    #[test]
+    fn each_kind_of_gpu_line_gets_the_edit_that_fits_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "a.py",
+                "model = Net().cuda()\nx = x.cuda(non_blocking=True)\n",
+                "a.py:1",
+                "model = Net().cuda()",
+                "sed -i 's/\\.cuda([^)]*)//g' a.py",
+                "model = Net()\nx = x\n",
+            ),
+            (
+                "b.py",
+                "import torch\ndevice = torch.device('cuda')\n",
+                "b.py:2",
+                "device = torch.device('cuda')",
+                "sed -i \"2s/'cuda/'cpu/\" b.py",
+                "import torch\ndevice = torch.device('cpu')\n",
+            ),
+            (
+                "c.py",
+                "m = AutoModel.from_pretrained(name, device_map=\"cuda:0\", torch_dtype=t)\n",
+                "c.py:1",
+                "m = AutoModel.from_pretrained(name, device_map=\"cuda:0\", torch_dtype=t)",
+                "sed -i '1s/device_map *= *[^,)]*/device_map=\"cpu\"/' c.py",
+                "m = AutoModel.from_pretrained(name, device_map=\"cpu\", torch_dtype=t)\n",
+            ),
+            (
+                "d.ipynb",
+                "{\"cells\": [{\"cell_type\": \"code\", \"source\": [\"dev = \\\"cuda\\\"\\n\"]}]}",
+                "d.ipynb#cell=0 line 1",
+                "dev = \"cuda\"",
+                "sed -i 's/\"cuda/\"cpu/g' d.ipynb",
+                "{\"cells\": [{\"cell_type\": \"code\", \"source\": [\"dev = \\\"cpu\\\"\\n\"]}]}",
+            ),
+        ];
+        for (file, code, at, line, edit, edited) in cases {
+            std::fs::write(dir.path().join(file), code).unwrap();
+            let proposed = cpu_edit(&hazard(HazardKind::Gpu, at, line));
+            assert_eq!(proposed.as_deref(), Some(edit), "{file}");
+            apply(dir.path(), edit);
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(file)).unwrap(),
+                edited,
+                "{file}"
+            );
+        }
+        assert_eq!(
+            cpu_edit(&hazard(HazardKind::Gpu, "e.py:3", "run_on(gpu=True)")),
             None
         );
     }

@@ -66,14 +66,17 @@ static LOSS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// The model and the loss of the experiment `command` runs: among the repository's
-/// `nn.Module` subclasses (files in name order, at most three folders deep, hidden folders,
-/// virtualenvs and `site-packages` left out), first one the command's script instantiates
-/// (defined there or in a module of the repository it imports), then one defined in the
-/// script, then in a module it imports, then the first found; the loss likewise from the
-/// script, its imports, then anywhere. None when the repository has no model or no loss.
+/// The model and the loss of the experiment `command` runs (a script, a module, or a
+/// notebook's code cells): among the repository's `nn.Module` subclasses (files in name
+/// order, at most three folders deep, hidden folders, virtualenvs and `site-packages` left
+/// out), first one the experiment instantiates (defined in its script or in a module of the
+/// repository it imports), then one defined in the script, then in a module it imports, then
+/// any; within each, the outermost ([`outermost`]: `GPT`, not the `NewGELU` activation its
+/// blocks use). The loss likewise from the script, its imports, then anywhere. None when the
+/// repository has no model or no loss.
 pub fn find(repo: &Path, command: &str) -> Option<ProbeTarget> {
     let mut models: Vec<ModelClass> = Vec::new();
+    let mut bodies: Vec<String> = Vec::new();
     let mut losses: Vec<Site> = Vec::new();
     let mut texts: Vec<(String, String)> = Vec::new();
     let files = walkdir::WalkDir::new(repo)
@@ -125,6 +128,12 @@ pub fn find(repo: &Path, command: &str) -> Option<ProbeTarget> {
                     site: site(i),
                     init,
                 });
+                let body: Vec<&str> = lines[i + 1..]
+                    .iter()
+                    .take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t']))
+                    .copied()
+                    .collect();
+                bodies.push(body.join("\n"));
             }
             let code = line.split('#').next().unwrap_or_default();
             if file_loss.is_none() && LOSS.is_match(code) {
@@ -136,29 +145,35 @@ pub fn find(repo: &Path, command: &str) -> Option<ProbeTarget> {
     }
     let script = script_of(command, repo);
     let script_text = script
-        .as_ref()
-        .and_then(|s| texts.iter().find(|(rel, _)| rel == s))
-        .map(|(_, text)| text.as_str())
+        .as_deref()
+        .map(|s| {
+            texts
+                .iter()
+                .find(|(rel, _)| rel == s)
+                .map(|(_, text)| text.clone())
+                .or_else(|| {
+                    let text = crate::source_text::read_small(&repo.join(s))?;
+                    Some(crate::notebook::python_code(s, &text))
+                })
+                .unwrap_or_default()
+        })
         .unwrap_or_default();
     let imported = script
         .as_deref()
-        .map(|s| local_imports(s, script_text, &texts))
+        .map(|s| local_imports(s, &script_text, &texts))
         .unwrap_or_default();
     let in_script = |file: &str| script.as_deref() == Some(file);
     let in_imports = |file: &str| imported.iter().any(|i| i == file);
-    let instantiated = |name: &str| {
-        Regex::new(&format!(r"\b{}\s*\(", regex::escape(name))).is_ok_and(|re| {
-            script_text
-                .lines()
-                .any(|l| !l.trim_start().starts_with("class ") && re.is_match(l))
-        })
-    };
-    let model = models
+    let instantiated = |name: &str| calls(&script_text, name);
+    let tiers: [&dyn Fn(&ModelClass) -> bool; 4] = [
+        &|m| (in_script(&m.site.file) || in_imports(&m.site.file)) && instantiated(&m.name),
+        &|m| in_script(&m.site.file),
+        &|m| in_imports(&m.site.file),
+        &|_| true,
+    ];
+    let model = tiers
         .iter()
-        .find(|m| (in_script(&m.site.file) || in_imports(&m.site.file)) && instantiated(&m.name))
-        .or_else(|| models.iter().find(|m| in_script(&m.site.file)))
-        .or_else(|| models.iter().find(|m| in_imports(&m.site.file)))
-        .or_else(|| models.first())?
+        .find_map(|tier| outermost(&models, &bodies, tier))?
         .clone();
     let loss = losses
         .iter()
@@ -169,16 +184,67 @@ pub fn find(repo: &Path, command: &str) -> Option<ProbeTarget> {
     Some(ProbeTarget { model, loss })
 }
 
-/// The repository file (relative, `/`-separated) that `command` runs: the first argument
-/// ending in `.py`, or the module of `python -m MODULE`; None when it names neither or the
-/// file is not in the repository.
+/// Whether `code` calls `name` (`GPT(config)`) outside a `class` line.
+fn calls(code: &str, name: &str) -> bool {
+    Regex::new(&format!(r"\b{}\s*\(", regex::escape(name))).is_ok_and(|re| {
+        code.lines()
+            .any(|l| !l.trim_start().starts_with("class ") && re.is_match(l))
+    })
+}
+
+/// Of the models that `keep` accepts, the outermost: one no other kept model builds in its
+/// body, the one that builds the most of the others (minGPT's `GPT`, whose `Block`s build
+/// `CausalSelfAttention` and `NewGELU`), the first in file order among equals. `bodies` are
+/// the models' class bodies, in the same order.
+fn outermost<'a>(
+    models: &'a [ModelClass],
+    bodies: &[String],
+    keep: &dyn Fn(&ModelClass) -> bool,
+) -> Option<&'a ModelClass> {
+    let kept: Vec<usize> = (0..models.len()).filter(|&i| keep(&models[i])).collect();
+    let builds = |outer: usize, inner: usize| {
+        outer != inner
+            && calls(
+                bodies.get(outer).map_or("", String::as_str),
+                &models[inner].name,
+            )
+    };
+    let inside: Vec<usize> = kept
+        .iter()
+        .copied()
+        .filter(|&i| kept.iter().any(|&o| builds(o, i)))
+        .collect();
+    let rank = |i: usize| -> (bool, usize) {
+        let built = kept.iter().filter(|&&j| builds(i, j)).count();
+        (!inside.contains(&i), built)
+    };
+    let mut best: Option<usize> = None;
+    for &i in &kept {
+        if best.is_none_or(|b| rank(i) > rank(b)) {
+            best = Some(i);
+        }
+    }
+    best.map(|i| &models[i])
+}
+
+/// The repository file (relative, `/`-separated) that `command` runs: a notebook it names
+/// (`python -m _xstack_notebook demo.ipynb`), the first argument ending in `.py`, or the
+/// module of `python -m MODULE`; None when it names none or the file is not in the
+/// repository.
 fn script_of(command: &str, repo: &Path) -> Option<String> {
     let words = shell_words::split(command).ok()?;
-    let file = words
+    let notebook = words
         .iter()
-        .position(|w| w == "-m")
-        .and_then(|i| words.get(i + 1))
-        .map(|module| format!("{}.py", module.replace('.', "/")))
+        .find(|w| crate::notebook::is_notebook(w))
+        .cloned();
+    let file = notebook
+        .or_else(|| {
+            words
+                .iter()
+                .position(|w| w == "-m")
+                .and_then(|i| words.get(i + 1))
+                .map(|module| format!("{}.py", module.replace('.', "/")))
+        })
         .or_else(|| words.iter().find(|w| w.ends_with(".py")).cloned())?;
     let file = file.trim_start_matches("./").to_string();
     repo.join(&file).is_file().then_some(file)
@@ -439,5 +505,53 @@ mod tests {
         let found =
             find(dir.path(), "python -m pkg.run --x 1").unwrap_or_else(|| panic!("nothing found"));
         assert_eq!(found.model.name, "Second");
+    }
+
+    /// minGPT's shape: `mingpt/model.py` defines the activation `NewGELU` first, then the
+    /// attention, the block that builds both, and `GPT`, which builds the blocks; the
+    /// notebook the command runs imports `GPT`, builds it and trains it.
+    const MINGPT_MODEL: &str = "import torch.nn as nn\nfrom torch.nn import functional as F\n\nclass NewGELU(nn.Module):\n    def forward(self, x):\n        return x\n\nclass CausalSelfAttention(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n\nclass Block(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.attn = CausalSelfAttention(config)\n        self.act = NewGELU()\n\nclass GPT(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])\n\n    @classmethod\n    def from_pretrained(cls, model_type):\n        model = GPT(config)\n        return model\n\n    def forward(self, idx, targets=None):\n        loss = F.cross_entropy(logits, targets, ignore_index=-1)\n";
+
+    #[test]
+    fn the_model_a_notebook_builds_and_trains_is_the_one_proposed() {
+        let notebook = serde_json::json!({
+            "cells": [
+                {"cell_type": "markdown", "source": ["A GELU(nn.Module) note\n"]},
+                {"cell_type": "code", "source": ["from mingpt.model import GPT\n", "model = GPT(model_config)\n"]},
+                {"cell_type": "code", "source": ["from mingpt.trainer import Trainer\n", "trainer = Trainer(train_config, model, train_dataset)\n", "trainer.run()\n"]},
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        })
+        .to_string();
+        let dir = repo(&[
+            ("demo.ipynb", &notebook),
+            ("mingpt/__init__.py", ""),
+            ("mingpt/model.py", MINGPT_MODEL),
+            (
+                "mingpt/trainer.py",
+                "class Trainer:\n    def run(self):\n        self.loss.backward()\n",
+            ),
+        ]);
+        let command = crate::notebook::command("demo.ipynb");
+        let found = find(dir.path(), &command).unwrap_or_else(|| panic!("nothing found"));
+        assert_eq!(
+            (
+                found.model.name.as_str(),
+                found.model.site.file.as_str(),
+                found.model.site.line
+            ),
+            ("GPT", "mingpt/model.py", 18)
+        );
+        assert!(
+            skeleton(&found).contains("from mingpt.model import GPT\n"),
+            "{}",
+            skeleton(&found)
+        );
+        // A command that names no file of the repository: the class that builds the others,
+        // not the first one defined.
+        let found = find(dir.path(), "make train").unwrap_or_else(|| panic!("nothing found"));
+        assert_eq!(found.model.name, "GPT");
     }
 }

@@ -186,7 +186,9 @@ impl Chart {
     }
 }
 
-/// The range of `values`, widened a little, and never empty.
+/// The range of `values`, widened a little, and never empty. Widening never carries the
+/// range below 0 when no value is below 0 (an MSE, a loss, a step), so the axis of a value
+/// that cannot be negative starts at 0 rather than at `-0.009`.
 fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
         (l.min(v), h.max(v))
@@ -194,12 +196,15 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     if !low.is_finite() || !high.is_finite() {
         return (0.0, 1.0);
     }
-    if high - low < 1e-12 {
-        let pad = if low == 0.0 { 1.0 } else { low.abs() * 0.1 };
-        return (low - pad, high + pad);
-    }
-    let pad = (high - low) * 0.05;
-    (low - pad, high + pad)
+    let pad = if high - low >= 1e-12 {
+        (high - low) * 0.05
+    } else if low == 0.0 {
+        1.0
+    } else {
+        low.abs() * 0.1
+    };
+    let floor = if low >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+    ((low - pad).max(floor), high + pad)
 }
 
 #[cfg(test)]
@@ -240,6 +245,36 @@ mod tests {
         assert!(svg.contains(">published 0.3</text>"));
         assert!(!svg.contains(">reference</text>"));
         assert_eq!(svg, chart().svg());
+    }
+
+    /// The `y` of each tick label on the value axis (the two at the left edge), top first.
+    fn value_ticks(svg: &str) -> Vec<String> {
+        svg.split("<text class=\"tick\" x=\"58.00\"")
+            .skip(1)
+            .filter_map(|t| t.split_once('>')?.1.split_once('<'))
+            .map(|(label, _)| label.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_axis_of_values_that_cannot_be_negative_stops_at_zero() {
+        // An MSE falling to 0.002 against a published 0.003 ≤ 0.03 (the band is open below).
+        let mut mse = chart();
+        mse.curves[0].points = vec![(0.0, 0.18), (1.0, 0.05), (2.0, 0.002)];
+        mse.levels[0].value = 0.003;
+        mse.band = Some((f64::NEG_INFINITY, 0.03));
+        let svg = mse.svg();
+        let ticks = value_ticks(&svg);
+        assert_eq!(ticks.len(), 2, "{svg}");
+        assert_eq!(ticks[1], "0", "{svg}");
+        assert!(!svg.contains(">-0"), "{svg}");
+        // A value that is 0 at every point draws from 0 up.
+        assert_eq!(bounds([0.0, 0.0].into_iter()), (0.0, 1.0));
+        // Values below 0 keep the margin below them.
+        let (low, high) = bounds([-1.0, 1.0].into_iter());
+        assert!(low < -1.0 && high > 1.0, "{low} {high}");
+        // The step axis of a run from step 0 starts at 0 too.
+        assert_eq!(bounds([0.0, 2000.0].into_iter()).0, 0.0);
     }
 
     #[test]

@@ -1383,3 +1383,33 @@ fn a_panes_key_is_offered_only_when_it_does_something() {
     let hint = hint_of(&ended(session_with_parity_at_a_line()));
     assert!(hint.contains("Enter finding→diff"), "{hint}");
 }
+
+/// A criterion printed once (a final loss, no curve): the chart draws no range of steps
+/// and the pane compares the final value with the reference's instead of naming a step
+/// where the run leaves it.
+#[test]
+fn a_final_value_printed_once_has_no_step_axis() {
+    let criterion = CriterionSpec {
+        metric: "final_loss".into(),
+        reduce: Reduce::Last,
+        published: 0.5,
+        tolerance: 0.02,
+        direction: Direction::Lower,
+        claim: None,
+    };
+    let state = criterion_session(criterion, &[0.501], &[0.8], &[0.56], true);
+    for (width, height) in [(200, 50), (80, 24)] {
+        let (text, _) = metrics_pane(&state, width, height);
+        assert!(!text.contains("leaves the reference at step"), "{text}");
+        assert!(
+            text.contains("final value 0.56 is outside the reference's 0.501 ± 0.02"),
+            "{text}"
+        );
+        // The row under the chart names the value, with no step numbers.
+        let lines: Vec<&str> = text.lines().collect();
+        let axis = lines[lines.len() - 2];
+        assert!(axis.contains("final value"), "{text}");
+        assert!(!axis.chars().any(|c| c.is_ascii_digit()), "{text}");
+        insta::assert_snapshot!(format!("metrics_final_value_{width}x{height}"), text);
+    }
+}

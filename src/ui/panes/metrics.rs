@@ -4,7 +4,9 @@
 //! a legend line, and where the rows allow a chart whose y-range shows the accepted region and
 //! the current phase (outliers clipped to the edge and counted), the accepted region shaded
 //! (one-sided for `higher`/`lower`), the reduced value drawn as what it is, and ticks that
-//! scale with the height. Where the run leaves the reference is said in words.
+//! scale with the height. Where the run leaves the reference is said in words. A metric
+//! printed once (a final value, no curve) has no step axis: its chart is a column of values
+//! and its words compare the final value with the reference's.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -171,6 +173,32 @@ impl CriterionView {
         })
     }
 
+    /// Whether every series has at most one point: a final value printed once, with no
+    /// curve to draw along steps.
+    pub fn is_final_value(&self) -> bool {
+        let series = [&self.current, &self.previous, &self.reference];
+        series.iter().all(|points| points.len() <= 1) && series.iter().any(|p| p.len() == 1)
+    }
+
+    /// The words on where this phase's run leaves the reference, when it does: the step it
+    /// leaves at for a curve, the final value against the reference's for a single value.
+    pub fn divergence_words(&self) -> Option<String> {
+        let (step, value) = self.diverged?;
+        Some(match (self.is_final_value(), self.reference_value) {
+            (true, Some(reference)) => format!(
+                "final value {} is outside the reference's {} ± {}",
+                fmt_num(value),
+                fmt_num(reference),
+                fmt_num(self.criterion.tolerance)
+            ),
+            _ => format!(
+                "leaves the reference at step {} ({}) and stays out",
+                fmt_num(step),
+                fmt_num(value)
+            ),
+        })
+    }
+
     /// The criterion's rule in a few characters ([`rule_of`]).
     pub fn rule(&self) -> String {
         rule_of(&self.criterion)
@@ -322,16 +350,11 @@ fn draw_criterion(frame: &mut Frame<'_>, area: Rect, view: &CriterionView, theme
         );
         used += 1;
     }
-    if let Some((step, value)) = view.diverged
+    if let Some(words) = view.divergence_words()
         && area.height >= 5
         && let Some(row) = next()
     {
         let c = &theme.colors;
-        let words = format!(
-            "leaves the reference at step {} ({}) and stays out",
-            fmt_num(step),
-            fmt_num(value)
-        );
         frame.render_widget(
             Paragraph::new(Span::styled(words, Style::default().fg(c.fail))),
             row,
@@ -658,13 +681,17 @@ fn chart(
     if !x_min.is_finite() {
         (x_min, x_max) = (0.0, 1.0);
     }
-    if x_max <= x_min {
+    // A final value has no range of steps: each series' one point is drawn in the middle.
+    let final_value = view.is_final_value();
+    if final_value {
+        (x_min, x_max) = (-1.0, 1.0);
+    } else if x_max <= x_min {
         x_max = x_min + 1.0;
     }
     let clamp = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
         points
             .iter()
-            .map(|(x, y)| (*x, y.clamp(low, high)))
+            .map(|(x, y)| (if final_value { 0.0 } else { *x }, y.clamp(low, high)))
             .collect()
     };
     let dots = plot.width.saturating_mul(2);
@@ -697,34 +724,64 @@ fn chart(
                     let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
                     ctx.draw(&Segment::new(x1, y1, x2, y2, color));
                 }
-                if let [(x, y)] = points[..] {
+                // A final value's points are marked with symbols below instead.
+                if let [(x, y)] = points[..]
+                    && !final_value
+                {
                     ctx.draw(&Segment::new(x, y, x, y, color));
                 }
             }
             ctx.layer();
-            match &reduced {
-                Reduced::Level { from, to, value } => {
-                    ctx.draw(&Segment::new(*from, *value, *to, *value, c.emphasis));
-                }
-                Reduced::Point { x, value } => ctx.print(
-                    *x,
-                    *value,
-                    Span::styled(
-                        "●",
-                        Style::default().fg(c.emphasis).add_modifier(Modifier::BOLD),
-                    ),
-                ),
-                Reduced::None => {}
+            if let Reduced::Level { from, to, value } = &reduced {
+                ctx.draw(&Segment::new(*from, *value, *to, *value, c.emphasis));
             }
         });
     frame.render_widget(canvas, plot);
     shade_accepted(frame, plot, view.accepted(), range, c.added_bg);
+    // Symbols over the plot: a final value's points as the gauge marks them, and the
+    // reduced value's point, this phase's last.
+    let mut marks: Vec<(f64, f64, &str, Color)> = Vec::new();
+    if final_value {
+        for (points, symbol, color) in [
+            (&previous, "○", c.series_previous),
+            (&reference, "◆", c.series_reference),
+        ] {
+            if let [(x, y)] = points[..] {
+                marks.push((x, y, symbol, color));
+            }
+        }
+    }
+    if let Reduced::Point { x, value } = reduced {
+        marks.push((x, value, "●", c.emphasis));
+    }
+    let row_of = |y: f64| {
+        let row = ((high - y) / (high - low) * f64::from(plot_rows - 1)).round();
+        (row.max(0.0) as u16).min(plot_rows - 1)
+    };
     let buf = frame.buffer_mut();
+    for (x, y, symbol, color) in marks {
+        // The column the canvas puts `x` in; the row the y labels give `y`.
+        let col = ((x - x_min) / (x_max - x_min) * f64::from(plot.width - 1)).max(0.0) as u16;
+        buf.set_string(
+            plot.x + col.min(plot.width - 1),
+            plot.y + row_of(y),
+            symbol,
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        );
+    }
     let label_style = Style::default().fg(c.dim);
     for (tick, label) in y_ticks.iter().zip(&y_labels) {
-        let row = ((high - tick) / (high - low) * f64::from(plot_rows - 1)).round() as u16;
         let text = format!("{label:>width$}", width = usize::from(label_width - 1));
-        buf.set_string(area.x, area.y + row.min(plot_rows - 1), text, label_style);
+        buf.set_string(area.x, area.y + row_of(*tick), text, label_style);
+    }
+    if final_value {
+        let label = "final value";
+        let len = label.chars().count() as u16;
+        if len <= plot.width {
+            let start = plot.x + (plot.width - len) / 2;
+            buf.set_string(start, area.bottom() - 1, label, label_style);
+        }
+        return;
     }
     // Steps are counted in whole numbers when the log gives them so.
     let whole = view
