@@ -133,6 +133,24 @@ fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
     );
 }
 
+/// makemore part 5's notebook, a PyTorch source whose probe runs four steps of its training
+/// cell (0, 1, 149999, 150000): the demo keeps the learning rate at 0.1 throughout; the data,
+/// the batches, the logits, the gradients and the first three steps match, and the first wrong
+/// number is the learning rate the step-150,000 update applies (0.1 against 0.01). The source's
+/// first cell holds `%matplotlib inline`, which the helper's `notebook_namespace` leaves out.
+#[test]
+fn makemore_cnn_diverges_first_in_the_learning_rate_at_step_150000() {
+    check_bundled(
+        "makemore-cnn",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step150000.lr",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section
 /// (None: without one).
 fn jsonl_task(parity: Option<&str>) -> tempfile::TempDir {
