@@ -1,8 +1,9 @@
-//! The numeric parity probe (SPEC §3a) end to end: each bundled task's demo phase 1 names
-//! the tensor where that demo's pitfall shows first, and the oracle's probe matches
-//! everywhere (diffrax's neural CDE's and neural ODE's, probes of about two minutes, in
-//! `tests/catalog.rs`); a probe that crashes or never writes its file is reported as such,
-//! and after a failed grade the probe explains the verdict without changing it.
+//! The numeric parity probe (SPEC §3a) end to end: every task from a public repository has
+//! one; each bundled task's demo phase 1 names the tensor where that demo's pitfall shows
+//! first, and the oracle's probe matches everywhere (diffrax's neural CDE's and neural ODE's,
+//! probes of about two minutes, in `tests/catalog.rs`); a probe that crashes or never writes
+//! its file is reported as such, and after a failed grade the probe explains the verdict
+//! without changing it.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -131,6 +132,54 @@ fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
             max_abs: None,
         },
     );
+}
+
+/// makemore part 5's notebook, a PyTorch source whose probe runs four steps of its training
+/// cell (0, 1, 149999, 150000): the demo keeps the learning rate at 0.1 throughout; the data,
+/// the batches, the logits, the gradients and the first three steps match, and the first wrong
+/// number is the learning rate the step-150,000 update applies (0.1 against 0.01). The source's
+/// first cell holds `%matplotlib inline`, which the helper's `notebook_namespace` leaves out.
+#[test]
+fn makemore_cnn_diverges_first_in_the_learning_rate_at_step_150000() {
+    check_bundled(
+        "makemore-cnn",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step150000.lr",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
+/// Every bundled task made from a public repository (an `[upstream]` table, its source a
+/// folder of the task) has a probe: a `[parity]` section, and the script its command names in
+/// the oracle, the port's side (the source's side is checked by each task's own test above or
+/// in `tests/catalog.rs`).
+#[test]
+fn every_real_task_has_a_parity_probe() {
+    let mut real = Vec::new();
+    for dir in xstack::task::discover(&root().join("tasks")) {
+        let task = xstack::task::Task::load(&dir).unwrap();
+        if task.spec.upstream.is_none() || !matches!(task.source, xstack::task::Source::Path(_)) {
+            continue;
+        }
+        let id = task.spec.id.clone();
+        let parity = task
+            .spec
+            .parity
+            .as_ref()
+            .unwrap_or_else(|| panic!("{id}: no [parity]"));
+        let script = parity.command.split_whitespace().nth(1).unwrap();
+        let oracle = port_of(&dir, &["solution"]);
+        assert!(
+            oracle.path().join(script).is_file(),
+            "{id}: the oracle has no {script}, the port's side of `{}`",
+            parity.command
+        );
+        real.push(id);
+    }
+    assert!(real.len() >= 9, "{real:?}");
 }
 
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section

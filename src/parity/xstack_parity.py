@@ -11,8 +11,8 @@ of the call (or, with `at=function`, of the function that computes the array), a
 archive; the source's side writes the inputs and weights the port must use, and
 `load_inputs()` reads them back on the port's side from `$XSTACK_PARITY_IN`. Without
 `$XSTACK_PARITY_OUT` (a probe run by hand) the arrays are only kept in memory.
-`notebook_namespace(path, skip)` runs a notebook's code cells in one namespace, for a probe of
-a notebook task.
+`notebook_namespace(path, skip)` runs a notebook's code cells in one namespace (IPython's
+magics left out), for a probe of a notebook task.
 """
 
 import inspect
@@ -93,7 +93,9 @@ def recorded():
 def notebook_namespace(path, skip):
     """The namespace of the notebook at `path` after its code cells ran in order, leaving out
     each cell whose stripped source `skip` accepts (the cell that trains, say); a cell's code
-    is compiled as `PATH#cell=N`, so a traceback and `record` name the cell."""
+    is compiled as `PATH#cell=N`, so a traceback and `record` name the cell. In a cell that is
+    not Python as written, IPython's magics and shell escapes (`%matplotlib inline`, `!ls`: a
+    line starting with `%` or `!`) are left out, the line numbers kept."""
     with open(path) as f:
         cells = json.load(f)["cells"]
     namespace = {"__name__": "__notebook__"}
@@ -101,8 +103,22 @@ def notebook_namespace(path, skip):
         source = "".join(cell["source"])
         if cell["cell_type"] != "code" or skip(source.strip()):
             continue
-        exec(compile(source, f"{path}#cell={index}", "exec"), namespace)
+        exec(_compile_cell(source, f"{path}#cell={index}"), namespace)
     return namespace
+
+
+def _compile_cell(source, name):
+    """A code cell compiled as `name`: as written, or, when that is not Python, with each
+    IPython magic or shell-escape line replaced by `pass` at its indentation."""
+    try:
+        return compile(source, name, "exec")
+    except SyntaxError:
+        lines = source.split("\n")
+        for i, line in enumerate(lines):
+            code = line.lstrip()
+            if code.startswith(("%", "!")):
+                lines[i] = line[: len(line) - len(code)] + "pass"
+        return compile("\n".join(lines), name, "exec")
 
 
 def load_inputs():
