@@ -122,6 +122,146 @@ fn rows(browser: &mut Browser) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A table as its title (the heading above it), its column headers and its rows' cell texts.
+type Parsed = (String, Vec<String>, Vec<Vec<String>>);
+
+/// A Markdown cell's text: code without its backticks, a link as its text.
+fn markdown_text(cell: &str) -> String {
+    let cell = cell.trim().replace("\\|", "|");
+    let cell = match (cell.strip_prefix('['), cell.find("](")) {
+        (Some(_), Some(end)) if cell.ends_with(')') => cell[1..end].to_string(),
+        _ => cell,
+    };
+    cell.trim_matches('`').to_string()
+}
+
+/// report.md's tables, each under the last `## ` heading before it.
+fn markdown_tables(md: &str) -> Vec<Parsed> {
+    let mut tables: Vec<Parsed> = Vec::new();
+    let mut title = String::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            title = heading.to_string();
+        }
+        let Some(inner) = line.strip_prefix("| ").and_then(|l| l.strip_suffix(" |")) else {
+            in_table = line.starts_with("|---");
+            continue;
+        };
+        let cells: Vec<String> = inner.split(" | ").map(markdown_text).collect();
+        if in_table {
+            tables.last_mut().unwrap().2.push(cells);
+        } else {
+            tables.push((title.clone(), cells, Vec::new()));
+        }
+        in_table = true;
+    }
+    tables
+}
+
+/// The text of an HTML fragment: its tags dropped, its entities read.
+fn html_text(fragment: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in fragment.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// The contents of each `<tag ...>...</tag>` in `html`, in order.
+fn elements<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    let mut found = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find(&open) {
+        let after = &rest[at + open.len()..];
+        if !after.starts_with(['>', ' ']) {
+            rest = after;
+            continue;
+        }
+        let body = &after[after.find('>').unwrap() + 1..];
+        let end = body.find(&close).unwrap();
+        found.push(&body[..end]);
+        rest = &body[end..];
+    }
+    found
+}
+
+/// The index's tables, each under the `<h2>` of its section.
+fn html_tables(html: &str) -> Vec<Parsed> {
+    elements(html, "section")
+        .into_iter()
+        .flat_map(|section| {
+            let title = html_text(elements(section, "h2")[0]);
+            elements(section, "table").into_iter().map(move |table| {
+                let header = elements(table, "th").into_iter().map(html_text).collect();
+                let body = elements(table, "tbody").concat();
+                let rows = elements(&body, "tr")
+                    .into_iter()
+                    .map(|tr| elements(tr, "td").into_iter().map(html_text).collect())
+                    .collect();
+                (title.clone(), header, rows)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn the_site_shows_every_table_of_report_md_with_the_same_columns_and_cells() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("bench");
+    bench(root.path(), &out);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
+    let mut expected = markdown_tables(&md);
+    // The site names no path of the machine: it leaves the run folder out.
+    let trials = expected.iter_mut().find(|t| t.0 == "Trials").unwrap();
+    let folder = trials.1.iter().position(|h| h == "run folder").unwrap();
+    trials.1.remove(folder);
+    for row in &mut trials.2 {
+        assert!(row.remove(folder).contains("bench"), "{row:?}");
+    }
+    let titles: Vec<&str> = expected.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Per agent",
+            "Agents compared",
+            "Did the agent run its port?",
+            "Task × agent",
+            "Where the time went",
+            "Trials"
+        ],
+        "{md}"
+    );
+    // The trial finder and the sources are the site's own.
+    let shown: Vec<Parsed> = html_tables(&html)
+        .into_iter()
+        .filter(|t| t.0 != "Find a trial" && t.0 != "Where the tasks come from")
+        .collect();
+    assert_eq!(shown.len(), expected.len(), "{shown:?}");
+    for (site, report) in shown.iter().zip(&expected) {
+        assert_eq!(site, report);
+    }
+    // A missing value reads the same in both; a trial's verdict links to its page.
+    assert!(
+        expected[0].2.iter().all(|row| row.last().unwrap() == "–"),
+        "{expected:?}"
+    );
+    assert_eq!(expected[5].2.len(), AGENTS.len());
+    assert!(html.contains("<a href=\"trials/quick-"), "{html}");
+}
+
 #[test]
 fn a_bench_site_answers_why_a_trial_failed_in_a_real_browser_from_file_and_from_view() {
     if !require_tool("chromium", browser::chromium_works) {
@@ -495,7 +635,7 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
         "{headers:?}"
     );
     let all_agents = browser.eval(
-        "Array.from(document.querySelectorAll('#direction-table tbody tr')).map(tr => \
+        "Array.from(document.querySelectorAll('#by-direction-table tbody tr')).map(tr => \
          Array.from(tr.querySelectorAll('td')).map(td => td.textContent)) \
          .find(cells => cells[0] === 'all agents')",
     );
