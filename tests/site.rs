@@ -12,6 +12,8 @@
 #[path = "site/browser.rs"]
 mod browser;
 mod common;
+#[path = "site/tables.rs"]
+mod tables;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -21,6 +23,7 @@ use std::time::Duration;
 use browser::Browser;
 use common::*;
 use serde_json::json;
+use tables::{Parsed, markdown_tables, report_tables, without_run_folder};
 
 /// The four agents, with their trajectories against the quick task (`cat score.txt`, which
 /// must print acc >= 0.9), and the verdict each trial gets.
@@ -122,98 +125,19 @@ fn rows(browser: &mut Browser) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A table as its title (the heading above it), its column headers and its rows' cell texts.
-type Parsed = (String, Vec<String>, Vec<Vec<String>>);
-
-/// A Markdown cell's text: code without its backticks, a link as its text.
-fn markdown_text(cell: &str) -> String {
-    let cell = cell.trim().replace("\\|", "|");
-    let cell = match (cell.strip_prefix('['), cell.find("](")) {
-        (Some(_), Some(end)) if cell.ends_with(')') => cell[1..end].to_string(),
-        _ => cell,
-    };
-    cell.trim_matches('`').to_string()
-}
-
-/// report.md's tables, each under the last `## ` heading before it.
-fn markdown_tables(md: &str) -> Vec<Parsed> {
-    let mut tables: Vec<Parsed> = Vec::new();
-    let mut title = String::new();
-    let mut in_table = false;
-    for line in md.lines() {
-        if let Some(heading) = line.strip_prefix("## ") {
-            title = heading.to_string();
-        }
-        let Some(inner) = line.strip_prefix("| ").and_then(|l| l.strip_suffix(" |")) else {
-            in_table = line.starts_with("|---");
-            continue;
-        };
-        let cells: Vec<String> = inner.split(" | ").map(markdown_text).collect();
-        if in_table {
-            tables.last_mut().unwrap().2.push(cells);
-        } else {
-            tables.push((title.clone(), cells, Vec::new()));
-        }
-        in_table = true;
+/// The tables of `out`'s report.md and of its site's index, which must be the same (the
+/// site leaving out the run folder); returns them.
+fn same_tables(out: &Path) -> Vec<Parsed> {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
+    let folder = out.file_name().unwrap().to_string_lossy();
+    let expected = without_run_folder(markdown_tables(&md), &folder);
+    let shown = report_tables(&html);
+    assert_eq!(shown.len(), expected.len(), "{shown:?}\n{md}");
+    for (site, report) in shown.iter().zip(&expected) {
+        assert_eq!(site, report);
     }
-    tables
-}
-
-/// The text of an HTML fragment: its tags dropped, its entities read.
-fn html_text(fragment: &str) -> String {
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in fragment.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => in_tag = false,
-            c if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
-}
-
-/// The contents of each `<tag ...>...</tag>` in `html`, in order.
-fn elements<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
-    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
-    let mut found = Vec::new();
-    let mut rest = html;
-    while let Some(at) = rest.find(&open) {
-        let after = &rest[at + open.len()..];
-        if !after.starts_with(['>', ' ']) {
-            rest = after;
-            continue;
-        }
-        let body = &after[after.find('>').unwrap() + 1..];
-        let end = body.find(&close).unwrap();
-        found.push(&body[..end]);
-        rest = &body[end..];
-    }
-    found
-}
-
-/// The index's tables, each under the `<h2>` of its section.
-fn html_tables(html: &str) -> Vec<Parsed> {
-    elements(html, "section")
-        .into_iter()
-        .flat_map(|section| {
-            let title = html_text(elements(section, "h2")[0]);
-            elements(section, "table").into_iter().map(move |table| {
-                let header = elements(table, "th").into_iter().map(html_text).collect();
-                let body = elements(table, "tbody").concat();
-                let rows = elements(&body, "tr")
-                    .into_iter()
-                    .map(|tr| elements(tr, "td").into_iter().map(html_text).collect())
-                    .collect();
-                (title.clone(), header, rows)
-            })
-        })
-        .collect()
+    expected
 }
 
 #[test]
@@ -221,17 +145,8 @@ fn the_site_shows_every_table_of_report_md_with_the_same_columns_and_cells() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("bench");
     bench(root.path(), &out);
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
-    let mut expected = markdown_tables(&md);
-    // The site names no path of the machine: it leaves the run folder out.
-    let trials = expected.iter_mut().find(|t| t.0 == "Trials").unwrap();
-    let folder = trials.1.iter().position(|h| h == "run folder").unwrap();
-    trials.1.remove(folder);
-    for row in &mut trials.2 {
-        assert!(row.remove(folder).contains("bench"), "{row:?}");
-    }
-    let titles: Vec<&str> = expected.iter().map(|t| t.0.as_str()).collect();
+    let tables = same_tables(&out);
+    let titles: Vec<&str> = tables.iter().map(|t| t.0.as_str()).collect();
     assert_eq!(
         titles,
         [
@@ -241,24 +156,17 @@ fn the_site_shows_every_table_of_report_md_with_the_same_columns_and_cells() {
             "Task × agent",
             "Where the time went",
             "Trials"
-        ],
-        "{md}"
+        ]
     );
-    // The trial finder and the sources are the site's own.
-    let shown: Vec<Parsed> = html_tables(&html)
-        .into_iter()
-        .filter(|t| t.0 != "Find a trial" && t.0 != "Where the tasks come from")
-        .collect();
-    assert_eq!(shown.len(), expected.len(), "{shown:?}");
-    for (site, report) in shown.iter().zip(&expected) {
-        assert_eq!(site, report);
-    }
-    // A missing value reads the same in both; a trial's verdict links to its page.
+    // The median duration, and a missing cost written the same in both.
+    assert_eq!(tables[0].1[tables[0].1.len() - 2], "median duration (s)");
     assert!(
-        expected[0].2.iter().all(|row| row.last().unwrap() == "–"),
-        "{expected:?}"
+        tables[0].2.iter().all(|row| row.last().unwrap() == "–"),
+        "{tables:?}"
     );
-    assert_eq!(expected[5].2.len(), AGENTS.len());
+    assert_eq!(tables[5].2.len(), AGENTS.len());
+    // A trial's verdict links to its page.
+    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
     assert!(html.contains("<a href=\"trials/quick-"), "{html}");
 }
 
@@ -595,6 +503,8 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     args.push(out.display().to_string());
     let done = xstack().args(&args).stdin(Stdio::null()).output().unwrap();
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    let tables = same_tables(&out);
+    assert!(tables.iter().any(|t| t.0 == "By direction"), "{tables:?}");
 
     let mut browser = Browser::launch(1280, 800);
     let index = format!("file://{}/site/index.html", out.display());

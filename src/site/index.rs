@@ -475,7 +475,14 @@ pub fn write_index(
 }
 
 #[cfg(test)]
+#[path = "../../tests/site/tables.rs"]
+mod parsed_tables;
+
+#[cfg(test)]
 mod tests {
+    use super::parsed_tables::{
+        markdown_tables, report_tables as shown_tables, without_run_folder,
+    };
     use super::*;
 
     #[test]
@@ -585,5 +592,102 @@ mod tests {
         );
         assert!(html.contains("<td class=\"num\">1/2 (50%)</td>"), "{html}");
         assert!(html.contains("<td class=\"num\">1/1 (100%)</td>"), "{html}");
+    }
+
+    /// A bench with every table report.md can have: two agents, both directions, a task
+    /// from a public repository, a task with no trial yet, claims, Slurm jobs.
+    #[test]
+    fn the_index_paints_every_table_of_report_md_alike() {
+        use crate::bench::model::{PhaseAgent, TrialRow, build};
+        use crate::bench::report::{MarkdownContext, markdown};
+        use crate::task::{Framework, Migration};
+        let claimed = |verdict: &str| PhaseAgent {
+            phase: 1,
+            outcome: "graded".into(),
+            verdict: Some(verdict.into()),
+            ran_port: Some(verdict == "pass"),
+            agent: serde_json::from_value(json!({"exit_code": 0, "claimed_success": true}))
+                .unwrap(),
+        };
+        let upstream = crate::task::UpstreamSpec {
+            repository: "Tiiiger/SGC".into(),
+            commit: "2c7a2727e82e462d8ef9d6e57f0b08888e16488f".into(),
+            licence: "MIT".into(),
+            experiment: "citation.py".into(),
+            changed: Vec::new(),
+        };
+        let mut rows = Vec::new();
+        for (i, agent) in ["cmd:a", "claude"].into_iter().enumerate() {
+            for (task, to_torch) in [("sgc-cora", false), ("digits-jax", true)] {
+                let passed = i == 0 || to_torch;
+                let failure = (!passed).then_some(TrialFailure::Graded(
+                    crate::grade::FailureClass::FidelityGap,
+                ));
+                rows.push(TrialRow {
+                    task: task.into(),
+                    agent: agent.into(),
+                    migration: if to_torch {
+                        Migration {
+                            from: Framework::Jax,
+                            to: Framework::Torch,
+                        }
+                    } else {
+                        Migration::default()
+                    },
+                    upstream: (!to_torch).then(|| upstream.clone()),
+                    job_id: to_torch.then(|| "41".to_string()),
+                    queue_s: to_torch.then_some(2.5),
+                    ran_port: Some(passed),
+                    agent_outcome: vec![claimed(if passed { "pass" } else { "fail" })],
+                    run_dir: format!("/nowhere/{task}-{agent}"),
+                    ..crate::site::tests::row(failure, passed.then_some(1))
+                });
+            }
+        }
+        let agents = ["cmd:a".to_string(), "claude".to_string()];
+        let report = build(rows, &agents);
+        let tasks = [
+            "sgc-cora".to_string(),
+            "digits-jax".to_string(),
+            "not-run-yet".to_string(),
+        ];
+        let md = markdown(
+            &report,
+            &MarkdownContext {
+                tasks: &tasks,
+                planned: 6,
+                runners: "local",
+            },
+        );
+        let trials = crate::site::trials(Path::new("/nowhere"), &report);
+        let mut html = String::new();
+        report_tables(&mut html, &report, &tasks, &trials);
+        let expected = without_run_folder(markdown_tables(&md), "/nowhere/");
+        let titles: Vec<&str> = expected.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Per agent",
+                "Agents compared",
+                "By direction",
+                "Did the agent run its port?",
+                "Task × agent",
+                "Claimed success against the verdict",
+                "Where the time went",
+                "Trials"
+            ],
+            "{md}"
+        );
+        assert_eq!(shown_tables(&html), expected, "{html}");
+        // The site's own: the upstream's link, a verdict's link to the trial's page.
+        assert!(
+            html.contains("<a href=\"https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f\">Tiiiger/SGC@2c7a272</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a href=\"trials/sgc-cora--cmd_a--1/index.html\">PASS (phase 1)</a>"),
+            "{html}"
+        );
+        assert!(!html.contains("/nowhere"), "{html}");
     }
 }
