@@ -12,6 +12,8 @@
 #[path = "site/browser.rs"]
 mod browser;
 mod common;
+#[path = "site/tables.rs"]
+mod tables;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -21,6 +23,7 @@ use std::time::Duration;
 use browser::Browser;
 use common::*;
 use serde_json::json;
+use tables::{Parsed, markdown_tables, report_tables, without_run_folder};
 
 /// The four agents, with their trajectories against the quick task (`cat score.txt`, which
 /// must print acc >= 0.9), and the verdict each trial gets.
@@ -120,6 +123,51 @@ fn rows(browser: &mut Browser) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The tables of `out`'s report.md and of its site's index, which must be the same (the
+/// site leaving out the run folder); returns them.
+fn same_tables(out: &Path) -> Vec<Parsed> {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
+    let folder = out.file_name().unwrap().to_string_lossy();
+    let expected = without_run_folder(markdown_tables(&md), &folder);
+    let shown = report_tables(&html);
+    assert_eq!(shown.len(), expected.len(), "{shown:?}\n{md}");
+    for (site, report) in shown.iter().zip(&expected) {
+        assert_eq!(site, report);
+    }
+    expected
+}
+
+#[test]
+fn the_site_shows_every_table_of_report_md_with_the_same_columns_and_cells() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("bench");
+    bench(root.path(), &out);
+    let tables = same_tables(&out);
+    let titles: Vec<&str> = tables.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Per agent",
+            "Agents compared",
+            "Did the agent run its port?",
+            "Task × agent",
+            "Where the time went",
+            "Trials"
+        ]
+    );
+    // The median duration, and a missing cost written the same in both.
+    assert_eq!(tables[0].1[tables[0].1.len() - 2], "median duration (s)");
+    assert!(
+        tables[0].2.iter().all(|row| row.last().unwrap() == "–"),
+        "{tables:?}"
+    );
+    assert_eq!(tables[5].2.len(), AGENTS.len());
+    // A trial's verdict links to its page.
+    let html = std::fs::read_to_string(out.join("site/index.html")).unwrap();
+    assert!(html.contains("<a href=\"trials/quick-"), "{html}");
 }
 
 #[test]
@@ -455,6 +503,8 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     args.push(out.display().to_string());
     let done = xstack().args(&args).stdin(Stdio::null()).output().unwrap();
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    let tables = same_tables(&out);
+    assert!(tables.iter().any(|t| t.0 == "By direction"), "{tables:?}");
 
     let mut browser = Browser::launch(1280, 800);
     let index = format!("file://{}/site/index.html", out.display());
@@ -495,7 +545,7 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
         "{headers:?}"
     );
     let all_agents = browser.eval(
-        "Array.from(document.querySelectorAll('#direction-table tbody tr')).map(tr => \
+        "Array.from(document.querySelectorAll('#by-direction-table tbody tr')).map(tr => \
          Array.from(tr.querySelectorAll('td')).map(td => td.textContent)) \
          .find(cells => cells[0] === 'all agents')",
     );

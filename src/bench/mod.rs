@@ -14,6 +14,7 @@ pub mod rebuild;
 pub mod record;
 pub mod report;
 pub mod stats;
+pub mod tables;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{IsTerminal, Write};

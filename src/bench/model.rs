@@ -487,6 +487,15 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
     }
 }
 
+/// Where the time of the trial in `run_dir` went, as [`row`] reads it (report.json leaves it
+/// out): its journal, and the wall-clock time of its `bench-trial.json`, else `duration_s`.
+pub fn timing_in(run_dir: &Path, duration_s: f64) -> Option<Timing> {
+    let wall_s = TrialRecord::read(run_dir)
+        .and_then(|r| r.wall_s)
+        .unwrap_or(duration_s);
+    timing(run_dir, wall_s)
+}
+
 /// Whether the agent ran its port in some phase: Some(true) when one phase says it did,
 /// Some(false) when every phase says it did not, None otherwise (a phase that does not
 /// record it, or whose record is incomplete: docs/CHECKS.md).

@@ -1,28 +1,20 @@
 //! The bench's reports on disk: `report.json` (SPEC §1) and `report.md` (the same as tables,
 //! a task × agent matrix, where the time went, and the figures of [`super::figures`]), both
-//! from the model of [`super::model`]. Everything is derived from the run folders alone, so a
-//! report rebuilt from the same folders is byte for byte the same.
+//! from the model of [`super::model`]; report.md paints the tables of [`super::tables`].
+//! Everything is derived from the run folders alone, so a report rebuilt from the same
+//! folders is byte for byte the same.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::figures;
-use super::model::median;
 pub use super::model::{
     ALL_AGENTS, AgentSummary, Difference, DirectionLine, IntervalMethod, NoVerdict, Pair,
     PhaseAgent, RanPortLine, Report, Share, Timing, TrialFailure, TrialRow, build, distinct,
     has_claims, has_ran_port, percent_interval, ran_port_of, row,
 };
-use super::stats;
+use super::tables::{self, Cell, Emphasis, Table};
 
-fn secs(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |v| format!("{v:.1}"))
-}
-
-/// An agent's label as a table cell: `` `claude` ``.
-fn agent_cell(agent: &str) -> String {
-    format!("`{}`", crate::agent::label(agent))
-}
 /// Everything report.md says besides the report itself.
 pub struct MarkdownContext<'a> {
     /// Tasks in `--task` order.
@@ -71,49 +63,7 @@ fn per_agent_section(md: &mut String, report: &Report) {
          are not failed migrations. 95% intervals: {}.\n",
         report.interval_method.describe()
     );
-    let columns = report.failure_columns();
-    let mut header = vec![
-        "agent",
-        "trials",
-        "graded",
-        "passed",
-        "pass rate",
-        "95% interval",
-        "phase 1",
-        "phase 2",
-    ];
-    header.extend(columns.iter().map(|f| f.as_str()));
-    header.push("median duration (s)");
-    header.push("cost (USD)");
-    table_header(md, &header);
-    for a in &report.summary {
-        let mut cells = vec![
-            agent_cell(&a.agent),
-            a.trials.to_string(),
-            a.graded.to_string(),
-            a.passed.to_string(),
-            format!("{:.0}%", a.pass_rate * 100.0),
-            percent_interval(a.pass_rate_ci95),
-            a.passed_phase1.to_string(),
-            a.passed_phase2.to_string(),
-        ];
-        for failure in &columns {
-            cells.push(a.failures.get(failure).copied().unwrap_or(0).to_string());
-        }
-        cells.push(secs(median(
-            report
-                .trials
-                .iter()
-                .filter(|t| t.agent == a.agent)
-                .map(|t| t.duration_s)
-                .collect(),
-        )));
-        cells.push(
-            a.cost_usd
-                .map_or_else(|| "-".to_string(), |c| format!("{c:.4}")),
-        );
-        table_row(md, &cells);
-    }
+    paint(md, &tables::per_agent(report));
     md.push('\n');
     link(md, figures::Kind::PassRate);
     md.push('\n');
@@ -122,41 +72,18 @@ fn per_agent_section(md: &mut String, report: &Report) {
 
 /// "Agents compared": each pair's difference of pass rates (or why there is none).
 fn pairs_section(md: &mut String, report: &Report) {
-    if report.pairs.is_empty() {
+    let Some(table) = tables::pairs(report) else {
         md.push_str("\nOne agent: there is no pair to compare.\n");
-    } else {
-        let _ = writeln!(
-            md,
-            "\n## Agents compared\n\nThe difference of two pass rates, in percentage points, \
-             with its 95% interval ({}). Distinguishable: the interval excludes 0, so these \
-             trials tell the two agents apart.\n",
-            match report.interval_method {
-                IntervalMethod::Wilson => "Newcombe's score interval with continuity correction",
-                IntervalMethod::Bootstrap =>
-                    "paired bootstrap over tasks, widened to hold Newcombe's interval",
-            }
-        );
-        table_header(
-            md,
-            &["a", "b", "difference", "95% interval", "distinguishable"],
-        );
-        for p in &report.pairs {
-            table_row(
-                md,
-                &[
-                    agent_cell(&p.a),
-                    agent_cell(&p.b),
-                    p.difference
-                        .map_or_else(|| "–".to_string(), |d| format!("{:+.1}", d * 100.0)),
-                    p.difference_ci95.map_or_else(
-                        || "no graded trial".to_string(),
-                        |[low, high]| format!("{:+.1} to {:+.1}", low * 100.0, high * 100.0),
-                    ),
-                    if p.distinguishable { "yes" } else { "no" }.to_string(),
-                ],
-            );
-        }
-    }
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "\n## Agents compared\n\nThe difference of two pass rates, in percentage points, \
+         with its 95% interval ({}). Distinguishable: the interval excludes 0, so these \
+         trials tell the two agents apart.\n",
+        tables::pairs_method(report.interval_method)
+    );
+    paint(md, &table);
 }
 
 /// "Task × agent": passed / graded per task and agent, with the median duration.
@@ -165,58 +92,13 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
         "\n## Task × agent\n\nPassed / graded trials with the 95% Wilson interval, and the \
          median duration in seconds.\n\n",
     );
-    let labels: Vec<String> = report
-        .summary
-        .iter()
-        .map(|a| agent_cell(&a.agent))
-        .collect();
-    let first_trial = |task: &String| report.trials.iter().find(|t| &t.task == task);
-    let with_upstream = ctx
-        .tasks
-        .iter()
-        .any(|task| first_trial(task).is_some_and(|t| t.upstream.is_some()));
-    if with_upstream {
+    if tables::has_upstream(report, ctx.tasks) {
         md.push_str(
             "upstream: the public repository and commit the task was made from (its \
              `[upstream]`), linked to the commit's tree.\n\n",
         );
     }
-    let mut header = vec!["task".to_string(), "direction".to_string()];
-    if with_upstream {
-        header.push("upstream".to_string());
-    }
-    header.extend(labels);
-    table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
-    for task in ctx.tasks {
-        let trial = first_trial(task);
-        let direction = trial.map_or_else(|| "–".to_string(), |t| t.migration.label());
-        let mut cells = vec![task.clone(), direction];
-        if with_upstream {
-            cells.push(trial.and_then(|t| t.upstream.as_ref()).map_or_else(
-                || "–".to_string(),
-                |u| format!("[{}]({})", u.label(), u.url()),
-            ));
-        }
-        for a in &report.summary {
-            let cell: Vec<&TrialRow> = report
-                .trials
-                .iter()
-                .filter(|t| &t.task == task && t.agent == a.agent)
-                .collect();
-            let graded = cell.iter().filter(|t| t.graded()).count();
-            let passed = cell.iter().filter(|t| t.passed).count();
-            cells.push(if cell.is_empty() {
-                "–".to_string()
-            } else {
-                format!(
-                    "{passed}/{graded} ({}) · {}",
-                    percent_interval(stats::wilson(passed, graded)),
-                    secs(median(cell.iter().map(|t| t.duration_s).collect()))
-                )
-            });
-        }
-        table_row(md, &cells);
-    }
+    paint(md, &tables::task_grid(report, ctx.tasks));
     md.push('\n');
     link(md, figures::Kind::Grid);
 }
@@ -224,53 +106,26 @@ fn task_grid_section(md: &mut String, report: &Report, ctx: &MarkdownContext<'_>
 /// "Claimed success against the verdict": claims, overclaims, success claimed unrun.
 fn claims_section(md: &mut String, report: &Report) {
     md.push_str("\n## Claimed success against the verdict\n\n");
-    if has_claims(report) {
-        md.push_str(
-            "Graded phases in which the agent said whether it succeeded. An overclaim: the \
-             agent claimed success and the grader failed the phase.\n\n",
-        );
-        md.push_str(
-            "Claimed success without running the port: graded phases in which the agent \
-             claimed success and had not run its port in that phase (– when no graded phase \
-             of the agent records whether it ran its port).\n\n",
-        );
-        table_header(
-            md,
-            &[
-                "agent",
-                "claims",
-                "overclaims",
-                "overclaim rate",
-                "claimed success without running the port",
-            ],
-        );
-        for a in &report.summary {
-            let unrun = report
-                .ran_port
-                .iter()
-                .find(|l| l.agent == a.agent)
-                .and_then(|l| l.claimed_without_running);
-            table_row(
-                md,
-                &[
-                    agent_cell(&a.agent),
-                    a.claims.to_string(),
-                    a.overclaims.to_string(),
-                    a.overclaim_rate
-                        .map_or_else(|| "–".to_string(), |r| format!("{:.0}%", r * 100.0)),
-                    unrun.map_or_else(|| "–".to_string(), |n| n.to_string()),
-                ],
-            );
-        }
-        md.push('\n');
-        link(md, figures::Kind::Claims);
-    } else {
+    let Some(table) = tables::claims(report) else {
         md.push_str(
             "No graded phase records the agent's own claim of success (`claimed_success` of \
              the phase's `agent` in `result.json`), so there is no figure of claims against \
              verdicts.\n",
         );
-    }
+        return;
+    };
+    md.push_str(
+        "Graded phases in which the agent said whether it succeeded. An overclaim: the \
+         agent claimed success and the grader failed the phase.\n\n",
+    );
+    md.push_str(
+        "Claimed success without running the port: graded phases in which the agent \
+         claimed success and had not run its port in that phase (– when no graded phase \
+         of the agent records whether it ran its port).\n\n",
+    );
+    paint(md, &table);
+    md.push('\n');
+    link(md, figures::Kind::Claims);
 }
 
 /// "Where the time went": median seconds per trial, split into agent, verify and the rest.
@@ -279,65 +134,13 @@ fn time_section(md: &mut String, report: &Report) {
         "\n## Where the time went\n\nMedian seconds per trial: wall-clock time, the agent, the \
          verify runs, and the rest (set-up, copies, environment checks, grading).\n\n",
     );
-    table_header(md, &["agent", "trial", "agent", "verify", "overhead"]);
-    for a in &report.summary {
-        let timed: Vec<Timing> = report
-            .trials
-            .iter()
-            .filter(|t| t.agent == a.agent)
-            .filter_map(|t| t.timing)
-            .collect();
-        let column = |f: &dyn Fn(&Timing) -> f64| {
-            median(timed.iter().map(f).collect())
-                .map_or_else(|| "–".to_string(), |v| format!("{v:.2}"))
-        };
-        table_row(
-            md,
-            &[
-                agent_cell(&a.agent),
-                column(&|t| t.wall_s),
-                column(&|t| t.agent_s),
-                column(&|t| t.verify_s),
-                column(&|t| (t.wall_s - t.agent_s - t.verify_s).max(0.0)),
-            ],
-        );
-    }
+    paint(md, &tables::time(report));
 }
 
 /// "Trials": one row per trial folder.
 fn trials_section(md: &mut String, report: &Report) {
     md.push_str("\n## Trials\n\n");
-    // Trials run by a scheduler (Slurm) name their job and how long it waited in the queue.
-    let jobs = report.trials.iter().any(|t| t.job_id.is_some());
-    let mut header = vec!["task", "agent", "repeat", "verdict", "duration (s)"];
-    if jobs {
-        header.extend(["job", "queue wait (s)"]);
-    }
-    header.push("run folder");
-    table_header(md, &header);
-    for t in &report.trials {
-        let verdict = match (&t.failure, t.passed_in_phase) {
-            (None, Some(p)) => format!("PASS (phase {p})"),
-            (None, None) => "PASS".to_string(),
-            (Some(f), _) => format!("FAIL {}", f.as_str()),
-        };
-        let mut cells = vec![
-            t.task.clone(),
-            agent_cell(&t.agent),
-            t.repeat.to_string(),
-            verdict,
-            format!("{:.1}", t.duration_s),
-        ];
-        if jobs {
-            cells.push(t.job_id.clone().unwrap_or_else(|| "–".to_string()));
-            cells.push(
-                t.queue_s
-                    .map_or_else(|| "–".to_string(), |q| format!("{q:.1}")),
-            );
-        }
-        cells.push(format!("`{}`", t.run_dir));
-        table_row(md, &cells);
-    }
+    paint(md, &tables::trials(report));
     let why: Vec<String> = report
         .trials
         .iter()
@@ -347,7 +150,7 @@ fn trials_section(md: &mut String, report: &Report) {
                     format!(
                         "- {} {} repeat {}, phase {}: {}: {detail}\n",
                         t.task,
-                        agent_cell(&t.agent),
+                        format!("`{}`", crate::agent::label(&t.agent)),
                         t.repeat,
                         phase.phase,
                         phase.outcome
@@ -365,56 +168,28 @@ fn trials_section(md: &mut String, report: &Report) {
 /// "By direction": when the trials go both ways, each agent's pass rate per direction with
 /// its 95% Wilson interval.
 fn direction_section(md: &mut String, report: &Report) {
-    if report.by_direction.is_empty() {
+    let Some(table) = tables::by_direction(report) else {
         return;
-    }
+    };
     md.push_str(
         "\n## By direction\n\nPassed / graded trials of each direction (the source's framework \
          → the port's) with the 95% Wilson interval.\n\n",
     );
-    let directions = distinct(report.by_direction.iter().map(|l| l.migration.label()));
-    let mut header = vec!["agent".to_string()];
-    for label in &directions {
-        header.push(label.clone());
-        header.push("95% interval".to_string());
-    }
-    table_header(md, &header.iter().map(String::as_str).collect::<Vec<_>>());
-    let agents = distinct(report.by_direction.iter().map(|l| l.agent.clone()));
-    for agent in agents {
-        let name = if agent == ALL_AGENTS {
-            "all agents".to_string()
-        } else {
-            agent_cell(&agent)
-        };
-        let mut cells = vec![name];
-        for label in &directions {
-            let line: Option<&DirectionLine> = report
-                .by_direction
-                .iter()
-                .find(|l| l.agent == agent && &l.migration.label() == label);
-            let (rate, interval) = line.map_or_else(
-                || ("0/0".to_string(), "–".to_string()),
-                |l| share_cells(&l.share),
-            );
-            cells.push(rate);
-            cells.push(interval);
-        }
-        table_row(md, &cells);
-    }
+    paint(md, &table);
 }
 
 /// The section "Did the agent run its port?": per agent and for all agents, the pass rate of
 /// the graded trials whose agent ran its port against those whose agent did not.
 fn ran_port_section(md: &mut String, report: &Report) {
     md.push_str("\n## Did the agent run its port?\n\n");
-    if !has_ran_port(report) {
+    let Some(table) = tables::ran_port(report) else {
         md.push_str(
             "No graded trial records whether its agent ran its port (`agent_checked` of the \
              phases in `result.json`, absent from runs of an older xstack), so the pass rate \
              is not split by it.\n",
         );
         return;
-    }
+    };
     md.push_str(
         "XStack's central finding is that agents that ran their port against the experiment \
          during their turn passed far more often than agents that did not; this table checks \
@@ -426,64 +201,9 @@ fn ran_port_section(md: &mut String, report: &Report) {
          correction), taking the trials as independent. A difference says the two go \
          together, not that running the port made the trials pass.\n\n",
     );
-    table_header(
-        md,
-        &[
-            "agent",
-            "ran its port",
-            "95% interval",
-            "did not",
-            "95% interval",
-            "unknown",
-            "difference",
-            "95% interval",
-        ],
-    );
-    let last = report.ran_port.len().saturating_sub(1);
-    for (i, line) in report.ran_port.iter().enumerate() {
-        let name = if i == last && line.agent == ALL_AGENTS {
-            "all agents".to_string()
-        } else {
-            agent_cell(&line.agent)
-        };
-        let (ran, ran_ci) = share_cells(&line.ran);
-        let (did_not, did_not_ci) = share_cells(&line.did_not);
-        let (difference, difference_ci) = line.difference.map_or_else(
-            || ("–".to_string(), "–".to_string()),
-            |d| {
-                (
-                    format!("{:+.1}", d.points),
-                    format!("{:+.1} to {:+.1}", d.low, d.high),
-                )
-            },
-        );
-        table_row(
-            md,
-            &[
-                name,
-                ran,
-                ran_ci,
-                did_not,
-                did_not_ci,
-                line.unknown.to_string(),
-                difference,
-                difference_ci,
-            ],
-        );
-    }
+    paint(md, &table);
     md.push('\n');
     link(md, figures::Kind::RanPort);
-}
-
-/// `3/4 (75%)` and its interval `30–95%`; `0/0` and `–` without a graded trial.
-fn share_cells(share: &Share) -> (String, String) {
-    match share.rate {
-        Some(rate) => (
-            format!("{}/{} ({:.0}%)", share.passed, share.graded, rate * 100.0),
-            percent_interval([share.low, share.high]),
-        ),
-        None => ("0/0".to_string(), "–".to_string()),
-    }
 }
 
 /// The figure as an image, and a link to its PNG.
@@ -497,14 +217,36 @@ fn link(md: &mut String, kind: figures::Kind) {
     );
 }
 
-fn table_header(md: &mut String, cells: &[&str]) {
-    let _ = writeln!(md, "| {} |", cells.join(" | "));
-    let _ = writeln!(md, "|{}", "---|".repeat(cells.len()));
+/// A cell's text as Markdown: code in backticks, a link as `[text](target)`.
+fn markdown_text(text: &str, emphasis: Option<Emphasis>, link: Option<&str>) -> String {
+    let text = match emphasis {
+        Some(Emphasis::Code) => format!("`{text}`"),
+        None => text.to_string(),
+    };
+    match link {
+        Some(target) => format!("[{text}]({target})"),
+        None => text,
+    }
 }
 
-fn table_row(md: &mut String, cells: &[String]) {
-    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
-    let _ = writeln!(md, "| {} |", cells.join(" | "));
+/// A table as a Markdown table: its header, then a line per row (a `|` in a cell escaped).
+fn paint(md: &mut String, table: &Table) {
+    let header: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| markdown_text(&c.header, c.emphasis, None))
+        .collect();
+    let _ = writeln!(md, "| {} |", header.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+    for row in &table.rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c: &Cell| {
+                markdown_text(&c.text, c.emphasis, c.link.as_deref()).replace('|', "\\|")
+            })
+            .collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+    }
 }
 
 /// Why a report could not be written.
@@ -557,8 +299,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::model::median;
     use crate::bench::record::TrialKey;
-    use crate::bench::stats::{Interval, round4};
+    use crate::bench::stats::{self, Interval, round4};
     use crate::session::result::RESULT_FILE;
     use crate::task::Migration;
     use serde_json::{Map, Value, json};
@@ -718,7 +461,7 @@ mod tests {
         let md = markdown_of(&report, "t", 4);
         assert!(
             md.contains(
-                "| `script:pass.jsonl` | 3 | 3 | 2 | 67% | 21–94% | 1 | 1 | 0 | 0 | 0 | 1 | 0 | 10.0 | - |"
+                "| `script:pass.jsonl` | 3 | 3 | 2 | 67% | 21–94% | 1 | 1 | 0 | 0 | 0 | 1 | 0 | 10.0 | – |"
             ),
             "{md}"
         );

@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::bench::figures;
-use crate::bench::model::{ALL_AGENTS, Report, Share, TrialFailure, percent_interval};
+use crate::bench::model::{Report, TrialFailure, distinct};
+use crate::bench::rebuild::BenchFile;
+use crate::bench::tables::{self, Align, Emphasis, Table, key};
 
 use super::html::{Frame, escape, page, script_json};
 use super::trial::{self, Links, TrialData};
@@ -161,127 +163,141 @@ fn trial_data(site: &Path, trials: &[SiteTrial<'_>]) -> Value {
     Value::Array(rows)
 }
 
-fn share_cells(share: &Share) -> (String, String) {
-    match share.rate {
-        Some(rate) => (
-            format!("{}/{} ({:.0}%)", share.passed, share.graded, rate * 100.0),
-            percent_interval([share.low, share.high]),
-        ),
-        None => ("0/0".to_string(), "–".to_string()),
+/// A model table's cell (or header) as HTML: escaped, code as `<code>`, a link as `<a>`.
+fn cell_html(text: &str, emphasis: Option<Emphasis>, link: Option<&str>) -> String {
+    let text = escape(text);
+    let text = match emphasis {
+        Some(Emphasis::Code) => format!("<code>{text}</code>"),
+        None => text,
+    };
+    match link {
+        Some(target) => format!("<a href=\"{}\">{text}</a>", escape(target)),
+        None => text,
     }
 }
 
-fn table(html: &mut String, id: &str, header: &[String], rows: &[Vec<String>]) {
-    let _ = write!(html, "<div class=\"scroll\"><table id=\"{id}\"><thead><tr>");
-    for h in header {
-        let _ = write!(html, "<th>{}</th>", escape(h));
+/// A table of the report as HTML, `id` `KEY-table`; a column of local paths is left out.
+fn paint(html: &mut String, table: &Table) {
+    let shown: Vec<usize> = (0..table.columns.len())
+        .filter(|&i| !table.columns[i].local_path)
+        .collect();
+    let class = |i: usize| match table.columns[i].align {
+        Align::Left => "",
+        Align::Right => " class=\"num\"",
+    };
+    let _ = write!(
+        html,
+        "<div class=\"scroll\"><table id=\"{}-table\"><thead><tr>",
+        table.key
+    );
+    for &i in &shown {
+        let column = &table.columns[i];
+        let _ = write!(
+            html,
+            "<th{}>{}</th>",
+            class(i),
+            cell_html(&column.header, column.emphasis, None)
+        );
     }
     html.push_str("</tr></thead><tbody>");
-    for row in rows {
+    for row in &table.rows {
         html.push_str("<tr>");
-        for cell in row {
-            let _ = write!(html, "<td>{}</td>", escape(cell));
+        for &i in &shown {
+            if let Some(cell) = row.get(i) {
+                let _ = write!(
+                    html,
+                    "<td{}>{}</td>",
+                    class(i),
+                    cell_html(&cell.text, cell.emphasis, cell.link.as_deref())
+                );
+            }
         }
         html.push_str("</tr>");
     }
     html.push_str("</tbody></table></div>");
 }
 
-/// The report's tables: per agent (pass rate with its interval, phases, classes, cost) and
-/// whether the agent ran its port.
-fn report_tables(html: &mut String, report: &Report) {
-    let classes = report.failure_columns();
-    let mut header: Vec<String> = [
-        "agent",
-        "trials",
-        "graded",
-        "passed",
-        "pass rate",
-        "95% interval",
-        "phase 1",
-        "phase 2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    header.extend(classes.iter().map(|c| c.as_str().to_string()));
-    header.push("cost (USD)".to_string());
-    let rows: Vec<Vec<String>> = report
-        .summary
-        .iter()
-        .map(|a| {
-            let mut cells = vec![
-                crate::agent::label(&a.agent),
-                a.trials.to_string(),
-                a.graded.to_string(),
-                a.passed.to_string(),
-                format!("{:.0}%", a.pass_rate * 100.0),
-                percent_interval(a.pass_rate_ci95),
-                a.passed_phase1.to_string(),
-                a.passed_phase2.to_string(),
-            ];
-            cells.extend(
-                classes
-                    .iter()
-                    .map(|c| a.failures.get(c).copied().unwrap_or(0).to_string()),
-            );
-            cells.push(a.cost_usd.map_or_else(|| "–".into(), |c| format!("{c:.4}")));
-            cells
-        })
-        .collect();
-    let _ = write!(
-        html,
-        "<section id=\"agents\"><h2>Per agent</h2><p class=\"note\">Pass rate: passed / graded; \
-         95% intervals: {}.</p>",
-        escape(report.interval_method.describe())
-    );
-    table(html, "per-agent", &header, &rows);
-    html.push_str("</section>\n<section id=\"ran-port\"><h2>Did the agent run its port?</h2>");
-    if report.ran_port.is_empty() {
-        html.push_str(
-            "<p class=\"note\">No graded trial records whether its agent ran its port.</p>",
-        );
-    } else {
-        let header: Vec<String> = [
-            "agent",
-            "ran its port",
-            "95% interval",
-            "did not",
-            "95% interval",
-            "unknown",
-            "difference (points)",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let rows: Vec<Vec<String>> = report
-            .ran_port
-            .iter()
-            .map(|l| {
-                let (ran, ran_ci) = share_cells(&l.ran);
-                let (not, not_ci) = share_cells(&l.did_not);
-                vec![
-                    if l.agent == ALL_AGENTS {
-                        "all agents".to_string()
-                    } else {
-                        crate::agent::label(&l.agent)
-                    },
-                    ran,
-                    ran_ci,
-                    not,
-                    not_ci,
-                    l.unknown.to_string(),
-                    l.difference.map_or_else(
-                        || "–".to_string(),
-                        |d| format!("{:+.1} ({:+.1} to {:+.1})", d.points, d.low, d.high),
-                    ),
-                ]
-            })
-            .collect();
-        table(html, "ran-port-table", &header, &rows);
+/// What the site says above a table of the report.
+fn note(table: &Table, report: &Report) -> String {
+    match table.key {
+        key::PER_AGENT => format!(
+            "Pass rate: passed / graded; 95% intervals: {}.",
+            report.interval_method.describe()
+        ),
+        key::PAIRS => format!(
+            "The difference of two pass rates, in percentage points, with its 95% interval \
+             ({}). Distinguishable: the interval excludes 0.",
+            tables::pairs_method(report.interval_method)
+        ),
+        key::BY_DIRECTION => "Passed / graded trials of each direction (the source's framework \
+             → the port's) with the 95% Wilson interval."
+            .to_string(),
+        key::RAN_PORT => "Passed / graded trials whose agent ran its port (in some phase it \
+             started the workspace's code itself) and whose agent did not, with the 95% Wilson \
+             interval, and the difference of the two pass rates in percentage points with its \
+             95% interval. A difference says the two go together, not that running the port \
+             made the trials pass."
+            .to_string(),
+        key::TASK_GRID => "Passed / graded trials with the 95% Wilson interval, and the median \
+             duration in seconds."
+            .to_string(),
+        key::CLAIMS => "Graded phases in which the agent said whether it succeeded. An \
+             overclaim: the agent claimed success and the grader failed the phase."
+            .to_string(),
+        key::TIME => "Median seconds per trial: wall-clock time, the agent, the verify runs, \
+             and the rest (set-up, copies, environment checks, grading)."
+            .to_string(),
+        _ => "Every trial, as report.md lists it; a verdict links to the trial's page.".to_string(),
     }
-    html.push_str("</section>\n");
-    direction_table(html, report);
+}
+
+/// The report's tables, from the same model as report.md's and in its order, each in a
+/// section of its own; a trial's verdict links to its page.
+fn report_tables(html: &mut String, report: &Report, tasks: &[String], trials: &[SiteTrial<'_>]) {
+    let mut all = tables::all(report, tasks);
+    for table in all.iter_mut().filter(|t| t.key == key::TRIALS) {
+        for (row, trial) in table.rows.iter_mut().zip(trials) {
+            if let Some(cell) = row.get_mut(tables::TRIAL_VERDICT_COLUMN) {
+                cell.link = Some(format!("trials/{}/index.html", trial.slug));
+            }
+        }
+    }
+    for table in &all {
+        if table.key == key::TASK_GRID && !all.iter().any(|t| t.key == key::RAN_PORT) {
+            html.push_str(
+                "<section id=\"ran-port\"><h2>Did the agent run its port?</h2><p class=\"note\">\
+                 No graded trial records whether its agent ran its port.</p></section>\n",
+            );
+        }
+        let _ = write!(
+            html,
+            "<section id=\"{}\"><h2>{}</h2><p class=\"note\">{}</p>",
+            table.key,
+            escape(table.title),
+            escape(&note(table, report))
+        );
+        paint(html, table);
+        html.push_str("</section>\n");
+    }
+}
+
+/// The index's table of contents: the trial table, each report table, the sources, the
+/// figures.
+fn contents(report: &Report, tasks: &[String]) -> String {
+    let mut nav = String::from("<nav class=\"toc\"><a href=\"#trials-section\">Find a trial</a>");
+    for table in tables::all(report, tasks) {
+        let _ = write!(
+            nav,
+            "<a href=\"#{}\">{}</a>",
+            table.key,
+            escape(table.title)
+        );
+    }
+    if report.trials.iter().any(|t| t.upstream.is_some()) {
+        nav.push_str("<a href=\"#upstream\">Sources</a>");
+    }
+    nav.push_str("<a href=\"#figures\">Figures</a></nav>");
+    nav
 }
 
 /// "Where the tasks come from": per task made from a public repository, the repository and
@@ -335,59 +351,6 @@ fn upstream_table(html: &mut String, report: &Report) {
     );
 }
 
-/// "By direction", as report.md has it: when the trials go both ways, each agent's pass rate
-/// per direction with its 95% interval.
-fn direction_table(html: &mut String, report: &Report) {
-    if report.by_direction.is_empty() {
-        return;
-    }
-    let mut directions: Vec<String> = Vec::new();
-    let mut agents: Vec<String> = Vec::new();
-    for line in &report.by_direction {
-        let label = line.migration.label();
-        if !directions.contains(&label) {
-            directions.push(label);
-        }
-        if !agents.contains(&line.agent) {
-            agents.push(line.agent.clone());
-        }
-    }
-    let mut header = vec!["agent".to_string()];
-    for label in &directions {
-        header.push(label.clone());
-        header.push("95% interval".to_string());
-    }
-    let rows: Vec<Vec<String>> = agents
-        .iter()
-        .map(|agent| {
-            let mut cells = vec![if agent == ALL_AGENTS {
-                "all agents".to_string()
-            } else {
-                crate::agent::label(agent)
-            }];
-            for label in &directions {
-                let line = report
-                    .by_direction
-                    .iter()
-                    .find(|l| &l.agent == agent && &l.migration.label() == label);
-                let (rate, interval) = line.map_or_else(
-                    || ("0/0".to_string(), "–".to_string()),
-                    |l| share_cells(&l.share),
-                );
-                cells.push(rate);
-                cells.push(interval);
-            }
-            cells
-        })
-        .collect();
-    html.push_str(
-        "<section id=\"by-direction\"><h2>By direction</h2><p class=\"note\">Passed / graded \
-         trials of each direction (the source's framework → the port's).</p>",
-    );
-    table(html, "direction-table", &header, &rows);
-    html.push_str("</section>\n");
-}
-
 /// Copies the report's SVG figures into `site/figures/`; returns their names.
 fn copy_figures(site: &Path, out: &Path, writer: &Writer) -> Result<Vec<String>, SiteError> {
     let mut names = Vec::new();
@@ -426,28 +389,22 @@ pub fn write_index(
     let mut body = String::new();
     let graded = report.trials.iter().filter(|t| t.graded()).count();
     let passed = report.trials.iter().filter(|t| t.passed).count();
+    let tasks = BenchFile::read(out).map_or_else(
+        || distinct(report.trials.iter().map(|t| t.task.clone())),
+        |plan| plan.tasks,
+    );
     let _ = write!(
         body,
-        "<header><h1>xstack bench</h1><p class=\"verdict-line\">{} trials, {graded} graded, {passed} passed.</p>\
-         <nav class=\"toc\"><a href=\"#trials-section\">Trials</a><a href=\"#agents\">Per agent</a>\
-         <a href=\"#ran-port\">Ran its port</a>{}{}<a href=\"#figures\">Figures</a></nav></header>\n<main>\n",
+        "<header><h1>xstack bench</h1><p class=\"verdict-line\">{} trials, {graded} graded, \
+         {passed} passed.</p>{}</header>\n<main>\n",
         report.trials.len(),
-        if report.by_direction.is_empty() {
-            ""
-        } else {
-            "<a href=\"#by-direction\">By direction</a>"
-        },
-        if report.trials.iter().any(|t| t.upstream.is_some()) {
-            "<a href=\"#upstream\">Sources</a>"
-        } else {
-            ""
-        }
+        contents(report, &tasks)
     );
     let has_direction = trials
         .iter()
         .any(|t| t.row.migration != crate::task::Migration::default());
     body.push_str(
-        "<section id=\"trials-section\"><h2>Trials</h2>\
+        "<section id=\"trials-section\"><h2>Find a trial</h2>\
          <form class=\"filters\" id=\"filters\" onsubmit=\"return false\">\
          <input type=\"search\" id=\"q\" placeholder=\"Search findings and transcripts\" aria-label=\"search\">\
          <select id=\"task\" aria-label=\"task\"><option value=\"\">every task</option></select>\
@@ -477,7 +434,12 @@ pub fn write_index(
         "</tr></thead><tbody></tbody></table></div><nav class=\"pager\" id=\"pager\"></nav>\
          <noscript><p>The trial table needs JavaScript; each trial's page is under trials/.</p></noscript></section>\n",
     );
-    report_tables(&mut body, report);
+    // report.json leaves out where the time went: it is read again from the run folders.
+    let mut timed = report.clone();
+    for (row, trial) in timed.trials.iter_mut().zip(trials) {
+        row.timing = crate::bench::model::timing_in(&trial.run_dir, row.duration_s);
+    }
+    report_tables(&mut body, &timed, &tasks, trials);
     upstream_table(&mut body, report);
     let figures = copy_figures(site, out, writer)?;
     body.push_str("<section id=\"figures\"><h2>Figures</h2>");
@@ -513,7 +475,14 @@ pub fn write_index(
 }
 
 #[cfg(test)]
+#[path = "../../tests/site/tables.rs"]
+mod parsed_tables;
+
+#[cfg(test)]
 mod tests {
+    use super::parsed_tables::{
+        markdown_tables, report_tables as shown_tables, without_run_folder,
+    };
     use super::*;
 
     #[test]
@@ -574,7 +543,7 @@ mod tests {
 
     #[test]
     fn a_bench_that_goes_both_ways_has_its_pass_rates_by_direction() {
-        use crate::bench::model::{DirectionLine, IntervalMethod};
+        use crate::bench::model::{DirectionLine, IntervalMethod, Share};
         use crate::task::{Framework, Migration};
         let share = |passed, graded| Share {
             passed,
@@ -591,9 +560,11 @@ mod tests {
             ran_port: Vec::new(),
             by_direction: Vec::new(),
         };
-        let mut html = String::new();
-        direction_table(&mut html, &report);
-        assert_eq!(html, "", "one direction: no table");
+        assert_eq!(
+            tables::by_direction(&report),
+            None,
+            "one direction: no table"
+        );
         report.by_direction = vec![
             DirectionLine {
                 agent: "demo".into(),
@@ -609,10 +580,115 @@ mod tests {
                 share: share(1, 1),
             },
         ];
-        direction_table(&mut html, &report);
-        assert!(html.contains("<th>PyTorch → JAX</th>"), "{html}");
-        assert!(html.contains("<th>JAX → PyTorch</th>"), "{html}");
-        assert!(html.contains("<td>1/2 (50%)</td>"), "{html}");
-        assert!(html.contains("<td>1/1 (100%)</td>"), "{html}");
+        let mut html = String::new();
+        paint(&mut html, &tables::by_direction(&report).unwrap());
+        assert!(
+            html.contains("<th class=\"num\">PyTorch → JAX</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<th class=\"num\">JAX → PyTorch</th>"),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"num\">1/2 (50%)</td>"), "{html}");
+        assert!(html.contains("<td class=\"num\">1/1 (100%)</td>"), "{html}");
+    }
+
+    /// A bench with every table report.md can have: two agents, both directions, a task
+    /// from a public repository, a task with no trial yet, claims, Slurm jobs.
+    #[test]
+    fn the_index_paints_every_table_of_report_md_alike() {
+        use crate::bench::model::{PhaseAgent, TrialRow, build};
+        use crate::bench::report::{MarkdownContext, markdown};
+        use crate::task::{Framework, Migration};
+        let claimed = |verdict: &str| PhaseAgent {
+            phase: 1,
+            outcome: "graded".into(),
+            outcome_detail: None,
+            verdict: Some(verdict.into()),
+            ran_port: Some(verdict == "pass"),
+            agent: serde_json::from_value(json!({"exit_code": 0, "claimed_success": true}))
+                .unwrap(),
+        };
+        let upstream = crate::task::UpstreamSpec {
+            repository: "Tiiiger/SGC".into(),
+            commit: "2c7a2727e82e462d8ef9d6e57f0b08888e16488f".into(),
+            licence: "MIT".into(),
+            experiment: "citation.py".into(),
+            changed: Vec::new(),
+        };
+        let mut rows = Vec::new();
+        for (i, agent) in ["cmd:a", "claude"].into_iter().enumerate() {
+            for (task, to_torch) in [("sgc-cora", false), ("digits-jax", true)] {
+                let passed = i == 0 || to_torch;
+                let failure = (!passed).then_some(TrialFailure::Graded(
+                    crate::grade::FailureClass::FidelityGap,
+                ));
+                rows.push(TrialRow {
+                    task: task.into(),
+                    agent: agent.into(),
+                    migration: if to_torch {
+                        Migration {
+                            from: Framework::Jax,
+                            to: Framework::Torch,
+                        }
+                    } else {
+                        Migration::default()
+                    },
+                    upstream: (!to_torch).then(|| upstream.clone()),
+                    job_id: to_torch.then(|| "41".to_string()),
+                    queue_s: to_torch.then_some(2.5),
+                    ran_port: Some(passed),
+                    agent_outcome: vec![claimed(if passed { "pass" } else { "fail" })],
+                    run_dir: format!("/nowhere/{task}-{agent}"),
+                    ..crate::site::tests::row(failure, passed.then_some(1))
+                });
+            }
+        }
+        let agents = ["cmd:a".to_string(), "claude".to_string()];
+        let report = build(rows, &agents);
+        let tasks = [
+            "sgc-cora".to_string(),
+            "digits-jax".to_string(),
+            "not-run-yet".to_string(),
+        ];
+        let md = markdown(
+            &report,
+            &MarkdownContext {
+                tasks: &tasks,
+                planned: 6,
+                runners: "local",
+            },
+        );
+        let trials = crate::site::trials(Path::new("/nowhere"), &report);
+        let mut html = String::new();
+        report_tables(&mut html, &report, &tasks, &trials);
+        let expected = without_run_folder(markdown_tables(&md), "/nowhere/");
+        let titles: Vec<&str> = expected.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Per agent",
+                "Agents compared",
+                "By direction",
+                "Did the agent run its port?",
+                "Task × agent",
+                "Claimed success against the verdict",
+                "Where the time went",
+                "Trials"
+            ],
+            "{md}"
+        );
+        assert_eq!(shown_tables(&html), expected, "{html}");
+        // The site's own: the upstream's link, a verdict's link to the trial's page.
+        assert!(
+            html.contains("<a href=\"https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f\">Tiiiger/SGC@2c7a272</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a href=\"trials/sgc-cora--cmd_a--1/index.html\">PASS (phase 1)</a>"),
+            "{html}"
+        );
+        assert!(!html.contains("/nowhere"), "{html}");
     }
 }

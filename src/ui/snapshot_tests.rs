@@ -438,6 +438,70 @@ fn diff_of_a_jax_source_ported_to_pytorch() {
     insta::assert_snapshot!(terminal.backend());
 }
 
+/// Paths too long for the Diff pane's file list keep their end, where the file name is,
+/// after a leading `…`.
+#[test]
+fn the_diff_file_list_keeps_the_end_of_a_long_path() {
+    const NOTEBOOK: &str = "docs/examples/train_rnn.py";
+    const CORPUS: &str = "downstream/TextSGC/build_corpus.py";
+    let file = |path: &str| FileContent {
+        path: path.into(),
+        text: Some(TORCH.into()),
+        size: 1,
+    };
+    let mut events: Vec<Event> = Vec::new();
+    for event in session_events() {
+        match event {
+            Event::Baseline { .. } => events.push(Event::Baseline {
+                files: vec![file(NOTEBOOK), file(CORPUS)],
+            }),
+            Event::FileChanged { deleted, .. } => {
+                for path in [NOTEBOOK, CORPUS] {
+                    events.push(Event::FileChanged {
+                        file: FileContent {
+                            text: Some(JAX.into()),
+                            ..file(path)
+                        },
+                        deleted,
+                    });
+                }
+            }
+            other => events.push(other),
+        }
+    }
+    let terminal = render_state(&applied(&events), 100, 30, PaneId::Diff, true);
+    let screen = screen_text(&terminal);
+    let rows: Vec<&str> = screen.lines().collect();
+    // The list is 19 columns wide at 100: the mark, a space, 16 of the path and a gap.
+    let listed = |name: &str| rows.iter().any(|r| r.contains(&format!("│M {name} ")));
+    assert!(
+        listed("…es/train_rnn.py") && listed("…build_corpus.py"),
+        "{screen}"
+    );
+    assert!(!screen.contains("docs/examples/tra "), "{screen}");
+    // The selected file's header has the room for its whole path.
+    assert!(
+        screen.contains("modified docs/examples/train_rnn.py  +5 −4"),
+        "{screen}"
+    );
+    assert!(!screen.contains("downstream/TextSG "), "{screen}");
+}
+
+#[test]
+fn a_long_path_keeps_its_file_name() {
+    use super::draw::keep_end;
+    assert_eq!(keep_end("train.py", 12), "train.py");
+    assert_eq!(
+        keep_end("docs/examples/train_rnn.ipynb", 21),
+        "…ples/train_rnn.ipynb"
+    );
+    assert_eq!(keep_end("docs/examples/train_rnn.ipynb", 1), "…");
+    assert_eq!(keep_end("docs/examples/train_rnn.ipynb", 0), "");
+    // Wide characters count for two columns.
+    assert_eq!(keep_end("データ/モデル.py", 10), "…モデル.py");
+    assert_eq!(keep_end("データ/モデル.py", 9), "…デル.py");
+}
+
 #[test]
 fn verdict_and_diff_colours() {
     let theme = Theme::dark();

@@ -24,6 +24,7 @@ use crate::session::state::SessionState;
 use crate::task::Migration;
 
 use super::super::app::{App, DiffMark, PaneId};
+use super::super::draw::keep_end;
 use super::super::keymap::KeyAction;
 use super::{Pane, PaneContext, PaneKey, Summary};
 
@@ -384,9 +385,11 @@ impl Pane for DiffPane {
                     if i == selected {
                         style = style.add_modifier(Modifier::REVERSED);
                     }
+                    // A name too long for the list keeps its end, where the file name is.
+                    let label = keep_end(&e.label(), usize::from(list_width).saturating_sub(3));
                     Line::from(vec![
                         Span::styled(format!("{mark} "), Style::default().fg(color)),
-                        Span::styled(e.label(), style),
+                        Span::styled(label, style),
                     ])
                 })
                 .collect();
@@ -411,28 +414,29 @@ impl Pane for DiffPane {
             fold: c.dim,
             whitespace: c.emphasis,
         };
+        let status = format!("{} ", view.entry.status_word());
+        let counts = format!(
+            "  +{} −{}{}",
+            view.diff.stats.added,
+            view.diff.stats.removed,
+            if stale { "  (updating…)" } else { "" }
+        );
+        let marked = mark.map_or_else(String::new, |line| format!("  ▶ line {line}"));
+        // The name gets what the rest of the line leaves; too long, it keeps its end.
+        let room = usize::from(area.width).saturating_sub(
+            [&status, &counts, &marked]
+                .iter()
+                .map(|s| s.chars().count())
+                .sum(),
+        );
         let header = Line::from(vec![
+            Span::styled(status, Style::default().fg(c.waiting)),
             Span::styled(
-                format!("{} ", view.entry.status_word()),
-                Style::default().fg(c.waiting),
-            ),
-            Span::styled(
-                view.entry.label(),
+                keep_end(&view.entry.label(), room.max(12)),
                 Style::default().fg(c.title).add_modifier(Modifier::BOLD),
             ),
-            Span::styled(
-                format!(
-                    "  +{} −{}{}",
-                    view.diff.stats.added,
-                    view.diff.stats.removed,
-                    if stale { "  (updating…)" } else { "" }
-                ),
-                Style::default().fg(c.dim),
-            ),
-            Span::styled(
-                mark.map_or_else(String::new, |line| format!("  ▶ line {line}")),
-                Style::default().fg(c.emphasis),
-            ),
+            Span::styled(counts, Style::default().fg(c.dim)),
+            Span::styled(marked, Style::default().fg(c.emphasis)),
         ]);
         let height = usize::from(area.height.saturating_sub(1));
         let total = view.diff.rows.len();
