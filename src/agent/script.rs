@@ -159,61 +159,7 @@ impl Trajectory {
                 });
                 continue;
             }
-            if raw.expect.is_some() {
-                return Err(located(
-                    KeyPath::of("expect"),
-                    "belongs to a phase line".to_string(),
-                ));
-            }
-            let step = if let Some(path) = raw.write {
-                if !safe_relative(&path) {
-                    return Err(located(
-                        KeyPath::of("write"),
-                        format!("path `{path}` must be relative and stay inside the workspace"),
-                    ));
-                }
-                match (raw.from, raw.text) {
-                    (Some(from), None) => {
-                        let resolved = base.join(&from);
-                        if !resolved.is_file() {
-                            return Err(located(
-                                KeyPath::of("from"),
-                                format!("file {} does not exist", resolved.display()),
-                            ));
-                        }
-                        Step::WriteFrom {
-                            path,
-                            from: resolved,
-                        }
-                    }
-                    (None, Some(text)) => Step::WriteText { path, text },
-                    _ => {
-                        return Err(located(
-                            KeyPath::of("write"),
-                            "a write step needs exactly one of `from` or `text`".to_string(),
-                        ));
-                    }
-                }
-            } else if let Some(key) = write_only_key(&raw) {
-                return Err(located(
-                    KeyPath::of(key),
-                    "belongs to a write step".to_string(),
-                ));
-            } else if let Some(text) = raw.say {
-                Step::Say(text)
-            } else if let Some(cmd) = raw.run {
-                Step::Run(cmd)
-            } else if let Some(path) = raw.delete {
-                if !safe_relative(&path) {
-                    return Err(located(
-                        KeyPath::of("delete"),
-                        format!("path `{path}` must be relative and stay inside the workspace"),
-                    ));
-                }
-                Step::Delete(path)
-            } else {
-                Step::Sleep(raw.sleep_ms.unwrap_or(0))
-            };
+            let step = step_of(raw, base, &located)?;
             let Some(current) = trajectory.phases.last_mut() else {
                 return Err(invalid(
                     "a step before the first {\"phase\": N} line".to_string(),
@@ -231,6 +177,84 @@ impl Trajectory {
             }));
         }
         Ok(trajectory)
+    }
+}
+
+/// The step of a line that is not a phase line: its paths relative and inside the
+/// workspace, a write's `from` a file (resolved against `base`, the trajectory's folder).
+/// `located` makes an error at the line.
+fn step_of(
+    raw: RawStep,
+    base: &Path,
+    located: &dyn Fn(KeyPath, String) -> TrajectoryError,
+) -> Result<Step, TrajectoryError> {
+    if raw.expect.is_some() {
+        return Err(located(
+            KeyPath::of("expect"),
+            "belongs to a phase line".to_string(),
+        ));
+    }
+    if let Some(path) = raw.write {
+        return write_step(path, raw.from, raw.text, base, located);
+    }
+    if let Some(key) = write_only_key(&raw) {
+        return Err(located(
+            KeyPath::of(key),
+            "belongs to a write step".to_string(),
+        ));
+    }
+    if let Some(text) = raw.say {
+        return Ok(Step::Say(text));
+    }
+    if let Some(cmd) = raw.run {
+        return Ok(Step::Run(cmd));
+    }
+    if let Some(path) = raw.delete {
+        if !safe_relative(&path) {
+            return Err(located(
+                KeyPath::of("delete"),
+                format!("path `{path}` must be relative and stay inside the workspace"),
+            ));
+        }
+        return Ok(Step::Delete(path));
+    }
+    Ok(Step::Sleep(raw.sleep_ms.unwrap_or(0)))
+}
+
+/// A write step to `path`: of the file `from` (resolved against `base`) or of `text`,
+/// exactly one of them.
+fn write_step(
+    path: String,
+    from: Option<String>,
+    text: Option<String>,
+    base: &Path,
+    located: &dyn Fn(KeyPath, String) -> TrajectoryError,
+) -> Result<Step, TrajectoryError> {
+    if !safe_relative(&path) {
+        return Err(located(
+            KeyPath::of("write"),
+            format!("path `{path}` must be relative and stay inside the workspace"),
+        ));
+    }
+    match (from, text) {
+        (Some(from), None) => {
+            let resolved = base.join(&from);
+            if !resolved.is_file() {
+                return Err(located(
+                    KeyPath::of("from"),
+                    format!("file {} does not exist", resolved.display()),
+                ));
+            }
+            Ok(Step::WriteFrom {
+                path,
+                from: resolved,
+            })
+        }
+        (None, Some(text)) => Ok(Step::WriteText { path, text }),
+        _ => Err(located(
+            KeyPath::of("write"),
+            "a write step needs exactly one of `from` or `text`".to_string(),
+        )),
     }
 }
 

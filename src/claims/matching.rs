@@ -426,296 +426,456 @@ fn whose(claim: &Claim, all: &[Claim], index: usize, names: &[String]) -> Whose 
 
 /// Every claim scored against the target, best first (ties keep the claims' order).
 pub fn rank(claims: &[Claim], target: &MetricTarget) -> Vec<ClaimMatch> {
-    let wanted = target_concepts(target);
-    let target_items = command::items(&target.args);
-    let target_tokens = command::tokens(&target_items);
-    let target_options = command::options(&target_items);
-    let option_values: Vec<&str> = target_options
-        .iter()
-        .filter(|(k, _)| NAMING_KEYS.iter().any(|n| k.contains(n)))
-        .map(|(_, v)| v.as_str())
-        .filter(|v| v.len() >= 3 && v.chars().all(char::is_alphanumeric))
-        .collect();
-    let fraction = target.is_fraction();
+    let ranking = Ranking::new(claims, target);
     let mut matches: Vec<ClaimMatch> = claims
         .iter()
         .enumerate()
-        .map(|(index, claim)| {
-            let mut score = 0.0;
-            let mut reasons = Vec::new();
-
-            let mut label_words = scan::metric_run(&words_of(&claim.label));
-            if let Some(cell) = &claim.table {
-                label_words.extend(words_of(&cell.column_header));
-                label_words.extend(words_of(&cell.row_header));
-            }
-            let label = Concepts::of(label_words.iter().map(String::as_str));
-            let context_words = words_of(&claim.context);
-            let context = Concepts::of(context_words.iter().map(String::as_str));
-            let shown = if claim.label.is_empty() {
-                "no label".to_string()
-            } else {
-                format!("label '{}'", claim.label)
-            };
-
-            let mut measure_named = false;
-            if !wanted.measures.is_empty() {
-                if label.shares_measure(&wanted) {
-                    score += MEASURE_MATCH;
-                    measure_named = true;
-                    reasons.push(format!(
-                        "{shown} names the measure ({})",
-                        join(&wanted.measures)
-                    ));
-                } else if !label.measures.is_empty() {
-                    score += MEASURE_CONFLICT;
-                    reasons.push(format!(
-                        "{shown} names {}, not {}",
-                        join(&label.measures),
-                        join(&wanted.measures)
-                    ));
-                } else if context.shares_measure(&wanted) {
-                    score += CONTEXT_MEASURE;
-                    reasons.push(format!(
-                        "its surroundings mention {}",
-                        join(&wanted.measures)
-                    ));
-                }
-            }
-            // The last words before it on its line name its split when its label does not.
-            let clause_splits = clause(claim, claims, index)
-                .map(|(before, _, _)| {
-                    let words = words_of(before);
-                    let near = &words[words.len().saturating_sub(NEAR_WORDS)..];
-                    Concepts::of(near.iter().map(String::as_str)).splits
-                })
-                .unwrap_or_default();
-            let mut split_named = false;
-            if !wanted.splits.is_empty() {
-                if label.shares_split(&wanted) {
-                    score += SPLIT_MATCH;
-                    split_named = true;
-                    reasons.push(format!(
-                        "{shown} names the split ({})",
-                        splits_text(&wanted.splits)
-                    ));
-                } else if !label.splits.is_empty() {
-                    score += SPLIT_CONFLICT;
-                    reasons.push(format!(
-                        "{shown} names the {} split, not {}",
-                        splits_text(&label.splits),
-                        splits_text(&wanted.splits)
-                    ));
-                } else if !clause_splits.is_empty() {
-                    // The words before it on its line (`train final score: 5000/5000 = 100.00%
-                    // correct`, whose label is `correct`).
-                    if clause_splits.iter().any(|s| wanted.splits.contains(s)) {
-                        score += SPLIT_MATCH;
-                        split_named = true;
-                        reasons.push(format!(
-                            "its clause names the split ({})",
-                            splits_text(&wanted.splits)
-                        ));
-                    } else {
-                        score += SPLIT_CONFLICT;
-                        reasons.push(format!(
-                            "its clause names the {} split, not {}",
-                            splits_text(&clause_splits),
-                            splits_text(&wanted.splits)
-                        ));
-                    }
-                } else if context.shares_split(&wanted) {
-                    score += CONTEXT_SPLIT;
-                    reasons.push(format!(
-                        "its surroundings mention {}",
-                        splits_text(&wanted.splits)
-                    ));
-                }
-            }
-            if reasons.is_empty() {
-                reasons.push(format!("nothing around it names {}", target.name));
-            }
-            let mut names_metric = if wanted.measures.is_empty() {
-                split_named
-            } else {
-                measure_named || (split_named && context.shares_measure(&wanted))
-            };
-
-            if !target_items.is_empty() {
-                let best = claim
-                    .commands
-                    .iter()
-                    .map(|c| {
-                        let items = command::items(&command::split_command(c));
-                        (command::jaccard(&items, &target_items), c)
-                    })
-                    .fold(None, |best: Option<(f64, &String)>, (j, c)| match best {
-                        Some((b, _)) if b >= j => best,
-                        _ => Some((j, c)),
-                    });
-                if let Some((j, c)) = best
-                    && j > 0.0
-                {
-                    score += COMMAND * j;
-                    let how = if j >= 1.0 {
-                        "the task's command".to_string()
-                    } else {
-                        format!("{:.0}% of its arguments are the task's", j * 100.0)
-                    };
-                    reasons.push(format!("stated after `{c}` ({how})"));
-                }
-            }
-
-            if let Some(cell) = &claim.table {
-                let strength = row_strength(&cell.row_header, &target_tokens);
-                let best_row = claims
-                    .iter()
-                    .filter(|o| same_table(o, claim))
-                    .filter_map(|o| o.table.as_ref())
-                    .max_by_key(|t| row_strength(&t.row_header, &target_tokens))
-                    .filter(|t| row_strength(&t.row_header, &target_tokens) > strength);
-                if let Some(best_row) = best_row {
-                    score += ROW_OTHER;
-                    reasons.push(format!(
-                        "its row '{}' is not the command's (row '{}' is)",
-                        cell.row_header, best_row.row_header
-                    ));
-                } else if strength > 0 {
-                    score += ROW_MATCH;
-                    reasons.push(format!(
-                        "its row '{}' is named by the command's arguments",
-                        cell.row_header
-                    ));
-                }
-            } else if let Some(v) = option_values
-                .iter()
-                .find(|v| context_words.iter().any(|w| w == *v))
-            {
-                score += NAMES_VALUE;
-                reasons.push(format!("its sentence names '{v}', as the command does"));
-            }
-
-            let mut settings = 0.0;
-            for (k, v) in command::config_pairs(&claim.quote) {
-                if let Some((_, tv)) = target_options.iter().find(|(tk, _)| *tk == k) {
-                    if command::same_value(&v, tv) {
-                        settings += SETTING;
-                        reasons.push(format!("its line sets {k}={v}, as the command does"));
-                    } else {
-                        settings -= SETTING;
-                        reasons.push(format!("its line sets {k}={v}, the command {k}={tv}"));
-                    }
-                }
-            }
-            score += settings.clamp(-SETTINGS_CAP, SETTINGS_CAP);
-
-            if claim.output
-                && let super::Location::Cell { notebook, .. } = &claim.location
-                && target.args.iter().any(|a| a == notebook)
-            {
-                score += OWN_OUTPUT;
-                reasons.push(format!(
-                    "printed by {notebook}, the notebook the command runs, when its authors ran it"
-                ));
-            }
-            if claim.output
-                && !claim.label.is_empty()
-                && let Some(later) = claims[index + 1..].iter().find(|o| {
-                    o.output && o.location == claim.location && o.label == claim.label
-                })
-            {
-                score += PRINTED_AGAIN;
-                reasons.push(format!(
-                    "its cell prints '{}' again later (\"{}\"): a progress line, the last one printed is the result",
-                    claim.label, later.quote
-                ));
-            }
-            let evidence = whose(claim, claims, index, &target.names);
-            let place = if claim.table.is_some() {
-                "its row"
-            } else {
-                "its clause"
-            };
-            if let Some(words) = &evidence.own {
-                // An unlabelled number in a sentence about the measure, said of this
-                // repository (`… test accuracy: 98.3 % for the baseline, 91.0 % for ours`).
-                if label.is_empty() && context.shares_measure(&wanted) {
-                    names_metric = true;
-                }
-                score += SELF;
-                reasons.push(format!("{place} speaks of this repository ('{words}')"));
-            }
-            if let Some(words) = &evidence.others {
-                score += OTHERS;
-                reasons.push(format!("{place} speaks of another's result ('{words}')"));
-            }
-            if let Some(name) = &evidence.names {
-                score += NAMES_REPOSITORY;
-                reasons.push(format!(
-                    "{place} names the repository or its script ('{name}')"
-                ));
-            }
-
-            let mut value = claim.value;
-            if claim.unit == Unit::Percent {
-                match fraction {
-                    Some(true) => {
-                        value = percent_to_fraction(claim);
-                        reasons.push(format!(
-                            "{} is {} in the metric's units (a fraction)",
-                            claim.value_text(),
-                            value
-                        ));
-                    }
-                    Some(false) => {}
-                    None => reasons.push(format!(
-                        "{} kept as written: the metric's printed units are unknown",
-                        claim.value_text()
-                    )),
-                }
-            } else if fraction == Some(true)
-                && claim.value > 1.0
-                && claim.value <= 100.0
-                && label.measures.iter().any(|m| BOUNDED.contains(m))
-            {
-                value = percent_to_fraction(claim);
-                reasons.push(format!(
-                    "{} has no unit; read as a percentage: {}",
-                    claim.number, value
-                ));
-            } else if fraction == Some(false)
-                && claim.unit == Unit::None
-                && claim.value > 0.0
-                && claim.value <= 1.0
-                && target
-                    .printed_or_measured()
-                    .is_some_and(|v| v > 1.0 && v <= 100.0)
-                && label.measures.iter().all(|m| BOUNDED.contains(m))
-                && label
-                    .measures
-                    .iter()
-                    .chain(&wanted.measures)
-                    .any(|m| BOUNDED.contains(m))
-            {
-                value = fraction_to_percent(claim);
-                reasons.push(format!(
-                    "{} is a fraction; the metric is printed as a percentage: {value}",
-                    claim.number
-                ));
-            }
-
-            ClaimMatch {
-                index,
-                claim: claim.clone(),
-                score,
-                value_in_metric_units: value,
-                names_metric,
-                reasons,
-            }
-        })
+        .map(|(index, claim)| ranking.score(index, claim))
         .collect();
     matches.sort_by(|a, b| b.score.total_cmp(&a.score));
     matches
+}
+
+/// What every claim is scored against: the metric's measure and split, its command's
+/// arguments and options, and the units it is printed in.
+struct Ranking<'a> {
+    /// All the claims (a claim's neighbours, rows and later lines are among them).
+    claims: &'a [Claim],
+    /// The metric.
+    target: &'a MetricTarget,
+    /// The metric's measure and split.
+    wanted: Concepts,
+    /// The command's arguments as items.
+    items: Vec<String>,
+    /// The words of the command's arguments.
+    tokens: std::collections::HashSet<String>,
+    /// The command's options (`dataset`, `cora`).
+    options: Vec<(String, String)>,
+    /// The values of options that name what is evaluated (`cora`).
+    naming_values: Vec<String>,
+    /// Whether the metric is printed as a fraction, when known.
+    fraction: Option<bool>,
+}
+
+/// A claim's score so far, with the reasons for it.
+#[derive(Default)]
+struct Tally {
+    score: f64,
+    reasons: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, points: f64, reason: String) {
+        self.score += points;
+        self.reasons.push(reason);
+    }
+}
+
+/// What a claim's label and sentence say, read once for every rule.
+struct ClaimWords {
+    /// The measures and splits its label (and table headers) name.
+    label: Concepts,
+    /// The words of its sentence.
+    context_words: Vec<String>,
+    /// The measures and splits its sentence names.
+    context: Concepts,
+    /// How a reason shows its label (`label 'val loss'`, `no label`).
+    shown: String,
+}
+
+impl ClaimWords {
+    fn of(claim: &Claim) -> ClaimWords {
+        let mut label_words = scan::metric_run(&words_of(&claim.label));
+        if let Some(cell) = &claim.table {
+            label_words.extend(words_of(&cell.column_header));
+            label_words.extend(words_of(&cell.row_header));
+        }
+        let context_words = words_of(&claim.context);
+        ClaimWords {
+            label: Concepts::of(label_words.iter().map(String::as_str)),
+            context: Concepts::of(context_words.iter().map(String::as_str)),
+            context_words,
+            shown: if claim.label.is_empty() {
+                "no label".to_string()
+            } else {
+                format!("label '{}'", claim.label)
+            },
+        }
+    }
+}
+
+impl<'a> Ranking<'a> {
+    fn new(claims: &'a [Claim], target: &'a MetricTarget) -> Ranking<'a> {
+        let items = command::items(&target.args);
+        let tokens = command::tokens(&items);
+        let options = command::options(&items);
+        let naming_values = options
+            .iter()
+            .filter(|(k, _)| NAMING_KEYS.iter().any(|n| k.contains(n)))
+            .map(|(_, v)| v.clone())
+            .filter(|v| v.len() >= 3 && v.chars().all(char::is_alphanumeric))
+            .collect();
+        Ranking {
+            claims,
+            target,
+            wanted: target_concepts(target),
+            items,
+            tokens,
+            options,
+            naming_values,
+            fraction: target.is_fraction(),
+        }
+    }
+
+    /// The claim `index` scored by every rule in turn.
+    fn score(&self, index: usize, claim: &Claim) -> ClaimMatch {
+        let words = ClaimWords::of(claim);
+        let mut tally = Tally::default();
+        let measure_named = self.measure_rule(&words, &mut tally);
+        let split_named = self.split_rule(index, claim, &words, &mut tally);
+        if tally.reasons.is_empty() {
+            tally
+                .reasons
+                .push(format!("nothing around it names {}", self.target.name));
+        }
+        let wanted = &self.wanted;
+        let mut names_metric = if wanted.measures.is_empty() {
+            split_named
+        } else {
+            measure_named || (split_named && words.context.shares_measure(wanted))
+        };
+        self.command_rule(claim, &mut tally);
+        self.row_rule(claim, &words, &mut tally);
+        self.settings_rule(claim, &mut tally);
+        self.output_rules(index, claim, &mut tally);
+        let own = self.whose_rule(index, claim, &mut tally);
+        // An unlabelled number in a sentence about the measure, said of this repository
+        // (`… test accuracy: 98.3 % for the baseline, 91.0 % for ours`).
+        if own && words.label.is_empty() && words.context.shares_measure(wanted) {
+            names_metric = true;
+        }
+        let value = self.value_in_metric_units(claim, &words, &mut tally.reasons);
+        ClaimMatch {
+            index,
+            claim: claim.clone(),
+            score: tally.score,
+            value_in_metric_units: value,
+            names_metric,
+            reasons: tally.reasons,
+        }
+    }
+
+    /// The label names the metric's measure (or another), else the sentence names it;
+    /// whether the label names it.
+    fn measure_rule(&self, words: &ClaimWords, tally: &mut Tally) -> bool {
+        let (wanted, label, shown) = (&self.wanted, &words.label, &words.shown);
+        if wanted.measures.is_empty() {
+            return false;
+        }
+        if label.shares_measure(wanted) {
+            tally.add(
+                MEASURE_MATCH,
+                format!("{shown} names the measure ({})", join(&wanted.measures)),
+            );
+            return true;
+        }
+        if !label.measures.is_empty() {
+            tally.add(
+                MEASURE_CONFLICT,
+                format!(
+                    "{shown} names {}, not {}",
+                    join(&label.measures),
+                    join(&wanted.measures)
+                ),
+            );
+        } else if words.context.shares_measure(wanted) {
+            tally.add(
+                CONTEXT_MEASURE,
+                format!("its surroundings mention {}", join(&wanted.measures)),
+            );
+        }
+        false
+    }
+
+    /// The label names the metric's split (or another), else the last words before it on
+    /// its line do, else the sentence names it; whether the label or those words name it.
+    fn split_rule(
+        &self,
+        index: usize,
+        claim: &Claim,
+        words: &ClaimWords,
+        tally: &mut Tally,
+    ) -> bool {
+        let (wanted, label, shown) = (&self.wanted, &words.label, &words.shown);
+        // The last words before it on its line name its split when its label does not.
+        let clause_splits = clause(claim, self.claims, index)
+            .map(|(before, _, _)| {
+                let words = words_of(before);
+                let near = &words[words.len().saturating_sub(NEAR_WORDS)..];
+                Concepts::of(near.iter().map(String::as_str)).splits
+            })
+            .unwrap_or_default();
+        if wanted.splits.is_empty() {
+            return false;
+        }
+        if label.shares_split(wanted) {
+            tally.add(
+                SPLIT_MATCH,
+                format!("{shown} names the split ({})", splits_text(&wanted.splits)),
+            );
+            return true;
+        }
+        if !label.splits.is_empty() {
+            tally.add(
+                SPLIT_CONFLICT,
+                format!(
+                    "{shown} names the {} split, not {}",
+                    splits_text(&label.splits),
+                    splits_text(&wanted.splits)
+                ),
+            );
+        } else if !clause_splits.is_empty() {
+            // The words before it on its line (`train final score: 5000/5000 = 100.00%
+            // correct`, whose label is `correct`).
+            if clause_splits.iter().any(|s| wanted.splits.contains(s)) {
+                tally.add(
+                    SPLIT_MATCH,
+                    format!(
+                        "its clause names the split ({})",
+                        splits_text(&wanted.splits)
+                    ),
+                );
+                return true;
+            }
+            tally.add(
+                SPLIT_CONFLICT,
+                format!(
+                    "its clause names the {} split, not {}",
+                    splits_text(&clause_splits),
+                    splits_text(&wanted.splits)
+                ),
+            );
+        } else if words.context.shares_split(wanted) {
+            tally.add(
+                CONTEXT_SPLIT,
+                format!("its surroundings mention {}", splits_text(&wanted.splits)),
+            );
+        }
+        false
+    }
+
+    /// The command shown before the claim that shares most arguments with the task's.
+    fn command_rule(&self, claim: &Claim, tally: &mut Tally) {
+        if self.items.is_empty() {
+            return;
+        }
+        let best = claim
+            .commands
+            .iter()
+            .map(|c| {
+                let items = command::items(&command::split_command(c));
+                (command::jaccard(&items, &self.items), c)
+            })
+            .fold(None, |best: Option<(f64, &String)>, (j, c)| match best {
+                Some((b, _)) if b >= j => best,
+                _ => Some((j, c)),
+            });
+        if let Some((j, c)) = best
+            && j > 0.0
+        {
+            let how = if j >= 1.0 {
+                "the task's command".to_string()
+            } else {
+                format!("{:.0}% of its arguments are the task's", j * 100.0)
+            };
+            tally.add(COMMAND * j, format!("stated after `{c}` ({how})"));
+        }
+    }
+
+    /// A table claim's row is (or another row is more) the one the command's arguments
+    /// name; a claim outside tables is in a sentence naming the value of a naming option.
+    fn row_rule(&self, claim: &Claim, words: &ClaimWords, tally: &mut Tally) {
+        if let Some(cell) = &claim.table {
+            let strength = row_strength(&cell.row_header, &self.tokens);
+            let best_row = self
+                .claims
+                .iter()
+                .filter(|o| same_table(o, claim))
+                .filter_map(|o| o.table.as_ref())
+                .max_by_key(|t| row_strength(&t.row_header, &self.tokens))
+                .filter(|t| row_strength(&t.row_header, &self.tokens) > strength);
+            if let Some(best_row) = best_row {
+                tally.add(
+                    ROW_OTHER,
+                    format!(
+                        "its row '{}' is not the command's (row '{}' is)",
+                        cell.row_header, best_row.row_header
+                    ),
+                );
+            } else if strength > 0 {
+                tally.add(
+                    ROW_MATCH,
+                    format!(
+                        "its row '{}' is named by the command's arguments",
+                        cell.row_header
+                    ),
+                );
+            }
+        } else if let Some(v) = self
+            .naming_values
+            .iter()
+            .find(|v| words.context_words.iter().any(|w| w == *v))
+        {
+            tally.add(
+                NAMES_VALUE,
+                format!("its sentence names '{v}', as the command does"),
+            );
+        }
+    }
+
+    /// Each setting the claim's line states that the command sets the same (or
+    /// differently), capped.
+    fn settings_rule(&self, claim: &Claim, tally: &mut Tally) {
+        let mut settings = 0.0;
+        for (k, v) in command::config_pairs(&claim.quote) {
+            if let Some((_, tv)) = self.options.iter().find(|(tk, _)| *tk == k) {
+                if command::same_value(&v, tv) {
+                    settings += SETTING;
+                    tally
+                        .reasons
+                        .push(format!("its line sets {k}={v}, as the command does"));
+                } else {
+                    settings -= SETTING;
+                    tally
+                        .reasons
+                        .push(format!("its line sets {k}={v}, the command {k}={tv}"));
+                }
+            }
+        }
+        tally.score += settings.clamp(-SETTINGS_CAP, SETTINGS_CAP);
+    }
+
+    /// A committed output of the notebook the command runs, and one its cell prints again
+    /// later (a progress line).
+    fn output_rules(&self, index: usize, claim: &Claim, tally: &mut Tally) {
+        if claim.output
+            && let super::Location::Cell { notebook, .. } = &claim.location
+            && self.target.args.iter().any(|a| a == notebook)
+        {
+            tally.add(
+                OWN_OUTPUT,
+                format!(
+                    "printed by {notebook}, the notebook the command runs, when its authors ran it"
+                ),
+            );
+        }
+        if claim.output
+            && !claim.label.is_empty()
+            && let Some(later) = self.claims[index + 1..]
+                .iter()
+                .find(|o| o.output && o.location == claim.location && o.label == claim.label)
+        {
+            tally.add(
+                PRINTED_AGAIN,
+                format!(
+                    "its cell prints '{}' again later (\"{}\"): a progress line, the last one printed is the result",
+                    claim.label, later.quote
+                ),
+            );
+        }
+    }
+
+    /// Whose result its row or clause says it is: this repository's, another's, one naming
+    /// the repository; whether it speaks of this repository.
+    fn whose_rule(&self, index: usize, claim: &Claim, tally: &mut Tally) -> bool {
+        let evidence = whose(claim, self.claims, index, &self.target.names);
+        let place = if claim.table.is_some() {
+            "its row"
+        } else {
+            "its clause"
+        };
+        if let Some(words) = &evidence.own {
+            tally.add(
+                SELF,
+                format!("{place} speaks of this repository ('{words}')"),
+            );
+        }
+        if let Some(words) = &evidence.others {
+            tally.add(
+                OTHERS,
+                format!("{place} speaks of another's result ('{words}')"),
+            );
+        }
+        if let Some(name) = &evidence.names {
+            tally.add(
+                NAMES_REPOSITORY,
+                format!("{place} names the repository or its script ('{name}')"),
+            );
+        }
+        evidence.own.is_some()
+    }
+
+    /// The claim's value in the metric's units: a percentage of a fraction (or a bounded
+    /// measure's unitless percentage) as a fraction, a fraction of a percentage as one.
+    fn value_in_metric_units(
+        &self,
+        claim: &Claim,
+        words: &ClaimWords,
+        reasons: &mut Vec<String>,
+    ) -> f64 {
+        let (fraction, label) = (self.fraction, &words.label);
+        if claim.unit == Unit::Percent {
+            match fraction {
+                Some(true) => {
+                    let value = percent_to_fraction(claim);
+                    reasons.push(format!(
+                        "{} is {} in the metric's units (a fraction)",
+                        claim.value_text(),
+                        value
+                    ));
+                    return value;
+                }
+                Some(false) => {}
+                None => reasons.push(format!(
+                    "{} kept as written: the metric's printed units are unknown",
+                    claim.value_text()
+                )),
+            }
+        } else if fraction == Some(true)
+            && claim.value > 1.0
+            && claim.value <= 100.0
+            && label.measures.iter().any(|m| BOUNDED.contains(m))
+        {
+            let value = percent_to_fraction(claim);
+            reasons.push(format!(
+                "{} has no unit; read as a percentage: {}",
+                claim.number, value
+            ));
+            return value;
+        } else if fraction == Some(false)
+            && claim.unit == Unit::None
+            && claim.value > 0.0
+            && claim.value <= 1.0
+            && self
+                .target
+                .printed_or_measured()
+                .is_some_and(|v| v > 1.0 && v <= 100.0)
+            && label.measures.iter().all(|m| BOUNDED.contains(m))
+            && label
+                .measures
+                .iter()
+                .chain(&self.wanted.measures)
+                .any(|m| BOUNDED.contains(m))
+        {
+            let value = fraction_to_percent(claim);
+            reasons.push(format!(
+                "{} is a fraction; the metric is printed as a percentage: {value}",
+                claim.number
+            ));
+            return value;
+        }
+        claim.value
+    }
 }
 
 /// A fraction as a percentage, rounded to the digits written (0.915 gives 91.5).

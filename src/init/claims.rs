@@ -6,11 +6,19 @@
 //! runs. A claim the runs reproduce becomes the
 //! criterion's `published` value; one they do not reproduce stops init unless
 //! `--accept-unreproduced`; without a claim the measured value stays, recorded as `no_claim`.
+//! The claims' places and quotes make `[published] citation`; where the runs were measured
+//! (the day, the packages, the machine) goes with each claim's measurement.
 
 use crate::claims::{self, Choice, ClaimMatch, MetricTarget};
 use crate::task::{ClaimMeasurement, ClaimSpec, ClaimStatus};
 
-use super::{Console, InitError};
+use std::path::Path;
+
+use crate::seeds::RunPlan;
+
+use super::detect::Candidate;
+use super::publish::Published;
+use super::{Console, InitError, InitOptions};
 
 /// How many candidates are shown per criterion.
 const SHOWN: usize = 5;
@@ -273,4 +281,130 @@ fn measurement(m: &claims::Measured, provenance: &Provenance) -> ClaimMeasuremen
 /// `text` on one line, its runs of white space (a table row's padding) made one space.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// This machine, as a claim's measurement records it: `2 cores, x86_64 Linux`.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    format!(
+        "{cores} core{}, {} {}",
+        if cores == 1 { "" } else { "s" },
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    )
+}
+
+/// Where the runs were measured: today, the reference packages' versions, this machine.
+pub(super) fn provenance(plan: &RunPlan, reference: &[String]) -> Provenance {
+    Provenance {
+        date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
+        versions: plan
+            .env
+            .as_ref()
+            .map(|e| e.package_versions(reference))
+            .unwrap_or_else(|| "the Python on PATH".to_string()),
+        machine: machine(),
+    }
+}
+
+/// What the repository (and the paper) claims, matched to each criterion and authenticated
+/// by the runs.
+pub(super) fn settle_claims(
+    opts: &InitOptions,
+    repo: &Path,
+    chosen: &[&Candidate],
+    published: &Published,
+    command: &str,
+    provenance: &Provenance,
+    console: &mut dyn Console,
+) -> Result<Vec<Settled>, InitError> {
+    let found_claims = crate::claims::find_claims(repo, opts.paper.as_deref())?;
+    console.say(&format!(
+        "claims found in the repository{}: {}",
+        if opts.paper.is_some() {
+            " and the paper"
+        } else {
+            ""
+        },
+        found_claims.len()
+    ));
+    let looked_up: Vec<Criterion<'_>> = chosen
+        .iter()
+        .zip(&published.suggestions)
+        .zip(&published.measured)
+        .map(|((cand, suggestion), measured)| Criterion {
+            metric: &cand.name,
+            line: &cand.last_example,
+            key: &cand.key,
+            measured: *measured,
+            tolerance: suggestion.tolerance,
+        })
+        .collect();
+    let names = repository_names(repo, command);
+    settle(
+        &found_claims,
+        &looked_up,
+        &Experiment {
+            command,
+            names: &names,
+        },
+        provenance,
+        opts.yes,
+        opts.accept_unreproduced,
+        console,
+    )
+}
+
+/// Words that name the repository and its script, as a README would: the folder's name and
+/// the entry file's stem, split at `-`, `_` and `.`, without generic words (`train`, `main`).
+fn repository_names(repo: &Path, command: &str) -> Vec<String> {
+    const GENERIC: &[&str] = &[
+        "train", "main", "run", "eval", "test", "model", "models", "src", "code", "repo", "py",
+        "python", "the", "and", "master", "pytorch", "torch", "notebook", "ipynb",
+    ];
+    let words = shell_words::split(command).unwrap_or_default();
+    let script = crate::command_line::entry_file(repo, &words);
+    let mut names: Vec<String> = Vec::new();
+    let texts = [
+        repo.file_name().map(|n| n.to_string_lossy().into_owned()),
+        script
+            .as_ref()
+            .and_then(|s| s.file_stem())
+            .map(|n| n.to_string_lossy().into_owned()),
+    ];
+    for text in texts.into_iter().flatten() {
+        for word in text
+            .to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 3 && !GENERIC.contains(w))
+        {
+            if !names.iter().any(|n| n == word) {
+                names.push(word.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// `[published] citation`: the claims' places and quotes, else how xstack init measured it.
+pub(super) fn citation(opts: &InitOptions, settled: &[Settled], command: &str) -> String {
+    if settled.iter().any(|s| s.citation.is_some()) {
+        return settled
+            .iter()
+            .filter_map(|s| s.citation.clone())
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    let n_runs = opts.seeds.unwrap_or(1);
+    let date = chrono::Utc::now().format("%Y-%m-%d");
+    if n_runs > 1 {
+        format!(
+            "measured by xstack init on {date}: mean of {n_runs} runs of `{command}` (XSTACK_SEED 0-{}); no published claim was found in the repository",
+            n_runs - 1
+        )
+    } else {
+        format!(
+            "measured by xstack init on {date}: one run of `{command}` (XSTACK_SEED=0); no published claim was found in the repository"
+        )
+    }
 }

@@ -615,32 +615,47 @@ impl LineScan<'_> {
         });
     }
 
+    /// Every metric of the line: its step first, then `key=value`, `key: value` and
+    /// `name value` (or a table row) pairs, each value taken once.
     fn scan(&mut self) {
-        let p = self.p;
-        let line = self.line;
-        if line.contains("Namespace(") {
+        if self.line.contains("Namespace(") {
             return; // argparse settings, not results
         }
-        if let Some(c) = p.step.captures(line) {
-            let (Some(word), Some(sep), Some(num)) = (c.get(1), c.get(2), c.get(3)) else {
-                return;
-            };
-            if let Some(step) = parse_number(num.as_str()) {
-                let pattern = StepPattern::new(word.as_str(), sep.as_str());
-                self.step = Some((step, pattern, num.start()));
-                self.taken.push(num.range());
-            }
+        if !self.read_step() {
+            return;
         }
-        for c in p.key_equals.captures_iter(line) {
+        self.key_equals();
+        self.key_colon();
+        self.name_value();
+    }
+
+    /// The line's step (`step 120`, `epoch: 3`), taken so that no metric reads it; false
+    /// when the step pattern matches without its parts.
+    fn read_step(&mut self) -> bool {
+        let Some(c) = self.p.step.captures(self.line) else {
+            return true;
+        };
+        let (Some(word), Some(sep), Some(num)) = (c.get(1), c.get(2), c.get(3)) else {
+            return false;
+        };
+        if let Some(step) = parse_number(num.as_str()) {
+            let pattern = StepPattern::new(word.as_str(), sep.as_str());
+            self.step = Some((step, pattern, num.start()));
+            self.taken.push(num.range());
+        }
+        true
+    }
+
+    /// `key=value` pairs (`loss=0.25`, `acc=91.3%`).
+    fn key_equals(&mut self) {
+        let line = self.line;
+        for c in self.p.key_equals.captures_iter(line) {
             let (Some(key), Some(num)) = (c.get(1), c.get(3)) else {
                 continue;
             };
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
-                continue;
-            }
-            if percent && is_progress_bar(&line[end..]) {
+            if !ends_a_value(line, num.end(), end, percent) {
                 continue;
             }
             let core = format!(
@@ -663,17 +678,19 @@ impl LineScan<'_> {
                 short,
             });
         }
-        for c in p.key_colon.captures_iter(line) {
+    }
+
+    /// `key: value` pairs (`Test Accuracy: 0.81`, `score: 4998/5000 = 99.96%`).
+    fn key_colon(&mut self) {
+        let line = self.line;
+        for c in self.p.key_colon.captures_iter(line) {
             let (Some(words), Some(num)) = (c.get(1), c.get(3)) else {
                 continue;
             };
             let fraction = c.get(2).is_some();
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
-                continue;
-            }
-            if percent && is_progress_bar(&line[end..]) {
+            if !ends_a_value(line, num.end(), end, percent) {
                 continue;
             }
             let Some((offset, name)) = trim_name(words.as_str(), true) else {
@@ -710,17 +727,19 @@ impl LineScan<'_> {
                 short,
             });
         }
-        for c in p.name_value.captures_iter(line) {
+    }
+
+    /// `name value` pairs, and table rows (`│ test_acc │ 0.81 │`).
+    fn name_value(&mut self) {
+        let line = self.line;
+        for c in self.p.name_value.captures_iter(line) {
             let (Some(words), Some(sep), Some(num)) = (c.get(1), c.get(2), c.get(3)) else {
                 continue;
             };
             let table = !sep.as_str().trim().is_empty();
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !percent && (!value_ends(&line[num.end()..]) || is_fragment(&line[num.end()..])) {
-                continue;
-            }
-            if percent && is_progress_bar(&line[end..]) {
+            if !ends_a_value(line, num.end(), end, percent) {
                 continue;
             }
             let Some((offset, name)) = trim_name(words.as_str(), table) else {
@@ -754,6 +773,17 @@ impl LineScan<'_> {
                 short,
             });
         }
+    }
+}
+
+/// Whether the number ending at `num_end` (its match, a `%` included, at `end`) is a value
+/// of its own: a percentage not in a progress bar, else a number that ends there and is no
+/// fragment of a formula or a numeric table's row.
+fn ends_a_value(line: &str, num_end: usize, end: usize, percent: bool) -> bool {
+    if percent {
+        !is_progress_bar(&line[end..])
+    } else {
+        value_ends(&line[num_end..]) && !is_fragment(&line[num_end..])
     }
 }
 

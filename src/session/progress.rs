@@ -182,35 +182,9 @@ pub fn describe(event: &Event) -> Option<String> {
             code,
             timed_out,
             duration_s,
-        } => Some(if *timed_out {
-            format!("run timed out after {duration_s:.1} s")
-        } else {
-            match code {
-                Some(c) => format!("run exited with status {c} after {duration_s:.1} s"),
-                None => format!("run killed after {duration_s:.1} s"),
-            }
-        }),
+        } => Some(describe_run_exit(*code, *timed_out, *duration_s)),
         Event::Metric { metric, point, .. } => Some(describe_point(metric, point)),
-        Event::Graded { phase, verdict, .. } => {
-            let mut text = format!("phase {phase} verdict: {}", verdict.label());
-            for c in &verdict.criteria {
-                let value = c
-                    .value
-                    .map_or_else(|| "missing".to_string(), |v| v.to_string());
-                text.push_str(&format!(
-                    "\n  {} = {value} (published {} ± {}, {}) {}",
-                    c.metric,
-                    c.published,
-                    c.tolerance,
-                    c.direction.as_str(),
-                    if c.passed { "ok" } else { "FAIL" }
-                ));
-            }
-            for f in &verdict.findings {
-                text.push_str(&format!("\n  finding: {f}"));
-            }
-            Some(text)
-        }
+        Event::Graded { phase, verdict, .. } => Some(describe_verdict(*phase, verdict)),
         Event::Parity { phase, report } => Some(format!("phase {phase} {}", report.summary())),
         Event::PhaseEnded {
             phase,
@@ -244,6 +218,41 @@ pub fn describe(event: &Event) -> Option<String> {
         | Event::Metrics { .. }
         | Event::SeedCheckMetrics { .. } => None,
     }
+}
+
+/// How a run ended: timed out, exited with a status, or killed, after how long.
+fn describe_run_exit(code: Option<i32>, timed_out: bool, duration_s: f64) -> String {
+    if timed_out {
+        format!("run timed out after {duration_s:.1} s")
+    } else {
+        match code {
+            Some(c) => format!("run exited with status {c} after {duration_s:.1} s"),
+            None => format!("run killed after {duration_s:.1} s"),
+        }
+    }
+}
+
+/// A phase's verdict, then a line per criterion (its value against the published one) and
+/// per finding.
+fn describe_verdict(phase: u8, verdict: &crate::grade::Verdict) -> String {
+    let mut text = format!("phase {phase} verdict: {}", verdict.label());
+    for c in &verdict.criteria {
+        let value = c
+            .value
+            .map_or_else(|| "missing".to_string(), |v| v.to_string());
+        text.push_str(&format!(
+            "\n  {} = {value} (published {} ± {}, {}) {}",
+            c.metric,
+            c.published,
+            c.tolerance,
+            c.direction.as_str(),
+            if c.passed { "ok" } else { "FAIL" }
+        ));
+    }
+    for f in &verdict.findings {
+        text.push_str(&format!("\n  finding: {f}"));
+    }
+    text
 }
 
 /// The progress line of a move to `at`: the step (`phase 1: verify`), or what a wait asks

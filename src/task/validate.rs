@@ -142,12 +142,53 @@ pub(super) fn load(dir: &Path) -> Result<Task, TaskError> {
     parse(dir, &file, &text)
 }
 
+/// Checks `text` (the task file `file` of the folder `dir`) one section after another and
+/// resolves the source; the first rule broken is the error.
 fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
     let mut spec: TaskFile = located::from_toml(file, text, Term::Field)?;
     let c = Checker { file, text };
 
+    check_id(&c, dir, &spec.id)?;
+    if spec.title.trim().is_empty() {
+        return Err(c.fail(KeyPath::of("title"), "must not be empty"));
+    }
+    let migration = check_migration(&c, &spec.migration)?;
+    integrity_defaults(text, migration, &mut spec.integrity);
+    let source = check_source(&c, dir, &spec.source)?;
+    check_run(&c, &source, &mut spec)?;
+    let regexes = check_metrics(&c, &spec.metrics)?;
+    check_criteria(&c, &spec.criteria, &spec.metrics)?;
+    check_integrity(&c, &spec.integrity)?;
+    if spec.phase2.details.trim().is_empty() {
+        return Err(c.fail(KeyPath::of("phase2").key("details"), "must not be empty"));
+    }
+    if let Some(reference) = &spec.reference {
+        check_reference(&c, dir, reference)?;
+    }
+    if let Some(upstream) = &spec.upstream {
+        check_upstream(&c, &source, upstream)?;
+    }
+    if let Some(parity) = &spec.parity {
+        check_parity(&c, dir, parity)?;
+    }
+    if let Some(solution) = &spec.solution {
+        check_solution(&c, dir, &source, solution)?;
+    }
+
+    Ok(Task {
+        dir: dir.to_path_buf(),
+        file: file.to_path_buf(),
+        spec,
+        source,
+        migration,
+        metric_regexes: regexes,
+    })
+}
+
+/// `id`: `[a-z0-9][a-z0-9-]*`, equal to the task folder's name.
+fn check_id(c: &Checker<'_>, dir: &Path, id: &str) -> Result<(), TaskError> {
     let id_ok = {
-        let mut chars = spec.id.chars();
+        let mut chars = id.chars();
         matches!(chars.next(), Some(ch) if ch.is_ascii_lowercase() || ch.is_ascii_digit())
             && chars.all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
     };
@@ -158,20 +199,24 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         .canonicalize()
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
-    if folder.as_deref() != Some(spec.id.as_str()) {
+    if folder.as_deref() != Some(id) {
         return Err(c.fail(
             KeyPath::of("id"),
             format!(
-                "`{}` must equal the task folder's name `{}`",
-                spec.id,
+                "`{id}` must equal the task folder's name `{}`",
                 folder.unwrap_or_default()
             ),
         ));
     }
-    if spec.title.trim().is_empty() {
-        return Err(c.fail(KeyPath::of("title"), "must not be empty"));
-    }
-    let migration = spec.migration.resolve();
+    Ok(())
+}
+
+/// `[migration]`: the direction, from one framework to the other.
+fn check_migration(
+    c: &Checker<'_>,
+    written: &super::MigrationSpec,
+) -> Result<Migration, TaskError> {
+    let migration = written.resolve();
     if migration.from == migration.to {
         return Err(c.fail(
             KeyPath::of("migration"),
@@ -181,17 +226,22 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
             ),
         ));
     }
-    integrity_defaults(text, migration, &mut spec.integrity);
+    Ok(migration)
+}
 
-    let source = match (&spec.source.path, &spec.source.git) {
-        (Some(_), Some(_)) | (None, None) => {
-            return Err(c.fail(
-                KeyPath::of("source"),
-                "exactly one of `path` or `git` is required",
-            ));
-        }
+/// `[source]`: exactly one of an existing folder (`path`) or a `git` URL pinned by `rev`.
+fn check_source(
+    c: &Checker<'_>,
+    dir: &Path,
+    spec: &super::SourceSpec,
+) -> Result<Source, TaskError> {
+    match (&spec.path, &spec.git) {
+        (Some(_), Some(_)) | (None, None) => Err(c.fail(
+            KeyPath::of("source"),
+            "exactly one of `path` or `git` is required",
+        )),
         (Some(path), None) => {
-            if spec.source.rev.is_some() {
+            if spec.rev.is_some() {
                 return Err(c.fail(KeyPath::of("source").key("rev"), "only valid with `git`"));
             }
             let p = dir.join(path);
@@ -201,22 +251,26 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
                     format!("folder {} does not exist", p.display()),
                 ));
             }
-            Source::Path(p)
+            Ok(Source::Path(p))
         }
         (None, Some(url)) => {
-            let Some(rev) = &spec.source.rev else {
+            let Some(rev) = &spec.rev else {
                 return Err(c.fail(
                     KeyPath::of("source").key("git"),
                     "`git` needs `rev` (a commit)",
                 ));
             };
-            Source::Git {
+            Ok(Source::Git {
                 url: url.clone(),
                 rev: rev.clone(),
-            }
+            })
         }
-    };
+    }
+}
 
+/// `[run]`: exactly one of `command` or `notebook`, and a timeout. A notebook becomes the
+/// command that runs it, and its runner's packages join both environments.
+fn check_run(c: &Checker<'_>, source: &Source, spec: &mut TaskFile) -> Result<(), TaskError> {
     match &spec.run.notebook {
         None if spec.run.command.trim().is_empty() => {
             return Err(c.fail(
@@ -232,7 +286,7 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
             ));
         }
         Some(notebook) => {
-            check_notebook_path(&c, &source, notebook)?;
+            check_notebook_path(c, source, notebook)?;
             spec.run.command = crate::notebook::command(notebook);
             spec.env.packages = crate::notebook::with_runner_packages(&spec.env.packages);
             spec.env.reference_packages =
@@ -242,78 +296,98 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
     if spec.run.timeout_s == 0 {
         return Err(c.fail(KeyPath::of("run").key("timeout_s"), "must be at least 1"));
     }
+    Ok(())
+}
 
-    if spec.metrics.is_empty() {
+/// `[[metric]]`: at least one, names unique and not empty; returns each metric's compiled
+/// regex (`None` for a `json_key` metric).
+fn check_metrics(
+    c: &Checker<'_>,
+    metrics: &[super::MetricSpec],
+) -> Result<Vec<Option<Regex>>, TaskError> {
+    if metrics.is_empty() {
         return Err(c.fail(KeyPath::of("metric"), "at least one [[metric]] is required"));
     }
-    let mut regexes = Vec::with_capacity(spec.metrics.len());
-    for (i, m) in spec.metrics.iter().enumerate() {
+    let mut regexes = Vec::with_capacity(metrics.len());
+    for (i, m) in metrics.iter().enumerate() {
         if m.name.trim().is_empty() {
             return Err(c.fail(
                 KeyPath::of("metric").index(i).key("name"),
                 "must not be empty",
             ));
         }
-        if spec.metrics[..i].iter().any(|o| o.name == m.name) {
+        if metrics[..i].iter().any(|o| o.name == m.name) {
             return Err(c.fail(
                 KeyPath::of("metric").index(i).key("name"),
                 format!("metric `{}` is defined twice", m.name),
             ));
         }
-        match (&m.regex, &m.json_key) {
-            (Some(_), Some(_)) | (None, None) => {
+        regexes.push(check_metric_source(c, i, m)?);
+    }
+    Ok(regexes)
+}
+
+/// The `i`th metric reads exactly one of a `regex` with a `value` group (compiled and
+/// returned) or a `json_key`.
+fn check_metric_source(
+    c: &Checker<'_>,
+    i: usize,
+    m: &super::MetricSpec,
+) -> Result<Option<Regex>, TaskError> {
+    let key = |field: &str| KeyPath::of("metric").index(i).key(field);
+    match (&m.regex, &m.json_key) {
+        (Some(_), Some(_)) | (None, None) => Err(c.fail(
+            KeyPath::of("metric").index(i),
+            "exactly one of `regex` or `json_key` is required",
+        )),
+        (Some(re), None) => {
+            if m.step_key.is_some() {
                 return Err(c.fail(
-                    KeyPath::of("metric").index(i),
-                    "exactly one of `regex` or `json_key` is required",
+                    key("step_key"),
+                    "only valid with `json_key` (use a `step` group in the regex)",
                 ));
             }
-            (Some(re), None) => {
-                if m.step_key.is_some() {
-                    return Err(c.fail(
-                        KeyPath::of("metric").index(i).key("step_key"),
-                        "only valid with `json_key` (use a `step` group in the regex)",
-                    ));
-                }
-                let compiled = Regex::new(re).map_err(|e| {
-                    c.fail(
-                        KeyPath::of("metric").index(i).key("regex"),
-                        format!("does not compile: {e}"),
-                    )
-                })?;
-                if !compiled.capture_names().any(|n| n == Some("value")) {
-                    return Err(c.fail(
-                        KeyPath::of("metric").index(i).key("regex"),
-                        "needs a named group `value`, e.g. (?P<value>[-+0-9.eE]+)",
-                    ));
-                }
-                regexes.push(Some(compiled));
+            let compiled = Regex::new(re)
+                .map_err(|e| c.fail(key("regex"), format!("does not compile: {e}")))?;
+            if !compiled.capture_names().any(|n| n == Some("value")) {
+                return Err(c.fail(
+                    key("regex"),
+                    "needs a named group `value`, e.g. (?P<value>[-+0-9.eE]+)",
+                ));
             }
-            (None, Some(key)) => {
-                if key.is_empty() {
-                    return Err(c.fail(
-                        KeyPath::of("metric").index(i).key("json_key"),
-                        "must not be empty",
-                    ));
-                }
-                regexes.push(None);
+            Ok(Some(compiled))
+        }
+        (None, Some(json_key)) => {
+            if json_key.is_empty() {
+                return Err(c.fail(key("json_key"), "must not be empty"));
             }
+            Ok(None)
         }
     }
+}
 
-    if spec.criteria.is_empty() {
+/// `[[criterion]]`: at least one, each naming a metric, with a finite published value, a
+/// tolerance >= 0 and a well-formed claim.
+fn check_criteria(
+    c: &Checker<'_>,
+    criteria: &[super::CriterionSpec],
+    metrics: &[super::MetricSpec],
+) -> Result<(), TaskError> {
+    if criteria.is_empty() {
         return Err(c.fail(
             KeyPath::of("criterion"),
             "at least one [[criterion]] is required",
         ));
     }
-    for (i, cr) in spec.criteria.iter().enumerate() {
-        if !spec.metrics.iter().any(|m| m.name == cr.metric) {
+    for (i, cr) in criteria.iter().enumerate() {
+        let key = |field: &str| KeyPath::of("criterion").index(i).key(field);
+        if !metrics.iter().any(|m| m.name == cr.metric) {
             return Err(c.fail(
-                KeyPath::of("criterion").index(i).key("metric"),
+                key("metric"),
                 format!(
                     "`{}` is not a [[metric]] name (known: {})",
                     cr.metric,
-                    spec.metrics
+                    metrics
                         .iter()
                         .map(|m| m.name.as_str())
                         .collect::<Vec<_>>()
@@ -322,23 +396,21 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
             ));
         }
         if !cr.tolerance.is_finite() || cr.tolerance < 0.0 {
-            return Err(c.fail(
-                KeyPath::of("criterion").index(i).key("tolerance"),
-                "must be a finite number >= 0",
-            ));
+            return Err(c.fail(key("tolerance"), "must be a finite number >= 0"));
         }
         if !cr.published.is_finite() {
-            return Err(c.fail(
-                KeyPath::of("criterion").index(i).key("published"),
-                "must be a finite number",
-            ));
+            return Err(c.fail(key("published"), "must be a finite number"));
         }
         if let Some(claim) = &cr.claim {
-            check_claim(&c, KeyPath::of("criterion").index(i).key("claim"), claim)?;
+            check_claim(c, key("claim"), claim)?;
         }
     }
+    Ok(())
+}
 
-    for (i, glob) in spec.integrity.protected.iter().enumerate() {
+/// `[integrity]`: protected paths are globs, import lists name top-level modules.
+fn check_integrity(c: &Checker<'_>, integrity: &super::IntegritySpec) -> Result<(), TaskError> {
+    for (i, glob) in integrity.protected.iter().enumerate() {
         if let Err(e) = globset::Glob::new(glob) {
             return Err(c.fail(
                 KeyPath::of("integrity").key("protected").index(i),
@@ -347,8 +419,8 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
         }
     }
     for (field, list) in [
-        ("forbid_imports", &spec.integrity.forbid_imports),
-        ("require_imports", &spec.integrity.require_imports),
+        ("forbid_imports", &integrity.forbid_imports),
+        ("require_imports", &integrity.require_imports),
     ] {
         for (i, module) in list.iter().enumerate() {
             if module.is_empty() || !module.chars().all(|c| c.is_alphanumeric() || c == '_') {
@@ -359,77 +431,80 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
             }
         }
     }
-    if spec.phase2.details.trim().is_empty() {
-        return Err(c.fail(KeyPath::of("phase2").key("details"), "must not be empty"));
+    Ok(())
+}
+
+/// `[reference]`: its log is a file of the task folder.
+fn check_reference(
+    c: &Checker<'_>,
+    dir: &Path,
+    reference: &super::ReferenceSpec,
+) -> Result<(), TaskError> {
+    let log = dir.join(&reference.log);
+    if !log.is_file() {
+        return Err(c.fail(
+            KeyPath::of("reference").key("log"),
+            format!("file {} does not exist", log.display()),
+        ));
     }
-    if let Some(reference) = &spec.reference {
-        let log = dir.join(&reference.log);
-        if !log.is_file() {
+    Ok(())
+}
+
+/// `[parity]`: a command, finite tolerances >= 0, a timeout, and source files inside the
+/// tasks folder.
+fn check_parity(c: &Checker<'_>, dir: &Path, parity: &super::ParitySpec) -> Result<(), TaskError> {
+    let key = || KeyPath::of("parity");
+    if parity.command.trim().is_empty() {
+        return Err(c.fail(key().key("command"), "must not be empty"));
+    }
+    for (field, value) in [("rtol", parity.rtol), ("atol", parity.atol)] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(c.fail(key().key(field), "must be a finite number >= 0"));
+        }
+    }
+    if parity.timeout_s == 0 {
+        return Err(c.fail(key().key("timeout_s"), "must be at least 1"));
+    }
+    if let Some(files) = &parity.source_files {
+        check_inside_tasks(c, key().key("source_files"), dir, files)?;
+    }
+    Ok(())
+}
+
+/// `[solution]`: a base inside the tasks folder, and removed paths inside (and, for a source
+/// folder, of) the source.
+fn check_solution(
+    c: &Checker<'_>,
+    dir: &Path,
+    source: &Source,
+    solution: &super::SolutionSpec,
+) -> Result<(), TaskError> {
+    if let Some(base) = &solution.base {
+        check_inside_tasks(c, KeyPath::of("solution").key("base"), dir, base)?;
+    }
+    for (i, path) in solution.remove.iter().enumerate() {
+        let key = || KeyPath::of("solution").key("remove").index(i);
+        let relative = Path::new(path);
+        let inside = !path.is_empty()
+            && relative
+                .components()
+                .all(|part| matches!(part, std::path::Component::Normal(_)));
+        if !inside {
             return Err(c.fail(
-                KeyPath::of("reference").key("log"),
-                format!("file {} does not exist", log.display()),
+                key(),
+                format!("`{path}` must be a path inside the source (no `..`, not absolute)"),
+            ));
+        }
+        if let Source::Path(root) = source
+            && std::fs::symlink_metadata(root.join(relative)).is_err()
+        {
+            return Err(c.fail(
+                key(),
+                format!("`{path}` does not exist in the source {}", root.display()),
             ));
         }
     }
-
-    if let Some(upstream) = &spec.upstream {
-        check_upstream(&c, &source, upstream)?;
-    }
-
-    if let Some(parity) = &spec.parity {
-        let key = || KeyPath::of("parity");
-        if parity.command.trim().is_empty() {
-            return Err(c.fail(key().key("command"), "must not be empty"));
-        }
-        for (field, value) in [("rtol", parity.rtol), ("atol", parity.atol)] {
-            if !value.is_finite() || value < 0.0 {
-                return Err(c.fail(key().key(field), "must be a finite number >= 0"));
-            }
-        }
-        if parity.timeout_s == 0 {
-            return Err(c.fail(key().key("timeout_s"), "must be at least 1"));
-        }
-        if let Some(files) = &parity.source_files {
-            check_inside_tasks(&c, key().key("source_files"), dir, files)?;
-        }
-    }
-
-    if let Some(solution) = &spec.solution {
-        if let Some(base) = &solution.base {
-            check_inside_tasks(&c, KeyPath::of("solution").key("base"), dir, base)?;
-        }
-        for (i, path) in solution.remove.iter().enumerate() {
-            let key = || KeyPath::of("solution").key("remove").index(i);
-            let relative = Path::new(path);
-            let inside = !path.is_empty()
-                && relative
-                    .components()
-                    .all(|part| matches!(part, std::path::Component::Normal(_)));
-            if !inside {
-                return Err(c.fail(
-                    key(),
-                    format!("`{path}` must be a path inside the source (no `..`, not absolute)"),
-                ));
-            }
-            if let Source::Path(root) = &source
-                && std::fs::symlink_metadata(root.join(relative)).is_err()
-            {
-                return Err(c.fail(
-                    key(),
-                    format!("`{path}` does not exist in the source {}", root.display()),
-                ));
-            }
-        }
-    }
-
-    Ok(Task {
-        dir: dir.to_path_buf(),
-        file: file.to_path_buf(),
-        spec,
-        source,
-        migration,
-        metric_regexes: regexes,
-    })
+    Ok(())
 }
 
 /// The prefixes a licence file's name starts with (upper-cased): `LICENSE`, `LICENSE.md`,

@@ -1,0 +1,193 @@
+//! Why `xstack init` stopped, as one error enum: bad input (exit 2) or an infrastructure
+//! failure (exit 3).
+
+use std::path::PathBuf;
+
+use crate::calibrate::CalibrateError;
+use crate::seeds::SeedError;
+
+/// Why `xstack init` stopped (nothing is written in any case).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// REPO is not a folder.
+    #[error("{0}: no such folder")]
+    NoRepo(PathBuf),
+    /// The task id is not valid.
+    #[error("task id `{0}` must match [a-z0-9][a-z0-9-]* (choose one with --id)")]
+    BadId(String),
+    /// The task folder exists already.
+    #[error("{0} exists already: choose another id with --id, or remove it")]
+    Exists(PathBuf),
+    /// Confirmation is needed but there is no terminal to ask on.
+    #[error("stdin is not a terminal, so the proposal cannot be reviewed: pass --yes to accept it")]
+    NeedsYes,
+    /// No command was given and none can be asked for.
+    #[error("no experiment command: pass --command CMD{}", candidates_hint(.0))]
+    NoCommand(Vec<String>),
+    /// `--notebook` names no notebook of the repository.
+    #[error(
+        "--notebook {0}: the repository has no such notebook (a .ipynb file, relative to REPO)"
+    )]
+    NoNotebook(String),
+    /// `--seeds` below 2.
+    #[error(
+        "--seeds {0}: at least 2 seeds are needed to measure a spread (leave it out for a single run)"
+    )]
+    TooFewSeeds(u64),
+    /// The reference environment could not be built.
+    #[error("{0}")]
+    Env(#[from] crate::env::EnvError),
+    /// A run could not be started.
+    #[error("{0}")]
+    Seed(#[from] SeedError),
+    /// The experiment failed.
+    #[error(
+        "the command failed ({ending}) after {duration_s:.1} s; nothing was written. Its last lines:\n{tail}"
+    )]
+    RunFailed {
+        /// How it ended.
+        ending: String,
+        /// Seconds it ran.
+        duration_s: f64,
+        /// Its last lines.
+        tail: String,
+    },
+    /// The repository's pinned requirements cannot install on this Python.
+    #[error(
+        "the reference environment does not build on this Python ({python}): {} cannot be installed as pinned; nothing was written. --relax-pins installs them without their versions (said in the review and in task.toml), or give the list with --reference-packages. The installer's last lines:\n{tail}",
+        .pins.join(", ")
+    )]
+    PinsDoNotInstall {
+        /// Each pin and where it came from.
+        pins: Vec<String>,
+        /// The Python version.
+        python: String,
+        /// The installer's last lines.
+        tail: String,
+    },
+    /// The run could not import a module that no list of the repository provides.
+    #[error(
+        "the run failed: no module named `{module}`, which none of the reference packages ({}) provides; nothing was written. Add its package ({package}) with {flag}",
+        listed_or_none(.listed)
+    )]
+    MissingModule {
+        /// The module.
+        module: String,
+        /// The package that provides it.
+        package: String,
+        /// The reference packages of the run.
+        listed: Vec<String>,
+        /// The flag that adds it, spelled out.
+        flag: String,
+    },
+    /// The experiment ran past `--run-limit`.
+    #[error(
+        "the command was still running after {limit_s} s, init's limit (--run-limit {limit_s}): an experiment that trains until stopped, or runs far past a budget; it was stopped and nothing was written. To go on, {advice}. Its last lines:\n{tail}"
+    )]
+    RunTooLong {
+        /// The limit, in seconds.
+        limit_s: u64,
+        /// What can shorten it.
+        advice: String,
+        /// Its last lines.
+        tail: String,
+    },
+    /// The experiment failed because it wants what this machine lacks (a GPU, the network).
+    #[error("the command failed ({ending}): {why}; nothing was written. Its last lines:\n{tail}")]
+    CannotRunHere {
+        /// What it wanted and what the user can do.
+        why: String,
+        /// How it ended.
+        ending: String,
+        /// Its last lines.
+        tail: String,
+    },
+    /// A seed run for the spread failed or lacked a metric.
+    #[error("{0}")]
+    Calibrate(#[from] CalibrateError),
+    /// Nothing in the output looks like a metric.
+    #[error(
+        "no metric found in the output of `{0}`: xstack init reads name=value, name: value, JSON lines, progress bars, PyTorch Lightning and Hugging Face Trainer logs; nothing was written"
+    )]
+    NoMetrics(String),
+    /// `--metric` names something that was not found.
+    #[error("--metric {name}: not among the metrics found ({})", .found.join(", "))]
+    UnknownMetric {
+        /// The name asked for.
+        name: String,
+        /// The names found.
+        found: Vec<String>,
+    },
+    /// No candidate looks like an evaluation metric.
+    #[error("none of the metrics found looks like an evaluation result; choose with --metric NAME ({})", .0.join(", "))]
+    NoEvaluationMetric(Vec<String>),
+    /// A proposed regex does not compile (they are verified, so this is not expected).
+    #[error("a proposed metric regex does not compile: {0}")]
+    BadRegex(String),
+    /// The written task did not pass `xstack check`; it was removed.
+    #[error("the proposed task does not pass `xstack check`, nothing was written: {0}")]
+    Invalid(crate::task::TaskError),
+    /// The claim a criterion is graded against is not reproduced by the runs, and
+    /// `--accept-unreproduced` was not given.
+    #[error(
+        "{0}; nothing was written. --accept-unreproduced writes the task graded against the claim all the same (recorded as not_reproduced), or choose another claim (or none) without --yes"
+    )]
+    ClaimNotReproduced(String),
+    /// Claims that name the metric are equally plausible, and `--yes` leaves no one to choose.
+    #[error(
+        "{metric}: {} claims are equally plausible, and nothing in the repository's texts says which is its own: {}; nothing was written. Run without --yes to choose one in the review",
+        .claims.len(),
+        .claims.join("; ")
+    )]
+    AmbiguousClaim {
+        /// The criterion's metric.
+        metric: String,
+        /// Each plausible claim: its value, place and quote.
+        claims: Vec<String>,
+    },
+    /// The repository's claims could not be read (`--paper FILE` missing or unreadable).
+    #[error("{0}")]
+    Claims(#[from] crate::claims::ClaimsError),
+    /// Writing the task folder failed; what was written was removed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// A list joined with `, `, or `none`.
+fn listed_or_none(list: &[String]) -> String {
+    if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    }
+}
+
+fn candidates_hint(c: &[String]) -> String {
+    if c.is_empty() {
+        String::new()
+    } else {
+        format!(" (candidates: {})", c.join("; "))
+    }
+}
+
+impl InitError {
+    /// Whether this is an infrastructure failure (exit 3) rather than bad input (exit 2).
+    pub fn is_infra(&self) -> bool {
+        match self {
+            InitError::Env(_)
+            | InitError::Seed(_)
+            | InitError::RunFailed { .. }
+            | InitError::Write { .. } => true,
+            InitError::Calibrate(e) => !matches!(
+                e,
+                CalibrateError::MetricMissing { .. } | CalibrateError::TooFewSeeds(_)
+            ),
+            _ => false,
+        }
+    }
+}
