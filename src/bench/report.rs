@@ -148,9 +148,9 @@ fn trials_section(md: &mut String, report: &Report) {
             t.agent_outcome.iter().filter_map(move |phase| {
                 phase.outcome_detail.as_ref().map(|detail| {
                     format!(
-                        "- {} {} repeat {}, phase {}: {}: {detail}\n",
+                        "- {} `{}` repeat {}, phase {}: {}: {detail}\n",
                         t.task,
-                        format!("`{}`", crate::agent::label(&t.agent)),
+                        crate::agent::label(&t.agent),
                         t.repeat,
                         phase.phase,
                         phase.outcome
