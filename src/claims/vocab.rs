@@ -182,134 +182,138 @@ fn non_result_label(word: &str) -> Option<NonResult> {
     Some(class)
 }
 
+/// Words that stand between a label and its number without changing what it labels
+/// (articles, verbs of reaching and reporting, pronouns, hedges).
+const FILLER_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "of",
+    "is",
+    "was",
+    "were",
+    "are",
+    "be",
+    "been",
+    "being",
+    "gets",
+    "get",
+    "got",
+    "getting",
+    "reaches",
+    "reach",
+    "reached",
+    "reaching",
+    "achieves",
+    "achieve",
+    "achieved",
+    "achieving",
+    "obtains",
+    "obtain",
+    "obtained",
+    "yields",
+    "yield",
+    "gives",
+    "give",
+    "gave",
+    "seeing",
+    "see",
+    "saw",
+    "sees",
+    "shows",
+    "show",
+    "showed",
+    "reports",
+    "report",
+    "reported",
+    "has",
+    "have",
+    "had",
+    "having",
+    "with",
+    "at",
+    "to",
+    "down",
+    "up",
+    "from",
+    "only",
+    "just",
+    "best",
+    "final",
+    "lowest",
+    "highest",
+    "lower",
+    "higher",
+    "better",
+    "worse",
+    "current",
+    "currently",
+    "now",
+    "still",
+    "us",
+    "we",
+    "our",
+    "it",
+    "its",
+    "you",
+    "your",
+    "i",
+    "my",
+    "they",
+    "their",
+    "this",
+    "that",
+    "these",
+    "those",
+    "then",
+    "also",
+    "which",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "might",
+    "come",
+    "comes",
+    "came",
+    "go",
+    "goes",
+    "went",
+    "into",
+    "on",
+    "in",
+    "for",
+    "by",
+    "as",
+    "so",
+    "there",
+    "here",
+    "very",
+    "much",
+    "even",
+    "already",
+    "overall",
+    "average",
+    "avg",
+    "mean",
+    "resulting",
+    "around",
+    "per",
+    "each",
+    "new",
+    "like",
+    "roughly",
+    "about",
+    "approximately",
+    "approx",
+    "nearly",
+    "almost",
+    "circa",
+];
+
 fn is_filler(word: &str) -> bool {
-    matches!(
-        word,
-        "a" | "an"
-            | "the"
-            | "of"
-            | "is"
-            | "was"
-            | "were"
-            | "are"
-            | "be"
-            | "been"
-            | "being"
-            | "gets"
-            | "get"
-            | "got"
-            | "getting"
-            | "reaches"
-            | "reach"
-            | "reached"
-            | "reaching"
-            | "achieves"
-            | "achieve"
-            | "achieved"
-            | "achieving"
-            | "obtains"
-            | "obtain"
-            | "obtained"
-            | "yields"
-            | "yield"
-            | "gives"
-            | "give"
-            | "gave"
-            | "seeing"
-            | "see"
-            | "saw"
-            | "sees"
-            | "shows"
-            | "show"
-            | "showed"
-            | "reports"
-            | "report"
-            | "reported"
-            | "has"
-            | "have"
-            | "had"
-            | "having"
-            | "with"
-            | "at"
-            | "to"
-            | "down"
-            | "up"
-            | "from"
-            | "only"
-            | "just"
-            | "best"
-            | "final"
-            | "lowest"
-            | "highest"
-            | "lower"
-            | "higher"
-            | "better"
-            | "worse"
-            | "current"
-            | "currently"
-            | "now"
-            | "still"
-            | "us"
-            | "we"
-            | "our"
-            | "it"
-            | "its"
-            | "you"
-            | "your"
-            | "i"
-            | "my"
-            | "they"
-            | "their"
-            | "this"
-            | "that"
-            | "these"
-            | "those"
-            | "then"
-            | "also"
-            | "which"
-            | "will"
-            | "would"
-            | "can"
-            | "could"
-            | "should"
-            | "might"
-            | "come"
-            | "comes"
-            | "came"
-            | "go"
-            | "goes"
-            | "went"
-            | "into"
-            | "on"
-            | "in"
-            | "for"
-            | "by"
-            | "as"
-            | "so"
-            | "there"
-            | "here"
-            | "very"
-            | "much"
-            | "even"
-            | "already"
-            | "overall"
-            | "average"
-            | "avg"
-            | "mean"
-            | "resulting"
-            | "around"
-            | "per"
-            | "each"
-            | "new"
-            | "like"
-            | "roughly"
-            | "about"
-            | "approximately"
-            | "approx"
-            | "nearly"
-            | "almost"
-            | "circa"
-    )
+    FILLER_WORDS.contains(&word)
 }
 
 fn is_stop(word: &str) -> bool {
