@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ use crate::task::Migration;
 use super::super::app::{App, DiffMark, PaneId};
 use super::super::draw::keep_end;
 use super::super::keymap::KeyAction;
+use super::super::theme::Colors;
 use super::{Pane, PaneContext, PaneKey, Summary};
 
 /// Identifies the inputs of a built view.
@@ -91,6 +92,57 @@ pub struct DiffPane {
 }
 
 impl DiffPane {
+    /// The file list's width: only where there is a choice, as wide as its longest name
+    /// needs, at most a fifth of the pane; 0 for no list.
+    fn list_width(&self, inner_width: u16) -> u16 {
+        let longest = self
+            .entries
+            .iter()
+            .map(|e| e.label().chars().count() + 3)
+            .max()
+            .unwrap_or(0) as u16;
+        if self.entries.len() > 1 && inner_width >= 70 {
+            longest.clamp(12, (inner_width / 5).max(12))
+        } else {
+            0
+        }
+    }
+
+    /// The changed files, each with its status letter, the selected one reversed.
+    fn draw_file_list(
+        &self,
+        frame: &mut Frame<'_>,
+        rect: Rect,
+        selected: usize,
+        c: &Colors<Color>,
+    ) {
+        let items: Vec<Line> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let (mark, color) = match e.status {
+                    FileStatus::Added => ("A", c.added),
+                    FileStatus::Deleted => ("D", c.removed),
+                    FileStatus::Paired { .. } => ("P", c.emphasis),
+                    FileStatus::Modified => ("M", c.waiting),
+                    FileStatus::Unchanged => (" ", c.dim),
+                };
+                let mut style = Style::default().fg(c.text);
+                if i == selected {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                // A name too long for the list keeps its end, where the file name is.
+                let label = keep_end(&e.label(), usize::from(rect.width).saturating_sub(3));
+                Line::from(vec![
+                    Span::styled(format!("{mark} "), Style::default().fg(color)),
+                    Span::styled(label, style),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(items), rect);
+    }
+
     /// An empty pane; finished builds arrive on the returned receiver, to be handed back to
     /// [`DiffPane::accept`].
     pub fn new(syntax_theme: String) -> (DiffPane, mpsc::UnboundedReceiver<Built>) {
@@ -351,49 +403,14 @@ impl Pane for DiffPane {
             );
             return;
         }
-        // The file list: only where there is a choice, as wide as its longest name needs.
-        let longest = self
-            .entries
-            .iter()
-            .map(|e| e.label().chars().count() + 3)
-            .max()
-            .unwrap_or(0) as u16;
-        let list_width = if self.entries.len() > 1 && inner.width >= 70 {
-            longest.clamp(12, (inner.width / 5).max(12))
-        } else {
-            0
-        };
+        let list_width = self.list_width(inner.width);
         let selected = self.selected(app);
         let cols = Layout::default()
             .direction(Direction::Horizontal)
             .constraints([Constraint::Length(list_width), Constraint::Min(10)])
             .split(inner);
         if list_width > 0 {
-            let items: Vec<Line> = self
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let (mark, color) = match e.status {
-                        FileStatus::Added => ("A", c.added),
-                        FileStatus::Deleted => ("D", c.removed),
-                        FileStatus::Paired { .. } => ("P", c.emphasis),
-                        FileStatus::Modified => ("M", c.waiting),
-                        FileStatus::Unchanged => (" ", c.dim),
-                    };
-                    let mut style = Style::default().fg(c.text);
-                    if i == selected {
-                        style = style.add_modifier(Modifier::REVERSED);
-                    }
-                    // A name too long for the list keeps its end, where the file name is.
-                    let label = keep_end(&e.label(), usize::from(list_width).saturating_sub(3));
-                    Line::from(vec![
-                        Span::styled(format!("{mark} "), Style::default().fg(color)),
-                        Span::styled(label, style),
-                    ])
-                })
-                .collect();
-            frame.render_widget(Paragraph::new(items), cols[0]);
+            self.draw_file_list(frame, cols[0], selected, c);
         }
         let area = cols[1];
         let Some((key, view)) = &self.view else {
