@@ -273,7 +273,7 @@ impl Picker {
             top[0],
             &mut self.task,
         );
-        let about = self
+        let mut about = self
             .task
             .selected()
             .and_then(|i| self.tasks.get(i))
