@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use tokio::sync::mpsc;
@@ -25,6 +25,7 @@ use crate::task::Migration;
 
 use super::super::app::{App, DiffMark, PaneId};
 use super::super::keymap::KeyAction;
+use super::super::theme::Colors;
 use super::{Pane, PaneContext, PaneKey, Summary};
 
 /// Identifies the inputs of a built view.
@@ -319,6 +320,40 @@ impl DiffPane {
             }
         ))
     }
+
+    /// The list of changed files in `area`, each with its status mark, the `selected` one
+    /// reversed.
+    fn draw_file_list(
+        &self,
+        frame: &mut Frame<'_>,
+        area: Rect,
+        selected: usize,
+        c: &Colors<Color>,
+    ) {
+        let items: Vec<Line> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let (mark, color) = match e.status {
+                    FileStatus::Added => ("A", c.added),
+                    FileStatus::Deleted => ("D", c.removed),
+                    FileStatus::Paired { .. } => ("P", c.emphasis),
+                    FileStatus::Modified => ("M", c.waiting),
+                    FileStatus::Unchanged => (" ", c.dim),
+                };
+                let mut style = Style::default().fg(c.text);
+                if i == selected {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                Line::from(vec![
+                    Span::styled(format!("{mark} "), Style::default().fg(color)),
+                    Span::styled(e.label(), style),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(items), area);
+    }
 }
 
 impl Pane for DiffPane {
@@ -368,29 +403,7 @@ impl Pane for DiffPane {
             .constraints([Constraint::Length(list_width), Constraint::Min(10)])
             .split(inner);
         if list_width > 0 {
-            let items: Vec<Line> = self
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let (mark, color) = match e.status {
-                        FileStatus::Added => ("A", c.added),
-                        FileStatus::Deleted => ("D", c.removed),
-                        FileStatus::Paired { .. } => ("P", c.emphasis),
-                        FileStatus::Modified => ("M", c.waiting),
-                        FileStatus::Unchanged => (" ", c.dim),
-                    };
-                    let mut style = Style::default().fg(c.text);
-                    if i == selected {
-                        style = style.add_modifier(Modifier::REVERSED);
-                    }
-                    Line::from(vec![
-                        Span::styled(format!("{mark} "), Style::default().fg(color)),
-                        Span::styled(e.label(), style),
-                    ])
-                })
-                .collect();
-            frame.render_widget(Paragraph::new(items), cols[0]);
+            self.draw_file_list(frame, cols[0], selected, c);
         }
         let area = cols[1];
         let Some((key, view)) = &self.view else {
@@ -411,29 +424,7 @@ impl Pane for DiffPane {
             fold: c.dim,
             whitespace: c.emphasis,
         };
-        let header = Line::from(vec![
-            Span::styled(
-                format!("{} ", view.entry.status_word()),
-                Style::default().fg(c.waiting),
-            ),
-            Span::styled(
-                view.entry.label(),
-                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                format!(
-                    "  +{} −{}{}",
-                    view.diff.stats.added,
-                    view.diff.stats.removed,
-                    if stale { "  (updating…)" } else { "" }
-                ),
-                Style::default().fg(c.dim),
-            ),
-            Span::styled(
-                mark.map_or_else(String::new, |line| format!("  ▶ line {line}")),
-                Style::default().fg(c.emphasis),
-            ),
-        ]);
+        let header = diff_header(view, stale, mark, c);
         let height = usize::from(area.height.saturating_sub(1));
         let total = view.diff.rows.len();
         // A mark not scrolled to yet is put in view here, as `scroll_to_mark` keeps it.
@@ -540,4 +531,37 @@ fn build_view(
     FileDiffView::build(entry, old, new, &opts, Some(&request))
         .or_else(|_| FileDiffView::build(entry, old, new, &opts, None))
         .ok()
+}
+
+/// The diff's header line: the file's status and name, its counts of added and removed
+/// lines (`stale`: a newer selection is being diffed) and the marked line.
+fn diff_header(
+    view: &FileDiffView,
+    stale: bool,
+    mark: Option<usize>,
+    c: &Colors<Color>,
+) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(
+            format!("{} ", view.entry.status_word()),
+            Style::default().fg(c.waiting),
+        ),
+        Span::styled(
+            view.entry.label(),
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                "  +{} −{}{}",
+                view.diff.stats.added,
+                view.diff.stats.removed,
+                if stale { "  (updating…)" } else { "" }
+            ),
+            Style::default().fg(c.dim),
+        ),
+        Span::styled(
+            mark.map_or_else(String::new, |line| format!("  ▶ line {line}")),
+            Style::default().fg(c.emphasis),
+        ),
+    ])
 }
