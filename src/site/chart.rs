@@ -153,7 +153,13 @@ impl Chart {
                 );
             }
         }
-        // The legend, along the bottom.
+        self.legend(&mut svg);
+        svg.push_str("</svg>");
+        svg
+    }
+
+    /// The legend along the bottom: a stroke and the label of each drawn curve and level.
+    fn legend(&self, svg: &mut String) {
         let mut x = LEFT;
         let y = HEIGHT - 12.0;
         let entries = self
@@ -181,8 +187,6 @@ impl Chart {
             );
             x += 28.0 + 6.5 * label.chars().count() as f64;
         }
-        svg.push_str("</svg>");
-        svg
     }
 }
 
