@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use xstack::cli::{self, AppError, RunOptions};
 use xstack::config::Config;
@@ -30,99 +30,11 @@ enum Cmd {
         theme: Option<String>,
     },
     /// One supervised migration.
-    Run {
-        /// Task folder or task id.
-        #[arg(required_unless_present = "resume")]
-        task: Option<String>,
-        /// Continue an interrupted run from its journal, appending to it.
-        #[arg(long, conflicts_with_all = ["task", "agent"])]
-        resume: Option<PathBuf>,
-        /// script:PATH, shell, cmd:TEMPLATE, a preset (claude, codex, aider, gemini,
-        /// opencode) or an agent of the config file (default: the task's demo trajectory).
-        #[arg(long)]
-        agent: Option<String>,
-        /// No screen: print progress lines.
-        #[arg(long)]
-        headless: bool,
-        /// Wait for `n` before each stage.
-        #[arg(long, conflicts_with = "auto")]
-        step: bool,
-        /// Run through (the default).
-        #[arg(long)]
-        auto: bool,
-        /// Where verify runs (default: local).
-        #[arg(long)]
-        runner: Option<String>,
-        /// Folder for run folders (default: $XSTACK_RUNS_DIR or ./runs).
-        #[arg(long)]
-        runs_dir: Option<PathBuf>,
-        /// Colour theme: dark, light, high-contrast, or a theme file.
-        #[arg(long)]
-        theme: Option<String>,
-        /// Confine the agent with bubblewrap: the workspace writable, the rest read-only.
-        #[arg(long)]
-        sandbox: bool,
-        /// The network in the sandbox: none, or allow (the host's network).
-        #[arg(long, value_enum, requires = "sandbox")]
-        sandbox_net: Option<xstack::agent::sandbox::SandboxNet>,
-    },
+    Run(RunArgs),
     /// Verify and grade an existing repository against the task, no agent.
-    Grade {
-        /// Task folder or task id.
-        task: String,
-        /// The repository to grade.
-        #[arg(long)]
-        repo: PathBuf,
-        /// Where verify runs (default: local).
-        #[arg(long)]
-        runner: Option<String>,
-        /// No screen: print progress lines.
-        #[arg(long)]
-        headless: bool,
-        /// Folder for run folders.
-        #[arg(long)]
-        runs_dir: Option<PathBuf>,
-    },
+    Grade(GradeArgs),
     /// Headless batch: tasks × agents × repeats over a pool of runners; resumable.
-    Bench {
-        /// Task folders or ids.
-        #[arg(long = "task", required_unless_present = "report", num_args = 1..)]
-        tasks: Vec<String>,
-        /// Agent specs.
-        #[arg(long = "agent", required_unless_present = "report", num_args = 1..)]
-        agents: Vec<String>,
-        /// Trials per task and agent.
-        #[arg(long, default_value_t = 1)]
-        repeats: u32,
-        /// Trials at once (default: the number of runners).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Where verify runs; several form a pool (default: local).
-        #[arg(long = "runner", num_args = 1..)]
-        runners: Vec<String>,
-        /// The bench folder: one run folder per trial, report.md, report.json, figures, site/.
-        #[arg(long, required_unless_present = "report")]
-        out: Option<PathBuf>,
-        /// Rebuild the report, figures and site of this bench folder; runs nothing.
-        #[arg(
-            long,
-            value_name = "DIR",
-            conflicts_with_all = [
-                "tasks", "agents", "out", "repeats", "jobs", "runners", "retry_failed",
-                "trial_timeout", "allow_unconfined"
-            ]
-        )]
-        report: Option<PathBuf>,
-        /// Run trials that had an infrastructure failure again.
-        #[arg(long)]
-        retry_failed: bool,
-        /// Stop a trial after this many seconds and count it as `timeout`.
-        #[arg(long, value_name = "S")]
-        trial_timeout: Option<u64>,
-        /// Run trials whose verify cannot be confined (no bubblewrap, a remote runner).
-        #[arg(long)]
-        allow_unconfined: bool,
-    },
+    Bench(BenchArgs),
     /// The bench report (tables, intervals, figures) of loose run folders; runs nothing.
     Report {
         /// Run folders.
@@ -238,6 +150,106 @@ enum Cmd {
     },
 }
 
+/// The options of `xstack run`.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Task folder or task id.
+    #[arg(required_unless_present = "resume")]
+    task: Option<String>,
+    /// Continue an interrupted run from its journal, appending to it.
+    #[arg(long, conflicts_with_all = ["task", "agent"])]
+    resume: Option<PathBuf>,
+    /// script:PATH, shell, cmd:TEMPLATE, a preset (claude, codex, aider, gemini,
+    /// opencode) or an agent of the config file (default: the task's demo trajectory).
+    #[arg(long)]
+    agent: Option<String>,
+    /// No screen: print progress lines.
+    #[arg(long)]
+    headless: bool,
+    /// Wait for `n` before each stage.
+    #[arg(long, conflicts_with = "auto")]
+    step: bool,
+    /// Run through (the default).
+    #[arg(long)]
+    auto: bool,
+    /// Where verify runs (default: local).
+    #[arg(long)]
+    runner: Option<String>,
+    /// Folder for run folders (default: $XSTACK_RUNS_DIR or ./runs).
+    #[arg(long)]
+    runs_dir: Option<PathBuf>,
+    /// Colour theme: dark, light, high-contrast, or a theme file.
+    #[arg(long)]
+    theme: Option<String>,
+    /// Confine the agent with bubblewrap: the workspace writable, the rest read-only.
+    #[arg(long)]
+    sandbox: bool,
+    /// The network in the sandbox: none, or allow (the host's network).
+    #[arg(long, value_enum, requires = "sandbox")]
+    sandbox_net: Option<xstack::agent::sandbox::SandboxNet>,
+}
+
+/// The options of `xstack grade`.
+#[derive(Debug, Args)]
+struct GradeArgs {
+    /// Task folder or task id.
+    task: String,
+    /// The repository to grade.
+    #[arg(long)]
+    repo: PathBuf,
+    /// Where verify runs (default: local).
+    #[arg(long)]
+    runner: Option<String>,
+    /// No screen: print progress lines.
+    #[arg(long)]
+    headless: bool,
+    /// Folder for run folders.
+    #[arg(long)]
+    runs_dir: Option<PathBuf>,
+}
+
+/// The options of `xstack bench`.
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Task folders or ids.
+    #[arg(long = "task", required_unless_present = "report", num_args = 1..)]
+    tasks: Vec<String>,
+    /// Agent specs.
+    #[arg(long = "agent", required_unless_present = "report", num_args = 1..)]
+    agents: Vec<String>,
+    /// Trials per task and agent.
+    #[arg(long, default_value_t = 1)]
+    repeats: u32,
+    /// Trials at once (default: the number of runners).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Where verify runs; several form a pool (default: local).
+    #[arg(long = "runner", num_args = 1..)]
+    runners: Vec<String>,
+    /// The bench folder: one run folder per trial, report.md, report.json, figures, site/.
+    #[arg(long, required_unless_present = "report")]
+    out: Option<PathBuf>,
+    /// Rebuild the report, figures and site of this bench folder; runs nothing.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = [
+            "tasks", "agents", "out", "repeats", "jobs", "runners", "retry_failed",
+            "trial_timeout", "allow_unconfined"
+        ]
+    )]
+    report: Option<PathBuf>,
+    /// Run trials that had an infrastructure failure again.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Stop a trial after this many seconds and count it as `timeout`.
+    #[arg(long, value_name = "S")]
+    trial_timeout: Option<u64>,
+    /// Run trials whose verify cannot be confined (no bubblewrap, a remote runner).
+    #[arg(long)]
+    allow_unconfined: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum EnvCmd {
     /// Build (or reuse) each task's target and reference environments, one line each.
@@ -307,111 +319,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs the subcommand `cli` names (the picker without one); the process's exit code.
 fn dispatch(cli: Cli) -> Result<i32, AppError> {
     match cli.command {
         None => cli::pick(Theme::dark()),
-        Some(Cmd::Demo { theme }) => {
-            let config = Config::load()?;
-            let theme = load_theme(theme.as_deref(), &config)?;
-            let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
-                .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
-            let opts = RunOptions::new(task_dir.display().to_string(), config);
-            cli::run_tui(cli::prepare(&opts)?, theme)
-        }
-        Some(Cmd::Run {
-            task,
-            resume,
-            agent,
-            headless,
-            theme,
-            step,
-            auto: _,
-            runner,
-            runs_dir,
-            sandbox,
-            sandbox_net,
-        }) => {
-            let config = Config::load()?;
-            let theme = load_theme(theme.as_deref(), &config)?;
-            let mode = if step { Mode::Step } else { Mode::Auto };
-            let prepared = match resume {
-                Some(run_dir) => {
-                    cli::prepare_resume(&run_dir, step.then_some(Mode::Step), headless)?
-                }
-                None => cli::prepare(
-                    &RunOptions::new(task.unwrap_or_default(), config)
-                        .agent(agent)
-                        .mode(mode)
-                        .runs_dir(runs_dir)
-                        .runner(runner)
-                        .headless(headless)
-                        .sandbox(sandbox.then_some(sandbox_net)),
-                )?,
-            };
-            if headless {
-                cli::run_headless(prepared, false)
-            } else {
-                cli::run_tui(prepared, theme)
-            }
-        }
-        Some(Cmd::Grade {
-            task,
-            repo,
-            runner,
-            headless,
-            runs_dir,
-        }) => {
-            let config = Config::load()?;
-            let theme = load_theme(None, &config)?;
-            let opts = RunOptions::new(task, config)
-                .repo(repo)
-                .runs_dir(runs_dir)
-                .runner(runner)
-                .headless(headless);
-            let prepared = cli::prepare(&opts)?;
-            if headless {
-                cli::run_headless(prepared, false)
-            } else {
-                cli::run_tui(prepared, theme)
-            }
-        }
-        Some(Cmd::Bench {
-            tasks,
-            agents,
-            repeats,
-            jobs,
-            runners,
-            out,
-            retry_failed,
-            trial_timeout,
-            allow_unconfined,
-            report,
-        }) => match (report, out) {
-            (Some(dir), _) => xstack::site::command::with_site(
-                &dir,
-                xstack::bench::rebuild::bench_report(&dir, &mut std::io::stdout()),
-                &mut std::io::stdout(),
-            ),
-            (None, Some(out)) => xstack::site::command::with_site(
-                &out,
-                xstack::bench::run(
-                    &xstack::bench::BenchOptions {
-                        tasks,
-                        agents,
-                        repeats,
-                        jobs,
-                        runners,
-                        out: out.clone(),
-                        retry_failed,
-                        trial_timeout: trial_timeout.map(std::time::Duration::from_secs),
-                        allow_unconfined,
-                    },
-                    &mut std::io::stdout(),
-                ),
-                &mut std::io::stdout(),
-            ),
-            (None, None) => Err(AppError::usage("bench needs --out DIR (or --report DIR)")),
-        },
+        Some(Cmd::Demo { theme }) => demo(theme.as_deref()),
+        Some(Cmd::Run(args)) => run(args),
+        Some(Cmd::Grade(args)) => grade(args),
+        Some(Cmd::Bench(args)) => bench(args),
         Some(Cmd::Report { run_dirs, out }) => xstack::site::command::with_site(
             &out,
             xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout()),
@@ -426,14 +341,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             headless,
             speed,
             theme,
-        }) => {
-            if headless {
-                cli::replay_headless(&run_dir, &mut std::io::stdout())
-            } else {
-                let theme = load_theme(theme.as_deref(), &Config::load()?)?;
-                cli::replay_tui(&run_dir, speed, theme)
-            }
-        }
+        }) => replay(&run_dir, headless, speed, theme.as_deref()),
         Some(Cmd::Export {
             run_dir,
             cast,
@@ -456,17 +364,121 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Parity { task, repo, json }) => {
             cli::parity(&task, &repo, json, &mut std::io::stdout())
         }
-        Some(Cmd::Env { command }) => match command {
-            EnvCmd::Build { tasks } => cli::env_build(&tasks, &mut std::io::stdout()),
-            EnvCmd::List => cli::env_list(&mut std::io::stdout()),
-            EnvCmd::Prune { unused_days, all } => {
-                cli::env_prune(unused_days, all, &mut std::io::stdout())
-            }
-        },
+        Some(Cmd::Env { command }) => env(command),
         Some(Cmd::AgentScript {
             path,
             phase,
             message_file,
         }) => cli::agent_script(&path, phase, message_file.as_deref()),
+    }
+}
+
+/// `xstack demo`: the bundled task, written to the cache, run in the TUI with `theme`.
+fn demo(theme: Option<&str>) -> Result<i32, AppError> {
+    let config = Config::load()?;
+    let theme = load_theme(theme, &config)?;
+    let task_dir = xstack::demo::materialize(&xstack::env::cache_dir())
+        .map_err(|e| AppError::infra(format!("cannot write the demo task: {e}")))?;
+    let opts = RunOptions::new(task_dir.display().to_string(), config);
+    cli::run_tui(cli::prepare(&opts)?, theme)
+}
+
+/// `xstack run`: a new run of a task, or an interrupted one resumed; headless or in the TUI.
+fn run(args: RunArgs) -> Result<i32, AppError> {
+    let config = Config::load()?;
+    let theme = load_theme(args.theme.as_deref(), &config)?;
+    let mode = if args.step { Mode::Step } else { Mode::Auto };
+    let prepared = match args.resume {
+        Some(run_dir) => {
+            cli::prepare_resume(&run_dir, args.step.then_some(Mode::Step), args.headless)?
+        }
+        None => cli::prepare(
+            &RunOptions::new(args.task.unwrap_or_default(), config)
+                .agent(args.agent)
+                .mode(mode)
+                .runs_dir(args.runs_dir)
+                .runner(args.runner)
+                .headless(args.headless)
+                .sandbox(args.sandbox.then_some(args.sandbox_net)),
+        )?,
+    };
+    if args.headless {
+        cli::run_headless(prepared, false)
+    } else {
+        cli::run_tui(prepared, theme)
+    }
+}
+
+/// `xstack grade`: an existing repository verified and graded against the task, no agent.
+fn grade(args: GradeArgs) -> Result<i32, AppError> {
+    let config = Config::load()?;
+    let theme = load_theme(None, &config)?;
+    let opts = RunOptions::new(args.task, config)
+        .repo(args.repo)
+        .runs_dir(args.runs_dir)
+        .runner(args.runner)
+        .headless(args.headless);
+    let prepared = cli::prepare(&opts)?;
+    if args.headless {
+        cli::run_headless(prepared, false)
+    } else {
+        cli::run_tui(prepared, theme)
+    }
+}
+
+/// `xstack bench`: the trials run into `--out`, or the report of `--report` rebuilt; then
+/// the site.
+fn bench(args: BenchArgs) -> Result<i32, AppError> {
+    match (args.report, args.out) {
+        (Some(dir), _) => xstack::site::command::with_site(
+            &dir,
+            xstack::bench::rebuild::bench_report(&dir, &mut std::io::stdout()),
+            &mut std::io::stdout(),
+        ),
+        (None, Some(out)) => xstack::site::command::with_site(
+            &out,
+            xstack::bench::run(
+                &xstack::bench::BenchOptions {
+                    tasks: args.tasks,
+                    agents: args.agents,
+                    repeats: args.repeats,
+                    jobs: args.jobs,
+                    runners: args.runners,
+                    out: out.clone(),
+                    retry_failed: args.retry_failed,
+                    trial_timeout: args.trial_timeout.map(std::time::Duration::from_secs),
+                    allow_unconfined: args.allow_unconfined,
+                },
+                &mut std::io::stdout(),
+            ),
+            &mut std::io::stdout(),
+        ),
+        (None, None) => Err(AppError::usage("bench needs --out DIR (or --report DIR)")),
+    }
+}
+
+/// `xstack replay`: the timeline printed (`headless`) or the run played in the TUI.
+fn replay(
+    run_dir: &std::path::Path,
+    headless: bool,
+    speed: f64,
+    theme: Option<&str>,
+) -> Result<i32, AppError> {
+    if headless {
+        cli::replay_headless(run_dir, &mut std::io::stdout())
+    } else {
+        let theme = load_theme(theme, &Config::load()?)?;
+        cli::replay_tui(run_dir, speed, theme)
+    }
+}
+
+/// `xstack env`: the cached environments built, listed or pruned.
+fn env(command: EnvCmd) -> Result<i32, AppError> {
+    match command {
+        EnvCmd::Build { tasks } => cli::env_build(&tasks, &mut std::io::stdout()),
+        EnvCmd::List => cli::env_list(&mut std::io::stdout()),
+        EnvCmd::Prune { unused_days, all } => {
+            cli::env_prune(unused_days, all, &mut std::io::stdout())
+        }
     }
 }

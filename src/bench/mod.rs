@@ -40,7 +40,7 @@ use crate::task::{self, Task};
 use progress::{Progress, RunningTrial};
 use rebuild::BenchFile;
 use record::{Plan, TrialKey, TrialRecord, TrialStatus};
-use report::{NoVerdict, TrialFailure, TrialRow};
+use report::{NoVerdict, Report, TrialFailure, TrialRow};
 
 /// How often the live table is redrawn.
 const REDRAW: Duration = Duration::from_millis(500);
@@ -98,15 +98,7 @@ struct Ended {
 /// Runs the bench; returns the exit status (0 every trial ran, 3 some trial had an
 /// infrastructure failure or the bench was interrupted).
 pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
-    if opts.repeats == 0 {
-        return Err(AppError::usage("--repeats must be at least 1"));
-    }
-    if opts.jobs == Some(0) {
-        return Err(AppError::usage("--jobs must be at least 1"));
-    }
-    if opts.trial_timeout == Some(Duration::ZERO) {
-        return Err(AppError::usage("--trial-timeout must be at least 1 second"));
-    }
+    check_options(opts)?;
     let specs = opts
         .runners
         .iter()
@@ -122,22 +114,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         .iter()
         .any(|p| matches!(p, Plan::Run(_)));
     if to_run && !opts.allow_unconfined {
-        let local = [RunnerSpec::Local];
-        let checked = if specs.is_empty() {
-            &local[..]
-        } else {
-            &specs[..]
-        };
-        let gaps: Vec<String> = checked
-            .iter()
-            .filter_map(|s| crate::runner::confinement(s).err())
-            .collect();
-        if !gaps.is_empty() {
-            return Err(AppError::infra(format!(
-                "bench: {}; a bench refuses trials whose verify is not confined (add --allow-unconfined to run them anyway)",
-                gaps.join("; ")
-            )));
-        }
+        refuse_unconfined(&specs)?;
     }
 
     std::fs::create_dir_all(&opts.out)
@@ -152,23 +129,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
     plan.write(&opts.out)
         .map_err(|e| AppError::infra(format!("cannot write the bench's plan: {e}")))?;
     let found = record::scan(&opts.out);
-    let plans = record::plan(&keys, &found, opts.retry_failed);
-
-    let mut folders: Vec<Option<PathBuf>> = vec![None; trials.len()];
-    let mut queue = VecDeque::new();
-    for (i, plan) in plans.into_iter().enumerate() {
-        match plan {
-            Plan::Done(dir) => folders[i] = Some(dir),
-            Plan::Run(earlier) => {
-                for dir in earlier {
-                    std::fs::remove_dir_all(&dir).map_err(|e| {
-                        AppError::infra(format!("cannot remove {}: {e}", dir.display()))
-                    })?;
-                }
-                queue.push_back(i);
-            }
-        }
-    }
+    let (mut folders, queue) = keep_or_queue(record::plan(&keys, &found, opts.retry_failed))?;
     let shown = |dir: &Path| opts.out.join(dir.file_name().unwrap_or_default());
     // The report's rows of the trials that have a folder.
     let rows_of = |folders: &[Option<PathBuf>]| -> Vec<TrialRow> {
@@ -196,19 +157,7 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
         pool.describe()
     );
     if !queue.is_empty() {
-        let cache = crate::env::cache_dir();
-        let mut seen = Vec::new();
-        for trial in &trials {
-            if seen.contains(&trial.task_dir) {
-                continue;
-            }
-            seen.push(trial.task_dir.clone());
-            if let Ok(task) = Task::load(&trial.task_dir) {
-                for line in crate::env::store::to_build(&cache, &task) {
-                    let _ = writeln!(out, "bench: {line}");
-                }
-            }
-        }
+        print_to_build(&trials, out);
     }
     let live = std::io::stdout().is_terminal();
     let mut progress = Progress::new(live, trials.len(), &opts.agents, &earlier);
@@ -232,6 +181,83 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
 
     let rows = rows_of(&folders);
     let report = rebuild::write_report(&opts.out, &plan, trials.len(), rows, out)?;
+    Ok(exit_status(&report, &outcome, out))
+}
+
+/// Refuses `--repeats 0`, `--jobs 0` and `--trial-timeout 0`.
+fn check_options(opts: &BenchOptions) -> Result<(), AppError> {
+    if opts.repeats == 0 {
+        return Err(AppError::usage("--repeats must be at least 1"));
+    }
+    if opts.jobs == Some(0) {
+        return Err(AppError::usage("--jobs must be at least 1"));
+    }
+    if opts.trial_timeout == Some(Duration::ZERO) {
+        return Err(AppError::usage("--trial-timeout must be at least 1 second"));
+    }
+    Ok(())
+}
+
+/// An error naming what each runner of `specs` (the local one when none) lacks to confine
+/// verify; none where all can.
+fn refuse_unconfined(specs: &[RunnerSpec]) -> Result<(), AppError> {
+    let local = [RunnerSpec::Local];
+    let checked = if specs.is_empty() { &local[..] } else { specs };
+    let gaps: Vec<String> = checked
+        .iter()
+        .filter_map(|s| crate::runner::confinement(s).err())
+        .collect();
+    if gaps.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::infra(format!(
+        "bench: {}; a bench refuses trials whose verify is not confined (add --allow-unconfined to run them anyway)",
+        gaps.join("; ")
+    )))
+}
+
+/// Acts on each trial's plan: the folder of a settled trial kept, the folders of one to run
+/// again removed and the trial queued. Returns each trial's folder (None for those to run)
+/// and the queue.
+fn keep_or_queue(plans: Vec<Plan>) -> Result<(Vec<Option<PathBuf>>, VecDeque<usize>), AppError> {
+    let mut folders: Vec<Option<PathBuf>> = vec![None; plans.len()];
+    let mut queue = VecDeque::new();
+    for (i, plan) in plans.into_iter().enumerate() {
+        match plan {
+            Plan::Done(dir) => folders[i] = Some(dir),
+            Plan::Run(earlier) => {
+                for dir in earlier {
+                    std::fs::remove_dir_all(&dir).map_err(|e| {
+                        AppError::infra(format!("cannot remove {}: {e}", dir.display()))
+                    })?;
+                }
+                queue.push_back(i);
+            }
+        }
+    }
+    Ok((folders, queue))
+}
+
+/// One line per environment the tasks of `trials` will build first (each task once).
+fn print_to_build(trials: &[Trial], out: &mut dyn Write) {
+    let cache = crate::env::cache_dir();
+    let mut seen = Vec::new();
+    for trial in trials {
+        if seen.contains(&trial.task_dir) {
+            continue;
+        }
+        seen.push(trial.task_dir.clone());
+        if let Ok(task) = Task::load(&trial.task_dir) {
+            for line in crate::env::store::to_build(&cache, &task) {
+                let _ = writeln!(out, "bench: {line}");
+            }
+        }
+    }
+}
+
+/// The bench's exit status from its `report` and how its trial loop ended, with a line
+/// saying how to run the rest or the failed trials again.
+fn exit_status(report: &Report, outcome: &Outcome, out: &mut dyn Write) -> i32 {
     let unsettled = report.trials.iter().any(|t| {
         matches!(
             t.failure,
@@ -253,9 +279,9 @@ pub fn run(opts: &BenchOptions, out: &mut dyn Write) -> Result<i32, AppError> {
                 "some trials had an infrastructure failure; --retry-failed runs them again"
             );
         }
-        Ok(EXIT_INFRA)
+        EXIT_INFRA
     } else {
-        Ok(EXIT_PASS)
+        EXIT_PASS
     }
 }
 

@@ -325,129 +325,18 @@ fn claim_source(spec: Option<&CriterionSpec>, upstream: Option<&UpstreamSpec>) -
     parts.join(" ")
 }
 
+/// The Verdicts section: per graded phase its verdict, facts, criteria table, findings,
+/// parity probe and logs.
 fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[RunLog]) {
     html.push_str("<section id=\"phases\"><h2>Verdicts</h2>");
     if data.phases().is_empty() {
         html.push_str("<p class=\"empty\">No phase was graded (no result.json, or the run ended before a grade).</p>");
     }
     for phase in data.phases() {
-        let label = match (&phase.verdict, phase.failure) {
-            (Some(v), Some(f)) => format!("{} {}", v.to_uppercase(), f.as_str()),
-            (Some(v), None) => v.to_uppercase(),
-            (None, _) => format!("not graded: {}", phase.outcome.as_str()),
-        };
-        let cls = if phase.verdict.as_deref() == Some("pass") {
-            "pass"
-        } else {
-            "fail"
-        };
-        let _ = write!(
-            html,
-            "<article class=\"phase\" id=\"phase-{n}\"><h3>Phase {n} <span class=\"verdict {cls}\">{}</span></h3>",
-            escape(&label),
-            n = phase.phase
-        );
-        if let Some(detail) = &phase.outcome_detail {
-            let _ = write!(html, "<p class=\"detail\">{}</p>", escape(detail));
-        }
-        let mut facts = Vec::new();
-        if let Some(code) = phase.exit_code {
-            facts.push(format!("verify exit {code}"));
-        }
-        facts.push(format!("verify {:.1} s", phase.duration_s));
-        if let Some(confined) = phase.verify_confined {
-            facts.push(if confined { "confined" } else { "not confined" }.to_string());
-        }
-        if let Some(agent) = &phase.agent {
-            if let Some(claimed) = agent.claimed_success {
-                facts.push(format!(
-                    "agent claimed {}",
-                    if claimed { "success" } else { "no success" }
-                ));
-            }
-            if let (Some(i), Some(o)) = (agent.tokens_in, agent.tokens_out) {
-                facts.push(format!("{i} tokens in, {o} out"));
-            }
-            if let Some(cost) = agent.cost_usd {
-                facts.push(format!("${cost:.4}"));
-            }
-        }
-        if let Some(checked) = &phase.agent_checked {
-            facts.push(format!(
-                "agent ran its port {} times, the source {} times",
-                checked.port_runs, checked.source_runs
-            ));
-        }
-        let _ = write!(
-            html,
-            "<p class=\"facts\">{}</p>",
-            escape(&facts.join(" · "))
-        );
-        if !phase.criteria.is_empty() {
-            html.push_str(
-                "<div class=\"scroll\"><table class=\"criteria\"><thead><tr><th>criterion</th><th>value</th>\
-                 <th>published</th><th>tolerance</th><th>direction</th><th>margin</th><th>holds</th>\
-                 <th>claim from</th></tr></thead><tbody>",
-            );
-            for c in &phase.criteria {
-                let spec = data
-                    .state
-                    .task
-                    .criteria
-                    .iter()
-                    .find(|s| s.metric == c.metric);
-                let _ = write!(
-                    html,
-                    "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
-                    if c.passed { "pass" } else { "fail" },
-                    escape(&c.metric),
-                    escape(&c.metric),
-                    c.value.map_or_else(|| "never printed".to_string(), measure),
-                    measure(c.published),
-                    measure(c.tolerance),
-                    c.direction.as_str(),
-                    c.margin().map_or_else(|| "–".to_string(), signed),
-                    if c.passed { "yes" } else { "no" },
-                    claim_source(spec, data.upstream())
-                );
-            }
-            html.push_str("</tbody></table></div>");
-        }
-        let findings: Vec<String> = if phase.finding_records.is_empty() {
-            phase.findings.iter().map(|f| escape(f)).collect()
-        } else {
-            phase
-                .finding_records
-                .iter()
-                .map(|f| {
-                    let place = match (&f.file, f.line) {
-                        (Some(file), Some(line)) => Some((
-                            format!("{file}:{line}"),
-                            diff.anchors.get(file).map(|p| diff::line_anchor(p, line)),
-                        )),
-                        (Some(file), None) => Some((file.clone(), diff.anchors.get(file).cloned())),
-                        _ => None,
-                    };
-                    let place = match place {
-                        Some((text, Some(anchor))) => format!(
-                            "<a class=\"finding-link\" href=\"#{anchor}\">{}</a> ",
-                            escape(&text)
-                        ),
-                        Some((text, None)) => format!("<code>{}</code> ", escape(&text)),
-                        None => String::new(),
-                    };
-                    format!("{place}{}", escape(&f.text))
-                })
-                .collect()
-        };
-        if !findings.is_empty() {
-            html.push_str("<ul class=\"findings\">");
-            for f in findings {
-                let _ = write!(html, "<li>{f}</li>");
-            }
-            html.push_str("</ul>");
-        }
+        phase_heading(html, phase);
+        phase_facts(html, phase);
+        criteria_table(html, data, phase);
+        phase_findings(html, phase, diff);
         if let Some(parity) = &phase.parity {
             let _ = write!(
                 html,
@@ -476,6 +365,143 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
         html.push_str("</article>");
     }
     html.push_str("</section>\n");
+}
+
+/// Opens a phase's article: its heading with the verdict (or why it was not graded), and
+/// the outcome's detail.
+fn phase_heading(html: &mut String, phase: &PhaseResult) {
+    let label = match (&phase.verdict, phase.failure) {
+        (Some(v), Some(f)) => format!("{} {}", v.to_uppercase(), f.as_str()),
+        (Some(v), None) => v.to_uppercase(),
+        (None, _) => format!("not graded: {}", phase.outcome.as_str()),
+    };
+    let cls = if phase.verdict.as_deref() == Some("pass") {
+        "pass"
+    } else {
+        "fail"
+    };
+    let _ = write!(
+        html,
+        "<article class=\"phase\" id=\"phase-{n}\"><h3>Phase {n} <span class=\"verdict {cls}\">{}</span></h3>",
+        escape(&label),
+        n = phase.phase
+    );
+    if let Some(detail) = &phase.outcome_detail {
+        let _ = write!(html, "<p class=\"detail\">{}</p>", escape(detail));
+    }
+}
+
+/// A phase's facts on one line: the verify run's exit, time and confinement, what the
+/// agent claimed and spent, how often it ran the port and the source.
+fn phase_facts(html: &mut String, phase: &PhaseResult) {
+    let mut facts = Vec::new();
+    if let Some(code) = phase.exit_code {
+        facts.push(format!("verify exit {code}"));
+    }
+    facts.push(format!("verify {:.1} s", phase.duration_s));
+    if let Some(confined) = phase.verify_confined {
+        facts.push(if confined { "confined" } else { "not confined" }.to_string());
+    }
+    if let Some(agent) = &phase.agent {
+        if let Some(claimed) = agent.claimed_success {
+            facts.push(format!(
+                "agent claimed {}",
+                if claimed { "success" } else { "no success" }
+            ));
+        }
+        if let (Some(i), Some(o)) = (agent.tokens_in, agent.tokens_out) {
+            facts.push(format!("{i} tokens in, {o} out"));
+        }
+        if let Some(cost) = agent.cost_usd {
+            facts.push(format!("${cost:.4}"));
+        }
+    }
+    if let Some(checked) = &phase.agent_checked {
+        facts.push(format!(
+            "agent ran its port {} times, the source {} times",
+            checked.port_runs, checked.source_runs
+        ));
+    }
+    let _ = write!(
+        html,
+        "<p class=\"facts\">{}</p>",
+        escape(&facts.join(" · "))
+    );
+}
+
+/// A phase's criteria table: each criterion's value against the published one and where
+/// the claim comes from.
+fn criteria_table(html: &mut String, data: &TrialData, phase: &PhaseResult) {
+    if phase.criteria.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<div class=\"scroll\"><table class=\"criteria\"><thead><tr><th>criterion</th><th>value</th>\
+         <th>published</th><th>tolerance</th><th>direction</th><th>margin</th><th>holds</th>\
+         <th>claim from</th></tr></thead><tbody>",
+    );
+    for c in &phase.criteria {
+        let spec = data
+            .state
+            .task
+            .criteria
+            .iter()
+            .find(|s| s.metric == c.metric);
+        let _ = write!(
+            html,
+            "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
+            if c.passed { "pass" } else { "fail" },
+            escape(&c.metric),
+            escape(&c.metric),
+            c.value.map_or_else(|| "never printed".to_string(), measure),
+            measure(c.published),
+            measure(c.tolerance),
+            c.direction.as_str(),
+            c.margin().map_or_else(|| "–".to_string(), signed),
+            if c.passed { "yes" } else { "no" },
+            claim_source(spec, data.upstream())
+        );
+    }
+    html.push_str("</tbody></table></div>");
+}
+
+/// A phase's findings as a list, each linked to its place in the diff where it has one.
+fn phase_findings(html: &mut String, phase: &PhaseResult, diff: &DiffHtml) {
+    let findings: Vec<String> = if phase.finding_records.is_empty() {
+        phase.findings.iter().map(|f| escape(f)).collect()
+    } else {
+        phase
+            .finding_records
+            .iter()
+            .map(|f| {
+                let place = match (&f.file, f.line) {
+                    (Some(file), Some(line)) => Some((
+                        format!("{file}:{line}"),
+                        diff.anchors.get(file).map(|p| diff::line_anchor(p, line)),
+                    )),
+                    (Some(file), None) => Some((file.clone(), diff.anchors.get(file).cloned())),
+                    _ => None,
+                };
+                let place = match place {
+                    Some((text, Some(anchor))) => format!(
+                        "<a class=\"finding-link\" href=\"#{anchor}\">{}</a> ",
+                        escape(&text)
+                    ),
+                    Some((text, None)) => format!("<code>{}</code> ", escape(&text)),
+                    None => String::new(),
+                };
+                format!("{place}{}", escape(&f.text))
+            })
+            .collect()
+    };
+    if !findings.is_empty() {
+        html.push_str("<ul class=\"findings\">");
+        for f in findings {
+            let _ = write!(html, "<li>{f}</li>");
+        }
+        html.push_str("</ul>");
+    }
 }
 
 /// Each metric's chart: every phase's verify run, the reference, the published value and

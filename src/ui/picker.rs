@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::replay::runs::fit;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind};
-use ratatui::layout::{Constraint, Direction, Layout};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
@@ -186,9 +186,9 @@ impl Picker {
         None
     }
 
-    /// Draws the picker.
+    /// Draws the picker: the tasks and the selected one's About panel, the agents, the
+    /// recorded runs and the hint line.
     pub fn draw(&mut self, frame: &mut ratatui::Frame<'_>, theme: &Theme) {
-        let c = &theme.colors;
         let rows = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
@@ -198,20 +198,20 @@ impl Picker {
                 Constraint::Length(1),
             ])
             .split(frame.area());
-        let block = |title: &str, focused: bool| {
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(Style::default().fg(if focused { c.focus } else { c.border }))
-                .title(Span::styled(
-                    format!(" {title} "),
-                    Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-                ))
-        };
-        let highlight = Style::default().add_modifier(Modifier::REVERSED);
         let top = Layout::default()
             .direction(Direction::Horizontal)
             .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
             .split(rows[0]);
+        self.draw_tasks(frame, top[0], theme);
+        self.draw_about(frame, top[1], theme);
+        self.draw_agents(frame, rows[1], theme);
+        self.draw_runs(frame, rows[2], theme);
+        self.draw_hint(frame, rows[3], theme);
+    }
+
+    /// The list of tasks in `area`, and the line that makes a new one from a folder.
+    fn draw_tasks(&mut self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
+        let c = &theme.colors;
         // Columns: the id, the direction (`jax→torch`), the title in what is left, the first
         // criterion's rule aligned.
         let criteria: Vec<String> = self
@@ -236,7 +236,7 @@ impl Picker {
             .map(|r| r.chars().count())
             .max()
             .unwrap_or(0);
-        let inner = usize::from(top[0].width.saturating_sub(4));
+        let inner = usize::from(area.width.saturating_sub(4));
         let direction_width = "torch→jax".chars().count() + 2;
         let title_width = inner.saturating_sub(id_width + direction_width + rule_width + 4);
         let mut tasks: Vec<ListItem> = self
@@ -268,11 +268,16 @@ impl Picker {
         )));
         frame.render_stateful_widget(
             List::new(tasks)
-                .block(block("Tasks", self.focus == Focus::Tasks))
-                .highlight_style(highlight),
-            top[0],
+                .block(pane_block(theme, "Tasks", self.focus == Focus::Tasks))
+                .highlight_style(highlight()),
+            area,
             &mut self.task,
         );
+    }
+
+    /// The About panel of the selected task in `area`, with the environments it would build.
+    fn draw_about(&self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
+        let c = &theme.colors;
         let mut about = self
             .task
             .selected()
@@ -297,9 +302,14 @@ impl Picker {
             Paragraph::new(about)
                 .style(Style::default().fg(c.text))
                 .wrap(Wrap { trim: true })
-                .block(block("About", false)),
-            top[1],
+                .block(pane_block(theme, "About", false)),
+            area,
         );
+    }
+
+    /// The list of agents in `area`, titled with the mode a run starts in.
+    fn draw_agents(&mut self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
+        let c = &theme.colors;
         let agents: Vec<ListItem> = self
             .agents()
             .into_iter()
@@ -312,14 +322,21 @@ impl Picker {
             .collect();
         frame.render_stateful_widget(
             List::new(agents)
-                .block(block(
+                .block(pane_block(
+                    theme,
                     &format!("Agent ({} mode: s toggles)", self.mode.label()),
                     self.focus == Focus::Agents,
                 ))
-                .highlight_style(highlight),
-            rows[1],
+                .highlight_style(highlight()),
+            area,
             &mut self.agent,
         );
+    }
+
+    /// The list of recorded runs in `area`: when, which task and agent, the verdicts, the
+    /// duration.
+    fn draw_runs(&mut self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
+        let c = &theme.colors;
         let runs: Vec<ListItem> = self
             .runs
             .iter()
@@ -348,14 +365,20 @@ impl Picker {
             .collect();
         frame.render_stateful_widget(
             List::new(runs)
-                .block(block(
+                .block(pane_block(
+                    theme,
                     "Recorded runs (Enter replays)",
                     self.focus == Focus::Runs,
                 ))
-                .highlight_style(highlight),
-            rows[2],
+                .highlight_style(highlight()),
+            area,
             &mut self.run,
         );
+    }
+
+    /// The hint line in `area`: the keys, or the folder being typed for a new task.
+    fn draw_hint(&self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
+        let c = &theme.colors;
         let hint = match &self.new_task {
             Some(folder) => format!(
                 "repository folder: {folder}▏ (Enter runs `xstack init` on it, Esc cancels)"
@@ -372,9 +395,26 @@ impl Picker {
                     c.dim
                 }),
             )),
-            rows[3],
+            area,
         );
     }
+}
+
+/// A picker pane's frame titled `title`, its border lit when `focused`.
+fn pane_block(theme: &Theme, title: &str, focused: bool) -> Block<'static> {
+    let c = &theme.colors;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::default().fg(if focused { c.focus } else { c.border }))
+        .title(Span::styled(
+            format!(" {title} "),
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ))
+}
+
+/// How the selected line of a picker list is drawn.
+fn highlight() -> Style {
+    Style::default().add_modifier(Modifier::REVERSED)
 }
 
 /// The About panel of a task: the claim its first criterion is graded against and, beside it,

@@ -13,7 +13,7 @@ use crate::agent::submit::{
     asking_screen, trust_keys,
 };
 use crate::agent::transcript::{TranscriptItem, TranscriptParser};
-use crate::agent::{AgentMode, PhaseContext};
+use crate::agent::{AgentMode, AgentSpec, PhaseContext};
 use crate::pty::PtySpec;
 use crate::pty::supervise::Supervised;
 use crate::workspace::watch::WorkspaceWatcher;
@@ -35,6 +35,28 @@ impl Driver {
         let Some(agent) = self.cfg.agent.clone() else {
             return Ok(());
         };
+        let (text, prompt_file) = self.write_prompt(phase, prompt_text)?;
+        // Watch before the agent starts, so that none of its writes is missed.
+        self.watch_workspace();
+        let interactive = agent.mode() == AgentMode::Interactive;
+        let reuse = interactive && self.agent.as_ref().is_some_and(Supervised::running);
+        if !reuse {
+            self.start_agent(&agent, phase, &text, &prompt_file)?;
+        }
+        if agent.types_prompt() {
+            self.pending_prompt = Some(Submission::new(&text));
+        }
+        let done_marker = self.workspace.join(".xstack").join("done");
+        remove_done_marker(&done_marker);
+        self.agent_clock.active_at = Instant::now();
+        let files_before = self.files_changed;
+        let end = self.turn_loop(phase, interactive, &done_marker).await?;
+        self.end_turn(phase, interactive, files_before, end)
+    }
+
+    /// Writes the prompt of `phase` (`prompt_text` followed by the queued messages) to
+    /// `prompts/phase-N.txt` in the run folder and records it; returns the text and the file.
+    fn write_prompt(&mut self, phase: u8, prompt_text: &str) -> Result<(String, PathBuf), Stop> {
         let mut text = prompt_text.to_string();
         for message in self.pending_messages.drain(..) {
             text.push_str("\n\nMessage from the engineer supervising the migration:\n");
@@ -50,8 +72,12 @@ impl Driver {
             phase,
             text: text.clone(),
         });
+        Ok((text, prompt_file))
+    }
 
-        // Watch before the agent starts, so that none of its writes is missed.
+    /// Starts the workspace watcher; where it cannot start, says so and leaves the ticks to
+    /// scan the workspace.
+    fn watch_workspace(&mut self) {
         self.watcher = match WorkspaceWatcher::start(&self.workspace, WATCH_DEBOUNCE) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
@@ -61,101 +87,99 @@ impl Driver {
                 None
             }
         };
-        let interactive = agent.mode() == AgentMode::Interactive;
-        let reuse = interactive && self.agent.as_ref().is_some_and(Supervised::running);
-        if !reuse {
-            let ctx = PhaseContext {
-                phase,
-                prompt: &text,
-                prompt_file: &prompt_file,
-                workspace: &self.workspace,
-                task: &self.cfg.task.spec.id,
-                session: self.agent_session.as_deref(),
-            };
-            let mut argv = agent.argv(&ctx, Some(&prompt_file));
-            let mut env = self.child_env(phase);
-            env.extend(agent.env());
-            self.bash_env(&mut env)?;
-            if agent.codex_sessions() && self.codex_sessions.is_none() {
-                // Kept across a restart: its offsets say what earlier turns already counted.
-                self.codex_sessions = CodexSessions::home(&env).map(|home| {
-                    CodexCommands::new(CodexSessions::new(
-                        &home,
-                        &self.workspace,
-                        std::time::SystemTime::now(),
-                    ))
-                });
-            }
-            if let Some(collector) = &self.agent_runs {
-                let pythonpath = env
-                    .iter()
-                    .rev()
-                    .find(|(k, _)| k == "PYTHONPATH")
-                    .map(|(_, v)| v.clone())
-                    .or_else(|| std::env::var("PYTHONPATH").ok());
-                env.extend(collector.vars(pythonpath.as_deref()));
-            }
-            if let Some(sandbox) = &self.cfg.sandbox {
-                let path = env
-                    .iter()
-                    .rev()
-                    .find(|(k, _)| k == "PATH")
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
-                let mut visible = sandbox::path_dirs(&path);
-                visible.push(prompts.clone());
-                visible.extend(agent.files_dir());
-                if let Some(dir) = std::env::current_exe()
-                    .ok()
-                    .and_then(|e| e.parent().map(Path::to_path_buf))
-                {
-                    visible.push(dir);
-                }
-                argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
-            }
-            let spec = PtySpec {
-                argv: argv.clone(),
-                cwd: self.workspace.clone(),
-                env,
-                env_remove: Vec::new(),
-                cols: self.cfg.agent_size.0,
-                rows: self.cfg.agent_size.1,
-            };
-            let mut child = Supervised::spawn(&spec, None)
-                .map_err(|e| Stop::Infra(format!("cannot start the agent: {e}")))?;
-            if let (Some(collector), Some(pid)) = (self.agent_runs.as_mut(), child.process().pgid())
-            {
-                collector.agent_started(pid);
-            }
-            self.rec.emit(Event::AgentStarted {
-                phase,
-                command: shell_words::join(&argv),
-                cols: spec.cols,
-                rows: spec.rows,
+    }
+
+    /// Starts `agent` for `phase` on its own PTY (inside the sandbox where there is one) with
+    /// the prompt `text` written to `prompt_file`, and resets what is kept about the agent.
+    fn start_agent(
+        &mut self,
+        agent: &AgentSpec,
+        phase: u8,
+        text: &str,
+        prompt_file: &Path,
+    ) -> Result<(), Stop> {
+        let ctx = PhaseContext {
+            phase,
+            prompt: text,
+            prompt_file,
+            workspace: &self.workspace,
+            task: &self.cfg.task.spec.id,
+            session: self.agent_session.as_deref(),
+        };
+        let mut argv = agent.argv(&ctx, Some(prompt_file));
+        let env = self.agent_env(agent, phase)?;
+        if let Some(sandbox) = &self.cfg.sandbox {
+            let prompts = self.cfg.run_dir.join("prompts");
+            let visible = sandbox_visible(agent, &env, &prompts);
+            argv = sandbox.wrap(&argv, &self.workspace, &visible, &self.hidden_from_agent());
+        }
+        let spec = PtySpec {
+            argv: argv.clone(),
+            cwd: self.workspace.clone(),
+            env,
+            env_remove: Vec::new(),
+            cols: self.cfg.agent_size.0,
+            rows: self.cfg.agent_size.1,
+        };
+        let mut child = Supervised::spawn(&spec, None)
+            .map_err(|e| Stop::Infra(format!("cannot start the agent: {e}")))?;
+        if let (Some(collector), Some(pid)) = (self.agent_runs.as_mut(), child.process().pgid()) {
+            collector.agent_started(pid);
+        }
+        self.rec.emit(Event::AgentStarted {
+            phase,
+            command: shell_words::join(&argv),
+            cols: spec.cols,
+            rows: spec.rows,
+        });
+        self.agent = Some(child);
+        self.agent_exit_recorded = false;
+        self.policy.agent_changed();
+        self.transcript = TranscriptParser::new(agent.output(), &self.workspace)
+            .map(|parser| parser.continuing(self.transcript.as_ref()));
+        self.agent_clock = AgentClock::starting(Instant::now());
+        Ok(())
+    }
+
+    /// The variables `agent` starts with in `phase`: the child's, the agent's own,
+    /// `BASH_ENV`, and those of the run collector; opens the Codex sessions where the agent
+    /// keeps them.
+    fn agent_env(&mut self, agent: &AgentSpec, phase: u8) -> Result<Vec<(String, String)>, Stop> {
+        let mut env = self.child_env(phase);
+        env.extend(agent.env());
+        self.bash_env(&mut env)?;
+        if agent.codex_sessions() && self.codex_sessions.is_none() {
+            // Kept across a restart: its offsets say what earlier turns already counted.
+            self.codex_sessions = CodexSessions::home(&env).map(|home| {
+                CodexCommands::new(CodexSessions::new(
+                    &home,
+                    &self.workspace,
+                    std::time::SystemTime::now(),
+                ))
             });
-            self.agent = Some(child);
-            self.agent_exit_recorded = false;
-            self.policy.agent_changed();
-            self.transcript = TranscriptParser::new(agent.output(), &self.workspace)
-                .map(|parser| parser.continuing(self.transcript.as_ref()));
-            self.agent_clock = AgentClock::starting(Instant::now());
         }
-        if agent.types_prompt() {
-            self.pending_prompt = Some(Submission::new(&text));
+        if let Some(collector) = &self.agent_runs {
+            let pythonpath = env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PYTHONPATH")
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var("PYTHONPATH").ok());
+            env.extend(collector.vars(pythonpath.as_deref()));
         }
-        let done_marker = self.workspace.join(".xstack").join("done");
-        remove_done_marker(&done_marker);
-        self.agent_clock.active_at = Instant::now();
-        let files_before = self.files_changed;
-        let mut exited = false;
-        let mut idled_out = false;
-        let mut ended_by_human = false;
+        Ok(env)
+    }
+
+    /// Runs the inputs of the agent's turn in `phase` until it ends; says how it ended.
+    async fn turn_loop(
+        &mut self,
+        phase: u8,
+        interactive: bool,
+        done_marker: &Path,
+    ) -> Result<TurnEnd, Stop> {
         loop {
             match self.next_input().await {
-                Input::AgentFinished => {
-                    exited = true;
-                    break;
-                }
+                Input::AgentFinished => return Ok(TurnEnd::Exited),
                 Input::Command(command) => {
                     self.command(command)?;
                     if self.policy.at() != At::Migrate(phase) {
@@ -165,42 +189,62 @@ impl Driver {
                         if !interactive {
                             self.end_agent().await;
                         }
-                        ended_by_human = true;
-                        break;
+                        return Ok(TurnEnd::ByHuman);
                     }
                 }
                 Input::Tick => {
-                    self.scan_workspace();
-                    self.record_agent_runs(phase, false);
-                    self.record_codex_sessions(phase, false);
-                    if interactive && self.pending_prompt.is_none() {
-                        self.watch_agent_asks();
-                    }
-                    if interactive && done_marker.exists() {
-                        remove_done_marker(&done_marker);
-                        self.rec.emit(Event::Note {
-                            text: format!("phase {phase}: the agent wrote .xstack/done"),
-                        });
-                        break;
-                    }
-                    if let Some(limit) = self.cfg.idle_limit
-                        && interactive
-                        && !self.policy.paused()
-                        && self.agent_clock.idle_past(limit, Instant::now())
-                    {
-                        self.rec.emit(Event::Note {
-                            text: format!(
-                                "phase {phase}: the agent was idle for {} s",
-                                limit.as_secs()
-                            ),
-                        });
-                        idled_out = true;
-                        break;
+                    if let Some(end) = self.turn_tick(phase, interactive, done_marker) {
+                        return Ok(end);
                     }
                 }
                 Input::RunFinished | Input::RunTimedOut => {}
             }
         }
+    }
+
+    /// One tick of the agent's turn in `phase`: the workspace scanned, the agent's runs and
+    /// sessions recorded, its questions watched; the end of the turn where the agent wrote
+    /// `.xstack/done` or idled past the limit.
+    fn turn_tick(&mut self, phase: u8, interactive: bool, done_marker: &Path) -> Option<TurnEnd> {
+        self.scan_workspace();
+        self.record_agent_runs(phase, false);
+        self.record_codex_sessions(phase, false);
+        if interactive && self.pending_prompt.is_none() {
+            self.watch_agent_asks();
+        }
+        if interactive && done_marker.exists() {
+            remove_done_marker(done_marker);
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: the agent wrote .xstack/done"),
+            });
+            return Some(TurnEnd::Done);
+        }
+        if let Some(limit) = self.cfg.idle_limit
+            && interactive
+            && !self.policy.paused()
+            && self.agent_clock.idle_past(limit, Instant::now())
+        {
+            self.rec.emit(Event::Note {
+                text: format!(
+                    "phase {phase}: the agent was idle for {} s",
+                    limit.as_secs()
+                ),
+            });
+            return Some(TurnEnd::IdledOut);
+        }
+        None
+    }
+
+    /// The end of the agent's turn in `phase`, which ended as `end`: the last records made,
+    /// and an error where the turn left nothing to grade (the agent failed, its tools all
+    /// failed, or it went idle without changing a file since `files_before`).
+    fn end_turn(
+        &mut self,
+        phase: u8,
+        interactive: bool,
+        files_before: u64,
+        end: TurnEnd,
+    ) -> Result<(), Stop> {
         let exit_code = self
             .agent
             .as_ref()
@@ -216,14 +260,14 @@ impl Driver {
         self.record_codex_sessions(phase, true);
         self.scan_workspace();
         let changed = self.files_changed != files_before;
-        if exited && !changed && exit_code.is_some_and(|c| c != 0) {
+        if end == TurnEnd::Exited && !changed && exit_code.is_some_and(|c| c != 0) {
             return Err(Stop::AgentFailed(self.agent_error_line(exit_code)));
         }
         let tools = lock(self.rec.state())
             .phase(phase)
             .map(PhaseRecord::tools)
             .unwrap_or_default();
-        if !changed && !ended_by_human && tools.all_failed() {
+        if !changed && end != TurnEnd::ByHuman && tools.all_failed() {
             // Its tools could not run (a sandbox that cannot start, a shell without the
             // environment): what it left is no port to grade.
             let failed = tools.line().unwrap_or_default();
@@ -231,7 +275,7 @@ impl Driver {
                 "{failed}; the agent changed no file"
             )));
         }
-        if idled_out && !changed {
+        if end == TurnEnd::IdledOut && !changed {
             // An interactive agent that did nothing with its prompt (a dialog may have taken
             // it): the phase did not happen.
             return Err(Stop::AgentFailed(format!(
@@ -605,6 +649,41 @@ impl Driver {
             }
         }
     }
+}
+
+/// How the agent's turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnEnd {
+    /// The agent's process exited.
+    Exited,
+    /// The human moved the session on.
+    ByHuman,
+    /// The agent wrote `.xstack/done`.
+    Done,
+    /// The agent was idle past the limit.
+    IdledOut,
+}
+
+/// The folders the sandbox shows the agent besides the workspace: those on its `PATH` (from
+/// `env`, else this process's), the `prompts` folder, the agent's own files and this
+/// program's folder.
+fn sandbox_visible(agent: &AgentSpec, env: &[(String, String)], prompts: &Path) -> Vec<PathBuf> {
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
+    let mut visible = sandbox::path_dirs(&path);
+    visible.push(prompts.to_path_buf());
+    visible.extend(agent.files_dir());
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        visible.push(dir);
+    }
+    visible
 }
 
 /// Removes `.xstack/done` (absent is fine; anything else is logged).

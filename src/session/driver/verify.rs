@@ -16,7 +16,7 @@ use crate::metrics::{Extractor, MetricStream, Point, Series};
 use crate::pty::supervise::Supervised;
 use crate::pty::{ExitInfo, PtySpec};
 use crate::run_script::RunScript;
-use crate::runner::{Job, JobIntegrity, Lease, QueueState};
+use crate::runner::{Job, JobIntegrity, Launch, Lease, QueueState};
 use crate::workspace;
 
 use super::super::recorder::lock;
@@ -233,80 +233,9 @@ impl Driver {
         seed: u64,
         seed_check: bool,
     ) -> Result<VerifyRun, Stop> {
-        let verify_dir = self.cfg.run_dir.join("verify");
-        let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
-        let command = self.task().spec.run.command.clone();
-        let mut job = self.verify_job(phase, seed);
-        let audit_dir = self.cfg.run_dir.join(format!("audit-{phase}"));
-        job.integrity = JobIntegrity {
-            network: self.task().spec.run.network,
-            audit_dir: Some(audit_dir.clone()),
-            forbid: self.task().spec.integrity.forbid_imports.clone(),
-            protected: self.protected_modules()?,
-        };
-        let pool = self.cfg.runner.clone();
-        let staged_dir = verify_dir.clone();
-        let lease = Arc::new(
-            self.blocking(move |progress, cancel| {
-                pool.launch(&job, &staged_dir, cancel, progress)
-                    .map_err(|e| e.to_string())
-            })
-            .await?,
-        );
-        if !lease.runner().is_local() {
-            self.rec.emit(Event::Note {
-                text: format!("phase {phase}: verify runs on {}", lease.runner()),
-            });
-        }
-        if let Err(stop) = self.wait_in_queue(phase, &lease).await {
-            self.cancel_run(&lease).await;
-            return Err(stop);
-        }
-        let launch = lease.launch().clone();
-        if let Some(reason) = &launch.unconfined_reason {
-            self.rec.emit(Event::Note {
-                text: format!("phase {phase}: verify is not confined: {reason}"),
-            });
-        }
-        let pty = PtySpec {
-            argv: launch.argv,
-            cwd: launch.cwd,
-            env: launch.env,
-            env_remove: Vec::new(),
-            cols: self.cfg.run_size.0,
-            rows: self.cfg.run_size.1,
-        };
-        let started = Instant::now();
-        let child = Supervised::spawn(&pty, Some(timeout))
-            .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
-        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
-        self.seed_check_run = seed_check;
-        self.rec.emit(Event::RunStarted {
-            phase,
-            command,
-            cols: pty.cols,
-            rows: pty.rows,
-            seed_check,
-        });
-        self.run = Some(child);
-        let mut timed_out = false;
-        loop {
-            match self.next_input().await {
-                Input::RunFinished => break,
-                Input::RunTimedOut => {
-                    timed_out = true;
-                    self.cancel_run(&lease).await;
-                }
-                Input::Command(command) => {
-                    if let Err(stop) = self.command(command) {
-                        self.cancel_run(&lease).await;
-                        self.run = None;
-                        return Err(stop);
-                    }
-                }
-                Input::Tick | Input::AgentFinished => {}
-            }
-        }
+        let (lease, audit_dir) = self.stage_verify_run(phase, seed).await?;
+        let (launch, started) = self.start_verify_run(phase, seed_check, &lease)?;
+        let timed_out = self.await_verify_run(&lease).await?;
         let duration_s = started.elapsed().as_secs_f64();
         let exit_info = self
             .run
@@ -324,6 +253,145 @@ impl Driver {
         } else {
             BTreeMap::new()
         };
+        let lease_was_local = lease.runner().is_local();
+        let collected = self
+            .collect_verify_run(phase, lease, &launch, exit_info.code, timed_out)
+            .await;
+        self.rec.emit(Event::RunExited {
+            code: exit_info.code,
+            timed_out,
+            duration_s,
+        });
+        let (unconfined, mut audit) = collected.map_err(Stop::Infra)?;
+        if !seed_check {
+            self.verify_run_ended();
+        }
+        if lease_was_local {
+            audit = AuditRun { dir: audit_dir }.findings();
+        }
+        Ok(VerifyRun {
+            exit: RunExit {
+                code: exit_info.code,
+                timed_out,
+            },
+            duration_s,
+            unconfined,
+            audit,
+            series,
+        })
+    }
+
+    /// Stages the verify copy of `phase` with `seed` on a runner and waits for its place in
+    /// the queue; returns the runner's lease and the folder the run's audit goes to.
+    async fn stage_verify_run(
+        &mut self,
+        phase: u8,
+        seed: u64,
+    ) -> Result<(Arc<Lease>, PathBuf), Stop> {
+        let verify_dir = self.cfg.run_dir.join("verify");
+        let mut job = self.verify_job(phase, seed);
+        let audit_dir = self.cfg.run_dir.join(format!("audit-{phase}"));
+        job.integrity = JobIntegrity {
+            network: self.task().spec.run.network,
+            audit_dir: Some(audit_dir.clone()),
+            forbid: self.task().spec.integrity.forbid_imports.clone(),
+            protected: self.protected_modules()?,
+        };
+        let pool = self.cfg.runner.clone();
+        let lease = Arc::new(
+            self.blocking(move |progress, cancel| {
+                pool.launch(&job, &verify_dir, cancel, progress)
+                    .map_err(|e| e.to_string())
+            })
+            .await?,
+        );
+        if !lease.runner().is_local() {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify runs on {}", lease.runner()),
+            });
+        }
+        if let Err(stop) = self.wait_in_queue(phase, &lease).await {
+            self.cancel_run(&lease).await;
+            return Err(stop);
+        }
+        Ok((lease, audit_dir))
+    }
+
+    /// Starts the verify run `lease` launches on its own PTY, with the task's timeout;
+    /// returns the launch and when the run started.
+    fn start_verify_run(
+        &mut self,
+        phase: u8,
+        seed_check: bool,
+        lease: &Arc<Lease>,
+    ) -> Result<(Launch, Instant), Stop> {
+        let timeout = Duration::from_secs(self.task().spec.run.timeout_s);
+        let command = self.task().spec.run.command.clone();
+        let launch = lease.launch().clone();
+        if let Some(reason) = &launch.unconfined_reason {
+            self.rec.emit(Event::Note {
+                text: format!("phase {phase}: verify is not confined: {reason}"),
+            });
+        }
+        let pty = PtySpec {
+            argv: launch.argv.clone(),
+            cwd: launch.cwd.clone(),
+            env: launch.env.clone(),
+            env_remove: Vec::new(),
+            cols: self.cfg.run_size.0,
+            rows: self.cfg.run_size.1,
+        };
+        let started = Instant::now();
+        let child = Supervised::spawn(&pty, Some(timeout))
+            .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
+        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
+        self.seed_check_run = seed_check;
+        self.rec.emit(Event::RunStarted {
+            phase,
+            command,
+            cols: pty.cols,
+            rows: pty.rows,
+            seed_check,
+        });
+        self.run = Some(child);
+        Ok((launch, started))
+    }
+
+    /// Handles the inputs while the verify run on `lease` runs, until it ends; whether it
+    /// ran past its timeout. A command that stops the session cancels the run.
+    async fn await_verify_run(&mut self, lease: &Arc<Lease>) -> Result<bool, Stop> {
+        let mut timed_out = false;
+        loop {
+            match self.next_input().await {
+                Input::RunFinished => return Ok(timed_out),
+                Input::RunTimedOut => {
+                    timed_out = true;
+                    self.cancel_run(lease).await;
+                }
+                Input::Command(command) => {
+                    if let Err(stop) = self.command(command) {
+                        self.cancel_run(lease).await;
+                        self.run = None;
+                        return Err(stop);
+                    }
+                }
+                Input::Tick | Input::AgentFinished => {}
+            }
+        }
+    }
+
+    /// After the verify run of `phase` (exit code `code`): a remote runner's logs fetched and
+    /// its record read back, the lease given back. Returns why the run was not confined (None
+    /// when it was) and a remote runner's audit findings; an error where the remote record
+    /// was lost.
+    async fn collect_verify_run(
+        &mut self,
+        phase: u8,
+        lease: Arc<Lease>,
+        launch: &Launch,
+        code: Option<i32>,
+        timed_out: bool,
+    ) -> Result<(Option<String>, Vec<Finding>), String> {
         if !lease.runner().is_local() {
             let run_dir = self.cfg.run_dir.clone();
             let remote = lease.clone();
@@ -342,7 +410,7 @@ impl Driver {
         let mut audit = Vec::new();
         let mut lost = None;
         if !lease.runner().is_local() && !timed_out {
-            match self.remote_record(&lease, exit_info.code == Some(0)).await {
+            match self.remote_record(&lease, code == Some(0)).await {
                 Ok(Some(recorded)) => {
                     audit = grade::audit::findings_of(recorded.audit.iter().map(String::as_str));
                     unconfined = (!recorded.confined)
@@ -357,35 +425,14 @@ impl Driver {
                 Err(message) => lost = Some(message),
             }
         }
-        let lease_was_local = lease.runner().is_local();
         // Dropping the lease gives back what the runner holds (a Slurm allocation): blocking.
         if let Err(e) = tokio::task::spawn_blocking(move || drop(lease)).await {
             tracing::warn!("giving the runner's lease back failed: {e}");
         }
-        self.rec.emit(Event::RunExited {
-            code: exit_info.code,
-            timed_out,
-            duration_s,
-        });
-        if let Some(message) = lost {
-            return Err(Stop::Infra(message));
+        match lost {
+            Some(message) => Err(message),
+            None => Ok((unconfined, audit)),
         }
-        if !seed_check {
-            self.verify_run_ended();
-        }
-        if lease_was_local {
-            audit = AuditRun { dir: audit_dir }.findings();
-        }
-        Ok(VerifyRun {
-            exit: RunExit {
-                code: exit_info.code,
-                timed_out,
-            },
-            duration_s,
-            unconfined,
-            audit,
-            series,
-        })
     }
 
     /// On a runner with a queue (Slurm): waits until the verify run's job starts, recording

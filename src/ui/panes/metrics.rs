@@ -9,11 +9,12 @@
 //! and its words compare the final value with the reference's.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::canvas::{Canvas, Line as Segment};
+use ratatui::widgets::canvas::{Canvas, Context, Line as Segment};
 use ratatui::widgets::{Block, Paragraph};
 
 use crate::metrics::{self, Point};
@@ -650,131 +651,24 @@ fn chart(
     theme: &Theme,
 ) {
     let c = &theme.colors;
-    let (low, high) = range;
-    let plot_rows = area.height - 1;
-    let (y_ticks, y_step) = nice_ticks(low, high, usize::from(plot_rows / 2).max(2), 0.0);
-    let y_labels: Vec<String> = y_ticks.iter().map(|v| tick_label(*v, y_step)).collect();
-    let label_width = y_labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(1) as u16
-        + 1;
-    if area.width <= label_width + 4 {
+    let y_axis = YAxis::new(range, area.height - 1);
+    if area.width <= y_axis.width + 4 {
         return;
     }
     let plot = Rect::new(
-        area.x + label_width,
+        area.x + y_axis.width,
         area.y,
-        area.width - label_width,
-        plot_rows,
+        area.width - y_axis.width,
+        area.height - 1,
     );
-    let xs = view
-        .current
-        .iter()
-        .chain(&view.previous)
-        .chain(&view.reference)
-        .map(|(x, _)| *x);
-    let (mut x_min, mut x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-        (a.min(x), b.max(x))
-    });
-    if !x_min.is_finite() {
-        (x_min, x_max) = (0.0, 1.0);
-    }
-    // A final value has no range of steps: each series' one point is drawn in the middle.
-    let final_value = view.is_final_value();
-    if final_value {
-        (x_min, x_max) = (-1.0, 1.0);
-    } else if x_max <= x_min {
-        x_max = x_min + 1.0;
-    }
-    let clamp = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
-        points
-            .iter()
-            .map(|(x, y)| (if final_value { 0.0 } else { *x }, y.clamp(low, high)))
-            .collect()
-    };
-    let dots = plot.width.saturating_mul(2);
-    let reference = in_dot_columns(&clamp(&view.reference), (x_min, x_max), dots);
-    let previous = in_dot_columns(&clamp(&view.previous), (x_min, x_max), dots);
-    let current = clamp(&view.current);
-    let reduced = reduced_marks(view, &current);
-    let current = in_dot_columns(&current, (x_min, x_max), dots);
-    let published = view.criterion.published;
-    let canvas = Canvas::default()
-        .marker(Marker::Braille)
-        .x_bounds([x_min, x_max])
-        .y_bounds([low, high])
-        .paint(|ctx| {
-            if published >= low && published <= high {
-                ctx.draw(&Segment::new(
-                    x_min,
-                    published,
-                    x_max,
-                    published,
-                    c.published,
-                ));
-            }
-            for (points, color) in [
-                (&reference, c.series_reference),
-                (&previous, c.series_previous),
-                (&current, c.series_current),
-            ] {
-                for pair in points.windows(2) {
-                    let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
-                    ctx.draw(&Segment::new(x1, y1, x2, y2, color));
-                }
-                // A final value's points are marked with symbols below instead.
-                if let [(x, y)] = points[..]
-                    && !final_value
-                {
-                    ctx.draw(&Segment::new(x, y, x, y, color));
-                }
-            }
-            ctx.layer();
-            if let Reduced::Level { from, to, value } = &reduced {
-                ctx.draw(&Segment::new(*from, *value, *to, *value, c.emphasis));
-            }
-        });
-    frame.render_widget(canvas, plot);
+    let series = ChartSeries::new(view, range, plot.width);
+    frame.render_widget(series.canvas(view.criterion.published, range, theme), plot);
     shade_accepted(frame, plot, view.accepted(), range, c.added_bg);
-    // Symbols over the plot: a final value's points as the gauge marks them, and the
-    // reduced value's point, this phase's last.
-    let mut marks: Vec<(f64, f64, &str, Color)> = Vec::new();
-    if final_value {
-        for (points, symbol, color) in [
-            (&previous, "○", c.series_previous),
-            (&reference, "◆", c.series_reference),
-        ] {
-            if let [(x, y)] = points[..] {
-                marks.push((x, y, symbol, color));
-            }
-        }
-    }
-    if let Reduced::Point { x, value } = reduced {
-        marks.push((x, value, "●", c.emphasis));
-    }
-    let row_of = |y: f64| {
-        let row = ((high - y) / (high - low) * f64::from(plot_rows - 1)).round();
-        (row.max(0.0) as u16).min(plot_rows - 1)
-    };
     let buf = frame.buffer_mut();
-    for (x, y, symbol, color) in marks {
-        // The column the canvas puts `x` in; the row the y labels give `y`.
-        let col = ((x - x_min) / (x_max - x_min) * f64::from(plot.width - 1)).max(0.0) as u16;
-        buf.set_string(
-            plot.x + col.min(plot.width - 1),
-            plot.y + row_of(y),
-            symbol,
-            Style::default().fg(color).add_modifier(Modifier::BOLD),
-        );
-    }
+    series.draw_marks(buf, plot, range, theme);
     let label_style = Style::default().fg(c.dim);
-    for (tick, label) in y_ticks.iter().zip(&y_labels) {
-        let text = format!("{label:>width$}", width = usize::from(label_width - 1));
-        buf.set_string(area.x, area.y + row_of(*tick), text, label_style);
-    }
-    if final_value {
+    y_axis.draw_labels(buf, area, range, label_style);
+    if series.final_value {
         let label = "final value";
         let len = label.chars().count() as u16;
         if len <= plot.width {
@@ -783,6 +677,204 @@ fn chart(
         }
         return;
     }
+    x_labels(buf, area, plot, view, series.x_range, label_style);
+}
+
+/// The row of a plot `plot_rows` high, spanning `low..=high`, that `y` falls in.
+fn row_of(y: f64, (low, high): (f64, f64), plot_rows: u16) -> u16 {
+    let row = ((high - y) / (high - low) * f64::from(plot_rows - 1)).round();
+    (row.max(0.0) as u16).min(plot_rows - 1)
+}
+
+/// The y axis of a chart: its ticks, their labels and the width of the labels' column.
+struct YAxis {
+    /// The values ticked.
+    ticks: Vec<f64>,
+    /// Each tick's label.
+    labels: Vec<String>,
+    /// The widest label and a space.
+    width: u16,
+    /// The rows of the plot beside it.
+    plot_rows: u16,
+}
+
+impl YAxis {
+    /// The axis of `range` beside a plot `plot_rows` high: a tick every other row at most.
+    fn new((low, high): (f64, f64), plot_rows: u16) -> YAxis {
+        let (ticks, step) = nice_ticks(low, high, usize::from(plot_rows / 2).max(2), 0.0);
+        let labels: Vec<String> = ticks.iter().map(|v| tick_label(*v, step)).collect();
+        let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(1) as u16 + 1;
+        YAxis {
+            ticks,
+            labels,
+            width,
+            plot_rows,
+        }
+    }
+
+    /// Writes the labels right-aligned at the left of `area`, each on its tick's row.
+    fn draw_labels(&self, buf: &mut Buffer, area: Rect, range: (f64, f64), style: Style) {
+        for (tick, label) in self.ticks.iter().zip(&self.labels) {
+            let text = format!("{label:>width$}", width = usize::from(self.width - 1));
+            buf.set_string(
+                area.x,
+                area.y + row_of(*tick, range, self.plot_rows),
+                text,
+                style,
+            );
+        }
+    }
+}
+
+/// The series a chart draws, clipped to its range and thinned to its columns of dots.
+struct ChartSeries {
+    /// The steps the chart spans.
+    x_range: (f64, f64),
+    /// Whether the criterion is a final value (one point per series, drawn in the middle).
+    final_value: bool,
+    /// The reference run's points.
+    reference: Vec<(f64, f64)>,
+    /// The previous phase's points.
+    previous: Vec<(f64, f64)>,
+    /// This phase's points.
+    current: Vec<(f64, f64)>,
+    /// Where this phase's reduced value is drawn.
+    reduced: Reduced,
+}
+
+impl ChartSeries {
+    /// The series of `view` clipped to `(low, high)`, for a plot `width` columns wide.
+    fn new(view: &CriterionView, (low, high): (f64, f64), width: u16) -> ChartSeries {
+        let xs = view
+            .current
+            .iter()
+            .chain(&view.previous)
+            .chain(&view.reference)
+            .map(|(x, _)| *x);
+        let (mut x_min, mut x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+        if !x_min.is_finite() {
+            (x_min, x_max) = (0.0, 1.0);
+        }
+        // A final value has no range of steps: each series' one point is drawn in the middle.
+        let final_value = view.is_final_value();
+        if final_value {
+            (x_min, x_max) = (-1.0, 1.0);
+        } else if x_max <= x_min {
+            x_max = x_min + 1.0;
+        }
+        let clamp = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .map(|(x, y)| (if final_value { 0.0 } else { *x }, y.clamp(low, high)))
+                .collect()
+        };
+        let dots = width.saturating_mul(2);
+        let reference = in_dot_columns(&clamp(&view.reference), (x_min, x_max), dots);
+        let previous = in_dot_columns(&clamp(&view.previous), (x_min, x_max), dots);
+        let current = clamp(&view.current);
+        let reduced = reduced_marks(view, &current);
+        let current = in_dot_columns(&current, (x_min, x_max), dots);
+        ChartSeries {
+            x_range: (x_min, x_max),
+            final_value,
+            reference,
+            previous,
+            current,
+            reduced,
+        }
+    }
+
+    /// The braille canvas over `range`: the `published` value, the three series as lines
+    /// and a mean's level.
+    fn canvas<'a>(
+        &'a self,
+        published: f64,
+        (low, high): (f64, f64),
+        theme: &'a Theme,
+    ) -> Canvas<'a, impl Fn(&mut Context<'_>) + 'a> {
+        let c = &theme.colors;
+        let (x_min, x_max) = self.x_range;
+        Canvas::default()
+            .marker(Marker::Braille)
+            .x_bounds([x_min, x_max])
+            .y_bounds([low, high])
+            .paint(move |ctx| {
+                if published >= low && published <= high {
+                    ctx.draw(&Segment::new(
+                        x_min,
+                        published,
+                        x_max,
+                        published,
+                        c.published,
+                    ));
+                }
+                for (points, color) in [
+                    (&self.reference, c.series_reference),
+                    (&self.previous, c.series_previous),
+                    (&self.current, c.series_current),
+                ] {
+                    for pair in points.windows(2) {
+                        let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+                        ctx.draw(&Segment::new(x1, y1, x2, y2, color));
+                    }
+                    // A final value's points are marked with symbols below instead.
+                    if let [(x, y)] = points[..]
+                        && !self.final_value
+                    {
+                        ctx.draw(&Segment::new(x, y, x, y, color));
+                    }
+                }
+                ctx.layer();
+                if let Reduced::Level { from, to, value } = &self.reduced {
+                    ctx.draw(&Segment::new(*from, *value, *to, *value, c.emphasis));
+                }
+            })
+    }
+
+    /// Symbols over `plot`: a final value's points as the gauge marks them, and the reduced
+    /// value's point, this phase's last.
+    fn draw_marks(&self, buf: &mut Buffer, plot: Rect, range: (f64, f64), theme: &Theme) {
+        let c = &theme.colors;
+        let (x_min, x_max) = self.x_range;
+        let mut marks: Vec<(f64, f64, &str, Color)> = Vec::new();
+        if self.final_value {
+            for (points, symbol, color) in [
+                (&self.previous, "○", c.series_previous),
+                (&self.reference, "◆", c.series_reference),
+            ] {
+                if let [(x, y)] = points[..] {
+                    marks.push((x, y, symbol, color));
+                }
+            }
+        }
+        if let Reduced::Point { x, value } = self.reduced {
+            marks.push((x, value, "●", c.emphasis));
+        }
+        for (x, y, symbol, color) in marks {
+            // The column the canvas puts `x` in; the row the y labels give `y`.
+            let col = ((x - x_min) / (x_max - x_min) * f64::from(plot.width - 1)).max(0.0) as u16;
+            buf.set_string(
+                plot.x + col.min(plot.width - 1),
+                plot.y + row_of(y, range, plot.height),
+                symbol,
+                Style::default().fg(color).add_modifier(Modifier::BOLD),
+            );
+        }
+    }
+}
+
+/// The step labels under `plot` on the last row of `area`, spanning `x_range`, none over
+/// another; whole numbers when the log counts steps so.
+fn x_labels(
+    buf: &mut Buffer,
+    area: Rect,
+    plot: Rect,
+    view: &CriterionView,
+    (x_min, x_max): (f64, f64),
+    style: Style,
+) {
     // Steps are counted in whole numbers when the log gives them so.
     let whole = view
         .current
@@ -802,7 +894,7 @@ fn chart(
         if start < free_from {
             continue;
         }
-        buf.set_string(plot.x + start, area.bottom() - 1, &label, label_style);
+        buf.set_string(plot.x + start, area.bottom() - 1, &label, style);
         free_from = start + len + 1;
     }
 }

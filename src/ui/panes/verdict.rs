@@ -7,7 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use crate::agent::transcript::first_line;
+use crate::grade::{CriterionResult, Verdict};
 use crate::parity::{ParityReport, short};
+use crate::session::state::PhaseRecord;
 
 use super::super::app::PaneId;
 use super::super::keymap::KeyAction;
@@ -17,6 +19,54 @@ use super::{Pane, PaneContext, PaneKey, Summary, fmt_num};
 
 /// The Verdict pane's lines: the outcome first, then each graded phase, newest first.
 pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
+    let mut lines = outcome_lines(state, theme);
+    // Where each published number comes from is said once, under the newest graded phase;
+    // that verify was not confined, once, under the newest phase it was not in.
+    let newest = state.phases.iter().rposition(|p| p.verdict.is_some());
+    let unconfined: Vec<usize> = state
+        .phases
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.verdict
+                .as_ref()
+                .is_some_and(|v| v.verify_confined == Some(false))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for (i, record) in state.phases.iter().enumerate().rev() {
+        let Some(verdict) = &record.verdict else {
+            not_graded_lines(i, record, theme, &mut lines);
+            continue;
+        };
+        phase_heading(i, record, verdict, theme, &mut lines);
+        for cr in &verdict.criteria {
+            criterion_lines(state, cr, newest == Some(i), theme, &mut lines);
+        }
+        for f in &verdict.findings {
+            lines.push(Line::from(Span::styled(
+                format!("  • {f}"),
+                Style::default().fg(theme.colors.text),
+            )));
+        }
+        if unconfined.last() == Some(&i) {
+            unconfined_lines(
+                &unconfined,
+                verdict.unconfined.as_deref(),
+                theme,
+                &mut lines,
+            );
+        }
+        if let Some(report) = &record.parity {
+            parity_lines(report, theme, &mut lines);
+        }
+        agent_lines(record, theme, &mut lines);
+    }
+    lines
+}
+
+/// The outcome of a finished session, and that no phase was graded yet where none was.
+fn outcome_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
     let c = &theme.colors;
     let mut lines = Vec::new();
     if let Some(f) = &state.finished {
@@ -40,150 +90,148 @@ pub fn verdict_lines<'a>(state: &Scene, theme: &Theme) -> Vec<Line<'a>> {
             Style::default().fg(c.dim),
         )));
     }
+    lines
+}
 
-    // Where each published number comes from is said once, under the newest graded phase;
-    // that verify was not confined, once, under the newest phase it was not in.
-    let newest = state.phases.iter().rposition(|p| p.verdict.is_some());
-    let unconfined: Vec<usize> = state
-        .phases
+/// A phase (index `i`) with no verdict on the port but an outcome: whose failure it was,
+/// and its detail.
+fn not_graded_lines<'a>(i: usize, record: &PhaseRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    let c = &theme.colors;
+    let Some((outcome, detail)) = &record.outcome else {
+        return;
+    };
+    // Not a verdict on the port: say whose failure it was instead.
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("Phase {}  ", i + 1),
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("NOT GRADED {}", outcome.as_str()),
+            Style::default().fg(c.fail).add_modifier(Modifier::BOLD),
+        ),
+    ]));
+    if let Some(detail) = detail {
+        lines.push(Line::from(Span::styled(
+            format!("  • {detail}"),
+            Style::default().fg(c.text),
+        )));
+    }
+}
+
+/// The heading of a graded phase (index `i`): its verdict, how long its run took, how it
+/// exited.
+fn phase_heading<'a>(
+    i: usize,
+    record: &PhaseRecord,
+    verdict: &Verdict,
+    theme: &Theme,
+    lines: &mut Vec<Line<'a>>,
+) {
+    let c = &theme.colors;
+    let color = if verdict.passed() { c.pass } else { c.fail };
+    let exit = record
+        .exit_code
+        .map_or_else(|| "killed".to_string(), |e| format!("exit {e}"));
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("Phase {}  ", i + 1),
+            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            verdict.label(),
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("   run {:.1} s, {exit}", record.duration_s),
+            Style::default().fg(c.dim),
+        ),
+    ]));
+}
+
+/// One graded criterion: its value against the published one, and (with `with_claim`)
+/// where the published number comes from.
+fn criterion_lines<'a>(
+    state: &Scene,
+    cr: &CriterionResult,
+    with_claim: bool,
+    theme: &Theme,
+    lines: &mut Vec<Line<'a>>,
+) {
+    let c = &theme.colors;
+    let value = cr.value.map_or_else(|| "missing".to_string(), fmt_num);
+    let margin = cr.margin().map_or_else(String::new, |m| {
+        format!("  margin {}{}", if m >= 0.0 { "+" } else { "" }, fmt_num(m))
+    });
+    lines.push(Line::from(vec![
+        Span::styled(
+            if cr.passed { "  ✓ " } else { "  ✗ " },
+            Style::default().fg(if cr.passed { c.pass } else { c.fail }),
+        ),
+        Span::styled(
+            format!("{} = {value}", cr.metric),
+            Style::default().fg(c.text),
+        ),
+        Span::styled(
+            format!(
+                "  published {} ± {} ({}){margin}",
+                fmt_num(cr.published),
+                fmt_num(cr.tolerance),
+                cr.direction.as_str()
+            ),
+            Style::default().fg(c.dim),
+        ),
+    ]));
+    // Where the published number comes from, and whether it was reproduced here.
+    let claim = state
+        .task
+        .criteria
         .iter()
-        .enumerate()
-        .filter(|(_, p)| {
-            p.verdict
-                .as_ref()
-                .is_some_and(|v| v.verify_confined == Some(false))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    for (i, record) in state.phases.iter().enumerate().rev() {
-        let Some(verdict) = &record.verdict else {
-            if let Some((outcome, detail)) = &record.outcome {
-                // Not a verdict on the port: say whose failure it was instead.
-                lines.push(Line::from(vec![
-                    Span::styled(
-                        format!("Phase {}  ", i + 1),
-                        Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::styled(
-                        format!("NOT GRADED {}", outcome.as_str()),
-                        Style::default().fg(c.fail).add_modifier(Modifier::BOLD),
-                    ),
-                ]));
-                if let Some(detail) = detail {
-                    lines.push(Line::from(Span::styled(
-                        format!("  • {detail}"),
-                        Style::default().fg(c.text),
-                    )));
-                }
-            }
-            continue;
-        };
-        let color = if verdict.passed() { c.pass } else { c.fail };
-        let exit = record
-            .exit_code
-            .map_or_else(|| "killed".to_string(), |e| format!("exit {e}"));
+        .find(|spec| spec.metric == cr.metric)
+        .and_then(|spec| spec.claim.as_ref())
+        .filter(|_| with_claim);
+    if let Some(claim) = claim {
+        lines.push(Line::from(Span::styled(
+            format!("    published: {}", claim.describe()),
+            Style::default().fg(c.dim),
+        )));
+    }
+}
+
+/// What the agent of a graded phase said of itself: its failed exit, its failed tools, its
+/// claim or reported error.
+fn agent_lines<'a>(record: &PhaseRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    let c = &theme.colors;
+    if let (Some(code), Some(error)) = (record.agent_exit_code, &record.agent_error) {
+        // Its work was graded, but the agent itself failed: say so beside the verdict.
+        lines.push(Line::from(Span::styled(
+            format!("  agent exited {code}: {}", first_line(error)),
+            Style::default().fg(c.fail),
+        )));
+    }
+    if let Some(failed) = record.tools().line() {
+        // The agent's own tools failing says why its port may be what it is.
+        lines.push(Line::from(Span::styled(
+            format!("  agent's tools: {failed}"),
+            Style::default().fg(c.fail),
+        )));
+    }
+    if let Some((text, success)) = record.claim() {
         lines.push(Line::from(vec![
             Span::styled(
-                format!("Phase {}  ", i + 1),
-                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                verdict.label(),
-                Style::default().fg(color).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                format!("   run {:.1} s, {exit}", record.duration_s),
+                if success {
+                    "  agent's claim: "
+                } else {
+                    "  agent reported an error: "
+                },
                 Style::default().fg(c.dim),
             ),
-        ]));
-        for cr in &verdict.criteria {
-            let value = cr.value.map_or_else(|| "missing".to_string(), fmt_num);
-            let margin = cr.margin().map_or_else(String::new, |m| {
-                format!("  margin {}{}", if m >= 0.0 { "+" } else { "" }, fmt_num(m))
-            });
-            lines.push(Line::from(vec![
-                Span::styled(
-                    if cr.passed { "  ✓ " } else { "  ✗ " },
-                    Style::default().fg(if cr.passed { c.pass } else { c.fail }),
-                ),
-                Span::styled(
-                    format!("{} = {value}", cr.metric),
-                    Style::default().fg(c.text),
-                ),
-                Span::styled(
-                    format!(
-                        "  published {} ± {} ({}){margin}",
-                        fmt_num(cr.published),
-                        fmt_num(cr.tolerance),
-                        cr.direction.as_str()
-                    ),
-                    Style::default().fg(c.dim),
-                ),
-            ]));
-            // Where the published number comes from, and whether it was reproduced here.
-            let claim = state
-                .task
-                .criteria
-                .iter()
-                .find(|spec| spec.metric == cr.metric)
-                .and_then(|spec| spec.claim.as_ref())
-                .filter(|_| newest == Some(i));
-            if let Some(claim) = claim {
-                lines.push(Line::from(Span::styled(
-                    format!("    published: {}", claim.describe()),
-                    Style::default().fg(c.dim),
-                )));
-            }
-        }
-        for f in &verdict.findings {
-            lines.push(Line::from(Span::styled(
-                format!("  • {f}"),
+            Span::styled(
+                format!("\"{}\"", first_line(text)),
                 Style::default().fg(c.text),
-            )));
-        }
-        if unconfined.last() == Some(&i) {
-            unconfined_lines(
-                &unconfined,
-                verdict.unconfined.as_deref(),
-                theme,
-                &mut lines,
-            );
-        }
-        if let Some(report) = &record.parity {
-            parity_lines(report, theme, &mut lines);
-        }
-        if let (Some(code), Some(error)) = (record.agent_exit_code, &record.agent_error) {
-            // Its work was graded, but the agent itself failed: say so beside the verdict.
-            lines.push(Line::from(Span::styled(
-                format!("  agent exited {code}: {}", first_line(error)),
-                Style::default().fg(c.fail),
-            )));
-        }
-        if let Some(failed) = record.tools().line() {
-            // The agent's own tools failing says why its port may be what it is.
-            lines.push(Line::from(Span::styled(
-                format!("  agent's tools: {failed}"),
-                Style::default().fg(c.fail),
-            )));
-        }
-        if let Some((text, success)) = record.claim() {
-            lines.push(Line::from(vec![
-                Span::styled(
-                    if success {
-                        "  agent's claim: "
-                    } else {
-                        "  agent reported an error: "
-                    },
-                    Style::default().fg(c.dim),
-                ),
-                Span::styled(
-                    format!("\"{}\"", first_line(text)),
-                    Style::default().fg(c.text),
-                ),
-            ]));
-        }
+            ),
+        ]));
     }
-    lines
 }
 
 /// That verify was not confined in the phases `unconfined` (indices), said once: why, and
