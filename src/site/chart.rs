@@ -59,23 +59,7 @@ impl Chart {
 
     /// The chart as an `<svg>` element.
     pub fn svg(&self) -> String {
-        let xs = self
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.0));
-        let ys = self
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.1))
-            .chain(self.levels.iter().map(|l| l.value))
-            .chain(self.band.iter().flat_map(|(a, b)| [*a, *b]))
-            .filter(|v| v.is_finite());
-        let (x0, x1) = bounds(xs.filter(|v| v.is_finite()));
-        let (y0, y1) = bounds(ys);
-        let plot_w = WIDTH - LEFT - RIGHT;
-        let plot_h = HEIGHT - TOP - BOTTOM;
-        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_w;
-        let sy = |y: f64| TOP + (1.0 - (y.clamp(y0, y1) - y0) / (y1 - y0)) * plot_h;
+        let scale = self.scale();
         let mut svg = String::new();
         let _ = write!(
             svg,
@@ -88,23 +72,52 @@ impl Chart {
             "<text class=\"title\" x=\"{LEFT}\" y=\"18\">{}</text>",
             escape(&self.metric)
         );
+        self.frame(&mut svg, &scale);
+        self.lines(&mut svg, &scale);
+        self.legend(&mut svg);
+        svg.push_str("</svg>");
+        svg
+    }
+
+    /// Where the values go: the ranges of the steps and of every value drawn.
+    fn scale(&self) -> Scale {
+        let xs = self
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.0));
+        let ys = self
+            .curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.1))
+            .chain(self.levels.iter().map(|l| l.value))
+            .chain(self.band.iter().flat_map(|(a, b)| [*a, *b]))
+            .filter(|v| v.is_finite());
+        Scale {
+            x: bounds(xs.filter(|v| v.is_finite())),
+            y: bounds(ys),
+        }
+    }
+
+    /// The accepted band, the plot's frame and the ticks at both ends of each axis.
+    fn frame(&self, svg: &mut String, scale: &Scale) {
+        let ((x0, x1), (y0, y1)) = (scale.x, scale.y);
         if let Some((low, high)) = self.band {
-            let (top, bottom) = (sy(high), sy(low));
+            let (top, bottom) = (scale.sy(high), scale.sy(low));
             let _ = write!(
                 svg,
                 "<rect class=\"band\" x=\"{LEFT}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
                 at(top),
-                at(plot_w),
+                at(PLOT_W),
                 at((bottom - top).max(0.5))
             );
         }
         let _ = write!(
             svg,
             "<rect class=\"frame\" x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\"/>",
-            at(plot_w),
-            at(plot_h)
+            at(PLOT_W),
+            at(PLOT_H)
         );
-        for (value, y) in [(y1, TOP), (y0, TOP + plot_h)] {
+        for (value, y) in [(y1, TOP), (y0, TOP + PLOT_H)] {
             let _ = write!(
                 svg,
                 "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
@@ -113,22 +126,26 @@ impl Chart {
                 measure(value)
             );
         }
-        for (value, anchor, x) in [(x0, "start", LEFT), (x1, "end", LEFT + plot_w)] {
+        for (value, anchor, x) in [(x0, "start", LEFT), (x1, "end", LEFT + PLOT_W)] {
             let _ = write!(
                 svg,
                 "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
                 at(x),
-                at(TOP + plot_h + 16.0),
+                at(TOP + PLOT_H + 16.0),
                 measure(value)
             );
         }
+    }
+
+    /// The levels across the plot, then each curve (a single point also as a dot).
+    fn lines(&self, svg: &mut String, scale: &Scale) {
         for level in &self.levels {
-            let y = at(sy(level.value));
+            let y = at(scale.sy(level.value));
             let _ = write!(
                 svg,
                 "<line class=\"level {}\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\"/>",
                 level.class,
-                at(LEFT + plot_w)
+                at(LEFT + PLOT_W)
             );
         }
         for curve in self.curves.iter().filter(|c| !c.points.is_empty()) {
@@ -136,7 +153,7 @@ impl Chart {
                 .points
                 .iter()
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .map(|&(x, y)| format!("{},{}", at(sx(x)), at(sy(y))))
+                .map(|&(x, y)| format!("{},{}", at(scale.sx(x)), at(scale.sy(y))))
                 .collect();
             let _ = write!(
                 svg,
@@ -153,12 +170,9 @@ impl Chart {
                 );
             }
         }
-        self.legend(&mut svg);
-        svg.push_str("</svg>");
-        svg
     }
 
-    /// The legend along the bottom: a stroke and the label of each drawn curve and level.
+    /// The legend, along the bottom: each curve drawn, then each level.
     fn legend(&self, svg: &mut String) {
         let mut x = LEFT;
         let y = HEIGHT - 12.0;
@@ -187,6 +201,33 @@ impl Chart {
             );
             x += 28.0 + 6.5 * label.chars().count() as f64;
         }
+    }
+}
+
+/// The plot's width inside its margins.
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
+/// The plot's height inside its margins.
+const PLOT_H: f64 = HEIGHT - TOP - BOTTOM;
+
+/// The ranges a chart maps onto its plot: steps across, values up.
+struct Scale {
+    /// The steps' range.
+    x: (f64, f64),
+    /// The values' range.
+    y: (f64, f64),
+}
+
+impl Scale {
+    /// A step's place across the plot.
+    fn sx(&self, x: f64) -> f64 {
+        let (x0, x1) = self.x;
+        LEFT + (x - x0) / (x1 - x0) * PLOT_W
+    }
+
+    /// A value's place down the plot, held inside the range.
+    fn sy(&self, y: f64) -> f64 {
+        let (y0, y1) = self.y;
+        TOP + (1.0 - (y.clamp(y0, y1) - y0) / (y1 - y0)) * PLOT_H
     }
 }
 

@@ -24,6 +24,7 @@ use crate::session::state::SessionState;
 use crate::task::Migration;
 
 use super::super::app::{App, DiffMark, PaneId};
+use super::super::draw::keep_end;
 use super::super::keymap::KeyAction;
 use super::super::theme::Colors;
 use super::{Pane, PaneContext, PaneKey, Summary};
@@ -91,6 +92,57 @@ pub struct DiffPane {
 }
 
 impl DiffPane {
+    /// The file list's width: only where there is a choice, as wide as its longest name
+    /// needs, at most a fifth of the pane; 0 for no list.
+    fn list_width(&self, inner_width: u16) -> u16 {
+        let longest = self
+            .entries
+            .iter()
+            .map(|e| e.label().chars().count() + 3)
+            .max()
+            .unwrap_or(0) as u16;
+        if self.entries.len() > 1 && inner_width >= 70 {
+            longest.clamp(12, (inner_width / 5).max(12))
+        } else {
+            0
+        }
+    }
+
+    /// The changed files, each with its status letter, the selected one reversed.
+    fn draw_file_list(
+        &self,
+        frame: &mut Frame<'_>,
+        rect: Rect,
+        selected: usize,
+        c: &Colors<Color>,
+    ) {
+        let items: Vec<Line> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let (mark, color) = match e.status {
+                    FileStatus::Added => ("A", c.added),
+                    FileStatus::Deleted => ("D", c.removed),
+                    FileStatus::Paired { .. } => ("P", c.emphasis),
+                    FileStatus::Modified => ("M", c.waiting),
+                    FileStatus::Unchanged => (" ", c.dim),
+                };
+                let mut style = Style::default().fg(c.text);
+                if i == selected {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                // A name too long for the list keeps its end, where the file name is.
+                let label = keep_end(&e.label(), usize::from(rect.width).saturating_sub(3));
+                Line::from(vec![
+                    Span::styled(format!("{mark} "), Style::default().fg(color)),
+                    Span::styled(label, style),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(items), rect);
+    }
+
     /// An empty pane; finished builds arrive on the returned receiver, to be handed back to
     /// [`DiffPane::accept`].
     pub fn new(syntax_theme: String) -> (DiffPane, mpsc::UnboundedReceiver<Built>) {
@@ -320,40 +372,6 @@ impl DiffPane {
             }
         ))
     }
-
-    /// The list of changed files in `area`, each with its status mark, the `selected` one
-    /// reversed.
-    fn draw_file_list(
-        &self,
-        frame: &mut Frame<'_>,
-        area: Rect,
-        selected: usize,
-        c: &Colors<Color>,
-    ) {
-        let items: Vec<Line> = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let (mark, color) = match e.status {
-                    FileStatus::Added => ("A", c.added),
-                    FileStatus::Deleted => ("D", c.removed),
-                    FileStatus::Paired { .. } => ("P", c.emphasis),
-                    FileStatus::Modified => ("M", c.waiting),
-                    FileStatus::Unchanged => (" ", c.dim),
-                };
-                let mut style = Style::default().fg(c.text);
-                if i == selected {
-                    style = style.add_modifier(Modifier::REVERSED);
-                }
-                Line::from(vec![
-                    Span::styled(format!("{mark} "), Style::default().fg(color)),
-                    Span::styled(e.label(), style),
-                ])
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(items), area);
-    }
 }
 
 impl Pane for DiffPane {
@@ -385,18 +403,7 @@ impl Pane for DiffPane {
             );
             return;
         }
-        // The file list: only where there is a choice, as wide as its longest name needs.
-        let longest = self
-            .entries
-            .iter()
-            .map(|e| e.label().chars().count() + 3)
-            .max()
-            .unwrap_or(0) as u16;
-        let list_width = if self.entries.len() > 1 && inner.width >= 70 {
-            longest.clamp(12, (inner.width / 5).max(12))
-        } else {
-            0
-        };
+        let list_width = self.list_width(inner.width);
         let selected = self.selected(app);
         let cols = Layout::default()
             .direction(Direction::Horizontal)
@@ -424,7 +431,30 @@ impl Pane for DiffPane {
             fold: c.dim,
             whitespace: c.emphasis,
         };
-        let header = diff_header(view, stale, mark, c);
+        let status = format!("{} ", view.entry.status_word());
+        let counts = format!(
+            "  +{} −{}{}",
+            view.diff.stats.added,
+            view.diff.stats.removed,
+            if stale { "  (updating…)" } else { "" }
+        );
+        let marked = mark.map_or_else(String::new, |line| format!("  ▶ line {line}"));
+        // The name gets what the rest of the line leaves; too long, it keeps its end.
+        let room = usize::from(area.width).saturating_sub(
+            [&status, &counts, &marked]
+                .iter()
+                .map(|s| s.chars().count())
+                .sum(),
+        );
+        let header = Line::from(vec![
+            Span::styled(status, Style::default().fg(c.waiting)),
+            Span::styled(
+                keep_end(&view.entry.label(), room.max(12)),
+                Style::default().fg(c.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(counts, Style::default().fg(c.dim)),
+            Span::styled(marked, Style::default().fg(c.emphasis)),
+        ]);
         let height = usize::from(area.height.saturating_sub(1));
         let total = view.diff.rows.len();
         // A mark not scrolled to yet is put in view here, as `scroll_to_mark` keeps it.
@@ -531,37 +561,4 @@ fn build_view(
     FileDiffView::build(entry, old, new, &opts, Some(&request))
         .or_else(|_| FileDiffView::build(entry, old, new, &opts, None))
         .ok()
-}
-
-/// The diff's header line: the file's status and name, its counts of added and removed
-/// lines (`stale`: a newer selection is being diffed) and the marked line.
-fn diff_header(
-    view: &FileDiffView,
-    stale: bool,
-    mark: Option<usize>,
-    c: &Colors<Color>,
-) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(
-            format!("{} ", view.entry.status_word()),
-            Style::default().fg(c.waiting),
-        ),
-        Span::styled(
-            view.entry.label(),
-            Style::default().fg(c.title).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!(
-                "  +{} −{}{}",
-                view.diff.stats.added,
-                view.diff.stats.removed,
-                if stale { "  (updating…)" } else { "" }
-            ),
-            Style::default().fg(c.dim),
-        ),
-        Span::styled(
-            mark.map_or_else(String::new, |line| format!("  ▶ line {line}")),
-            Style::default().fg(c.emphasis),
-        ),
-    ])
 }
