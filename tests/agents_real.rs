@@ -673,68 +673,73 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
     )
     .unwrap();
     let tmux = start_in_the_tui(&p, &CLAUDE, "--step");
-    let deadline = std::time::Instant::now() + Duration::from_secs(360);
     let (mut trusted, mut answered, mut steps) = (false, 0, 0);
-    loop {
-        let screen = tmux.capture();
-        if screen.contains("PASSED in phase 2") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no PASSED in phase 2 after {steps} steps, {answered} permission prompts (trusted: {trusted}):\n{screen}"
-        );
-        if screen.contains("the agent asks whether to trust this folder") {
-            // The human answers it in the agent's terminal: the choice starts on "No".
-            assert!(!trusted, "asked twice:\n{screen}");
-            tmux.keys(&["a"]);
-            tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-            // The dialog takes keys once its footer is drawn.
-            tmux.wait_for("Enter to confirm", Duration::from_secs(10));
-            press_until(&tmux, "Down", "the choice on Yes", &|s| {
-                s.contains("❯ Yes, I trust this folder")
-            });
-            press_until(&tmux, "Enter", "the dialog answered", &|s| {
-                assert!(
-                    !s.contains("folder isn't trusted"),
-                    "the dialog took No although the screen showed Yes chosen:\n{s}"
+    let mut last_screen = String::new();
+    // The human's side of the session, one look at the screen a poll: answer what asks.
+    let passed =
+        xstack::poll::wait_until(Duration::from_secs(360), Duration::from_millis(200), || {
+            let screen = tmux.capture();
+            if screen.contains("PASSED in phase 2") {
+                return true;
+            }
+            if screen.contains("the agent asks whether to trust this folder") {
+                // The human answers it in the agent's terminal: the choice starts on "No".
+                assert!(!trusted, "asked twice:\n{screen}");
+                tmux.keys(&["a"]);
+                tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+                // The dialog takes keys once its footer is drawn.
+                tmux.wait_for("Enter to confirm", Duration::from_secs(10));
+                press_until(&tmux, "Down", "the choice on Yes", &|s| {
+                    s.contains("❯ Yes, I trust this folder")
+                });
+                press_until(&tmux, "Enter", "the dialog answered", &|s| {
+                    assert!(
+                        !s.contains("folder isn't trusted"),
+                        "the dialog took No although the screen showed Yes chosen:\n{s}"
+                    );
+                    !s.contains("Yes, I trust this folder")
+                });
+                tmux.bytes_hex(&["1d"]);
+                trusted = true;
+                tmux.wait_until(
+                    "the question gone from the status",
+                    Duration::from_secs(30),
+                    |s| !s.contains("the agent asks whether to trust this folder"),
                 );
-                !s.contains("Yes, I trust this folder")
-            });
-            tmux.bytes_hex(&["1d"]);
-            trusted = true;
-            tmux.wait_until(
-                "the question gone from the status",
-                Duration::from_secs(30),
-                |s| !s.contains("the agent asks whether to trust this folder"),
-            );
-        } else if screen.contains("the agent asks for permission to run a command") {
-            // Claude Code asks before it runs the scripted shell command: the human attaches
-            // and says yes (its first choice).
-            tmux.keys(&["a"]);
-            tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-            press_until(&tmux, "Enter", "the permission prompt answered", &|s| {
-                !s.contains("Do you want to proceed?")
-            });
-            tmux.bytes_hex(&["1d"]);
-            answered += 1;
-        } else if screen.contains("waiting: n to") || screen.contains("n to send them as written") {
-            // Every wait of step mode, the phase-two details sent as the task writes them: the
-            // step is taken once the status line waits for something else, or for nothing.
-            let waiting = |s: &str| {
-                s.lines()
-                    .find(|l| l.contains("waiting: "))
-                    .map(|l| l.split("waiting: ").nth(1).unwrap_or_default().to_string())
-            };
-            let before = waiting(&screen);
-            tmux.keys(&["n"]);
-            tmux.wait_until("the step taken", Duration::from_secs(10), |s| {
-                waiting(s) != before
-            });
-            steps += 1;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+            } else if screen.contains("the agent asks for permission to run a command") {
+                // Claude Code asks before it runs the scripted shell command: the human attaches
+                // and says yes (its first choice).
+                tmux.keys(&["a"]);
+                tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
+                press_until(&tmux, "Enter", "the permission prompt answered", &|s| {
+                    !s.contains("Do you want to proceed?")
+                });
+                tmux.bytes_hex(&["1d"]);
+                answered += 1;
+            } else if screen.contains("waiting: n to")
+                || screen.contains("n to send them as written")
+            {
+                // Every wait of step mode, the phase-two details sent as the task writes them: the
+                // step is taken once the status line waits for something else, or for nothing.
+                let waiting = |s: &str| {
+                    s.lines()
+                        .find(|l| l.contains("waiting: "))
+                        .map(|l| l.split("waiting: ").nth(1).unwrap_or_default().to_string())
+                };
+                let before = waiting(&screen);
+                tmux.keys(&["n"]);
+                tmux.wait_until("the step taken", Duration::from_secs(10), |s| {
+                    waiting(s) != before
+                });
+                steps += 1;
+            }
+            last_screen = screen;
+            false
+        });
+    assert!(
+        passed,
+        "no PASSED in phase 2 after {steps} steps, {answered} permission prompts (trusted: {trusted}):\n{last_screen}"
+    );
     assert!(trusted, "the folder-trust question never reached the human");
     assert!(
         !journal_text(&only_run_dir(&p.runs)).contains("answered yes"),
