@@ -278,26 +278,18 @@ impl Picker {
     /// The About panel of the selected task in `area`, with the environments it would build.
     fn draw_about(&self, frame: &mut ratatui::Frame<'_>, area: Rect, theme: &Theme) {
         let c = &theme.colors;
-        let mut about = self
-            .task
-            .selected()
-            .and_then(|i| self.tasks.get(i))
-            .map_or_else(
-                || {
-                    vec![Line::from(
-                        "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/",
-                    )]
-                },
-                |t| about_lines(t, theme),
-            );
-        if let Some(notes) = self.task.selected().and_then(|i| self.to_build.get(i)) {
-            for note in notes {
-                about.push(Line::from(Span::styled(
-                    note.clone(),
-                    Style::default().fg(c.dim),
-                )));
-            }
-        }
+        let selected = self.task.selected();
+        let to_build = selected
+            .and_then(|i| self.to_build.get(i))
+            .map_or(&[][..], Vec::as_slice);
+        let about = selected.and_then(|i| self.tasks.get(i)).map_or_else(
+            || {
+                vec![Line::from(
+                    "no tasks found: set $XSTACK_TASKS_DIR or run in a folder with tasks/",
+                )]
+            },
+            |t| about_lines(t, to_build, theme),
+        );
         frame.render_widget(
             Paragraph::new(about)
                 .style(Style::default().fg(c.text))
@@ -418,8 +410,10 @@ fn highlight() -> Style {
 }
 
 /// The About panel of a task: the claim its first criterion is graded against and, beside it,
-/// the public repository and commit the task was made from (`[upstream]`), then its summary.
-fn about_lines(task: &Task, theme: &Theme) -> Vec<Line<'static>> {
+/// the public repository and commit the task was made from (`[upstream]`), the environments a
+/// run of it would build first (`to_build`: said before the summary, so a short pane shows
+/// them), then its summary.
+fn about_lines(task: &Task, to_build: &[String], theme: &Theme) -> Vec<Line<'static>> {
     let c = &theme.colors;
     let mut lines = Vec::new();
     if let Some(claim) = task.spec.criteria.first().and_then(|cr| cr.claim.as_ref()) {
@@ -431,6 +425,12 @@ fn about_lines(task: &Task, theme: &Theme) -> Vec<Line<'static>> {
     if let Some(upstream) = &task.spec.upstream {
         lines.push(Line::from(Span::styled(
             upstream.describe(),
+            Style::default().fg(c.dim),
+        )));
+    }
+    for note in to_build {
+        lines.push(Line::from(Span::styled(
+            note.clone(),
             Style::default().fg(c.dim),
         )));
     }
