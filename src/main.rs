@@ -3,11 +3,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use strum::VariantArray;
 
-use xstack::cli::{self, AppError, RunOptions};
+use xstack::agent::sandbox::SandboxNet;
+use xstack::cli::{self, AppError, ColorChoice, RunOptions};
 use xstack::config::Config;
 use xstack::event::Mode;
+use xstack::init::InitOptions;
+use xstack::replay::cast::CastPane;
+use xstack::task::{Direction, Framework};
 use xstack::ui::theme::Theme;
 
 #[derive(Debug, Parser)]
@@ -89,7 +95,7 @@ enum Cmd {
     },
     /// Make a task from a PyTorch or JAX repository: run it once, find its metrics, write
     /// tasks/<id>/task.toml after review.
-    Init(xstack::init::InitOptions),
+    Init(InitArgs),
     /// Side-by-side, syntax-highlighted diff of two files or folders.
     Diff {
         /// The old file or folder (e.g. the source).
@@ -100,8 +106,8 @@ enum Cmd {
         #[arg(long)]
         width: Option<usize>,
         /// Colours: auto (only on a terminal), always, never.
-        #[arg(long, value_enum, default_value = "auto")]
-        color: cli::ColorChoice,
+        #[arg(long, default_value = "auto", value_parser = one_of(ColorChoice::VARIANTS, ColorChoice::as_str))]
+        color: ColorChoice,
     },
     /// Run the task's parity probe in the source and in DIR and compare the tensors: exit 0
     /// all match, 1 a tensor diverges, 2 no [parity] section, 3 the probe could not run.
@@ -123,8 +129,8 @@ enum Cmd {
         #[arg(long)]
         cast: PathBuf,
         /// Which terminal.
-        #[arg(long, value_enum, default_value = "agent")]
-        pane: xstack::replay::cast::CastPane,
+        #[arg(long, default_value = "agent", value_parser = one_of(CastPane::VARIANTS, CastPane::as_str))]
+        pane: CastPane,
     },
     /// The recorded runs, newest first.
     Runs {
@@ -148,6 +154,112 @@ enum Cmd {
         #[arg(long)]
         message_file: Option<PathBuf>,
     },
+}
+
+/// The options of `xstack init`, as parsed; [`InitArgs::into_options`] makes the
+/// library's [`InitOptions`] of them.
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// The repository (only read).
+    repo: PathBuf,
+    /// The experiment command (else proposed from the README and entry files, and asked).
+    #[arg(long)]
+    command: Option<String>,
+    /// The experiment is this notebook (relative to REPO), run top to bottom; written as
+    /// `[run] notebook`.
+    #[arg(long, conflicts_with = "command")]
+    notebook: Option<String>,
+    /// A shell snippet run before the command in each run's copy (preparing data); written
+    /// as `[env] setup`.
+    #[arg(long)]
+    setup: Option<String>,
+    /// A metric to grade on (repeatable; default: those that look like evaluation results).
+    #[arg(long = "metric", value_name = "NAME")]
+    metrics: Vec<String>,
+    /// Direction of every criterion (default: within, around the claim or the measured value).
+    #[arg(long, value_parser = one_of(Direction::VARIANTS, Direction::as_str))]
+    direction: Option<Direction>,
+    /// The source's framework, torch or jax (default: from the experiment's imports); the
+    /// port is in the other one.
+    #[arg(long = "from", value_name = "FRAMEWORK", value_parser = one_of(Framework::VARIANTS, Framework::as_str))]
+    from: Option<Framework>,
+    /// The source side's packages (default: read from the repository: requirements files,
+    /// setup.py, setup.cfg, pyproject.toml, environment.yml, and the experiment's imports);
+    /// `none` for no environment.
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
+    reference_packages: Option<Vec<String>>,
+    /// The port side's packages (default: the reference packages without the source's
+    /// framework family, plus the port's: jax, flax, optax, or torch).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
+    packages: Option<Vec<String>>,
+    /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
+    #[arg(long)]
+    seeds: Option<u64>,
+    /// Task id (default: the folder's name, sanitized).
+    #[arg(long)]
+    id: Option<String>,
+    /// A paper's text or markdown to read claims from, beside the repository's READMEs,
+    /// docs and notebooks.
+    #[arg(long, value_name = "FILE")]
+    paper: Option<PathBuf>,
+    /// Write the task graded against a claim its runs do not reproduce (recorded as
+    /// `not_reproduced`).
+    #[arg(long)]
+    accept_unreproduced: bool,
+    /// Install the repository's pinned requirements that cannot install on this Python
+    /// without their versions (said in the review and in task.toml).
+    #[arg(long)]
+    relax_pins: bool,
+    /// Seconds init's first run may take: an experiment that trains until stopped, or runs
+    /// far past a budget, is stopped there and init says what can shorten it.
+    #[arg(long, value_name = "SECONDS", default_value_t = xstack::init::DEFAULT_RUN_LIMIT_S)]
+    run_limit: u64,
+    /// Accept the proposal without review.
+    #[arg(long)]
+    yes: bool,
+}
+
+impl InitArgs {
+    /// The options `xstack::init::run` takes, the folders from the environment.
+    fn into_options(self) -> InitOptions {
+        InitOptions {
+            repo: self.repo,
+            command: self.command,
+            notebook: self.notebook,
+            setup: self.setup,
+            metrics: self.metrics,
+            direction: self.direction,
+            from: self.from,
+            reference_packages: self.reference_packages,
+            packages: self.packages,
+            seeds: self.seeds,
+            id: self.id,
+            paper: self.paper,
+            accept_unreproduced: self.accept_unreproduced,
+            relax_pins: self.relax_pins,
+            run_limit: self.run_limit,
+            yes: self.yes,
+            tasks_dir: xstack::task::tasks_dir(),
+            cache_dir: xstack::env::cache_dir(),
+        }
+    }
+}
+
+/// A value parser for a closed set of values: clap lists each by `name` in the help and in
+/// its error, and gives back the one named.
+fn one_of<T: Copy + Send + Sync + 'static>(
+    variants: &'static [T],
+    name: fn(T) -> &'static str,
+) -> impl TypedValueParser<Value = T> {
+    clap::builder::PossibleValuesParser::new(variants.iter().map(|v| name(*v))).try_map(
+        move |given: String| {
+            variants
+                .iter()
+                .copied()
+                .find(|v| name(*v) == given)
+                .ok_or_else(|| format!("not one of the possible values: {given}"))
+        },
+    )
 }
 
 /// The options of `xstack run`.
@@ -185,8 +297,8 @@ struct RunArgs {
     #[arg(long)]
     sandbox: bool,
     /// The network in the sandbox: none, or allow (the host's network).
-    #[arg(long, value_enum, requires = "sandbox")]
-    sandbox_net: Option<xstack::agent::sandbox::SandboxNet>,
+    #[arg(long, requires = "sandbox", value_parser = one_of(SandboxNet::VARIANTS, SandboxNet::as_str))]
+    sandbox_net: Option<SandboxNet>,
 }
 
 /// The options of `xstack grade`.
@@ -354,7 +466,7 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             vary_fixed_seed,
             json,
         }) => cli::calibrate(&task, seeds, vary_fixed_seed, json, &mut std::io::stdout()),
-        Some(Cmd::Init(options)) => cli::init(options),
+        Some(Cmd::Init(args)) => cli::init(args.into_options()),
         Some(Cmd::Diff {
             old,
             new,

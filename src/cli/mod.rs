@@ -1,43 +1,12 @@
-//! The subcommands behind the command line, one file each: each resolves its inputs,
-//! reports bad input with exit status 2 before anything is created, and runs the library.
-//! `main.rs` only parses the command line and calls these.
+//! The subcommands behind the command line: those that draw the terminal UI (`pick`,
+//! `replay`, `run`) here, the rest from `xstack-apps`, re-exported. `main.rs` parses the
+//! command line and calls these.
 
-mod agent_script;
-mod calibrate;
-mod check;
-mod diff;
-mod env;
-mod error;
-mod export;
-mod init;
-mod parity;
 mod pick;
-mod prepare;
 mod replay;
 mod run;
-mod runs;
 
-pub use agent_script::agent_script;
-pub use calibrate::calibrate;
-pub use check::check;
-pub use diff::{ColorChoice, diff};
-pub use env::{env_build, env_list, env_prune};
-pub use error::AppError;
-pub use export::export_cast;
-pub use init::init;
-pub use parity::parity;
 pub use pick::pick;
-pub use prepare::{
-    Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir, source_dir,
-};
 pub use replay::{replay_headless, replay_tui};
 pub use run::{run_headless, run_tui, spawn_signal_forwarder};
-pub use runs::runs;
-
-/// The runtime a subcommand's session runs on ([`RuntimeThreads::SessionWorkers`]).
-///
-/// [`RuntimeThreads::SessionWorkers`]: crate::process::RuntimeThreads::SessionWorkers
-pub fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
-    crate::process::runtime(crate::process::RuntimeThreads::SessionWorkers)
-        .map_err(|e| AppError::infra(format!("cannot start the runtime: {e}")))
-}
+pub use xstack_apps::cli::*;

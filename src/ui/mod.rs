@@ -14,6 +14,7 @@ pub mod panes;
 pub mod picker;
 pub mod scene;
 pub mod terminal;
+pub mod text;
 pub mod theme;
 
 use std::io::Write;

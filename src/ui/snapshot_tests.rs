@@ -489,7 +489,7 @@ fn the_diff_file_list_keeps_the_end_of_a_long_path() {
 
 #[test]
 fn a_long_path_keeps_its_file_name() {
-    use super::draw::keep_end;
+    use super::text::keep_end;
     assert_eq!(keep_end("train.py", 12), "train.py");
     assert_eq!(
         keep_end("docs/examples/train_rnn.ipynb", 21),

@@ -24,8 +24,8 @@ use crate::session::state::SessionState;
 use crate::task::Migration;
 
 use super::super::app::{App, DiffMark, PaneId};
-use super::super::draw::keep_end;
 use super::super::keymap::KeyAction;
+use super::super::text::keep_end;
 use super::super::theme::Colors;
 use super::{Pane, PaneContext, PaneKey, Summary};
 

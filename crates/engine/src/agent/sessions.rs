@@ -227,7 +227,7 @@ mod tests {
     /// A session file Codex 0.171.0 wrote (tests/model_server's script: the port written
     /// with a heredoc, then `ls; python3 -c 'import torch'`, which failed), long strings cut,
     /// its folder `/w/workspace`.
-    const ROLLOUT: &str = include_str!("../../tests/fixtures/codex/rollout-0.171.0.jsonl");
+    const ROLLOUT: &str = include_str!("../../../../tests/fixtures/codex/rollout-0.171.0.jsonl");
 
     /// `ROLLOUT` as the session file of a Codex working in `workspace`, under `home`.
     fn write_rollout(home: &Path, day: &str, name: &str, workspace: &Path, text: &str) {
@@ -288,7 +288,7 @@ mod tests {
     /// script: the port written with a heredoc, then `python train.py`), long strings cut,
     /// its folder `/w/workspace`.
     const SANDBOX_PANIC: &str =
-        include_str!("../../tests/fixtures/codex/rollout-0.171.0-sandbox-panic.jsonl");
+        include_str!("../../../../tests/fixtures/codex/rollout-0.171.0-sandbox-panic.jsonl");
 
     #[test]
     fn commands_that_never_started_are_counted_from_the_models_calls() {

@@ -684,7 +684,7 @@ mod tests {
     fn nanogpt_fixes_its_seed_in_train_py() {
         // nanoGPT's own train.py and configurator.py (the bundled task's unmodified repo/).
         let repo =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/nanogpt-shakespeare-char/repo");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/nanogpt-shakespeare-char/repo");
         let command = "python train.py config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0";
         let found = inspect(&repo, command);
         assert_eq!(found.reads, None);
@@ -723,7 +723,7 @@ mod tests {
         assert!(fixed_seeds(&offset).is_empty(), "{offset}");
         // nanoGPT's train.py: line 106 only, every other byte as it was.
         let repo =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/nanogpt-shakespeare-char/repo");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/nanogpt-shakespeare-char/repo");
         let train = std::fs::read_to_string(repo.join("train.py")).unwrap();
         let (offset, lines) = offset_fixed_seeds(&train);
         assert_eq!(lines, [106]);

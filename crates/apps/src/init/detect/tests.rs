@@ -365,7 +365,7 @@ fn nanogpt_output_offers_its_losses_not_its_settings() {
     // What nanoGPT's train.py prints with the README's CPU command: the config file echoed,
     // one `Overriding:` line per flag, then evaluations (`step N: …`) and iterations.
     let config = include_str!(
-        "../../../tasks/nanogpt-shakespeare-char/repo/config/train_shakespeare_char.py"
+        "../../../../../tasks/nanogpt-shakespeare-char/repo/config/train_shakespeare_char.py"
     );
     let mut log = format!("Overriding config with config/train_shakespeare_char.py:\n{config}\n");
     for (k, v) in [

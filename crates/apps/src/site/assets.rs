@@ -16,15 +16,15 @@ const FILES: [(&str, &str); 7] = [
     ("trial.js", include_str!("static/trial.js")),
     (
         "asciinema-player.min.js",
-        include_str!("../../vendor/asciinema-player/asciinema-player.min.js"),
+        include_str!("../../../../vendor/asciinema-player/asciinema-player.min.js"),
     ),
     (
         "asciinema-player.css",
-        include_str!("../../vendor/asciinema-player/asciinema-player.css"),
+        include_str!("../../../../vendor/asciinema-player/asciinema-player.css"),
     ),
     (
         "asciinema-player.LICENSE",
-        include_str!("../../vendor/asciinema-player/LICENSE"),
+        include_str!("../../../../vendor/asciinema-player/LICENSE"),
     ),
     ("NOTICE.txt", NOTICE),
 ];

@@ -10,12 +10,22 @@ use crate::journal::Journal;
 use crate::session::state::{DEFAULT_COLS, DEFAULT_ROWS};
 
 /// Which pane to export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum CastPane {
     /// The agent's terminal.
     Agent,
     /// The verify run's terminal.
     Run,
+}
+
+impl CastPane {
+    /// The name `--pane` takes: `agent` or `run`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CastPane::Agent => "agent",
+            CastPane::Run => "run",
+        }
+    }
 }
 
 /// Writes the asciicast of `pane` to `out`; returns the number of output events.

@@ -382,11 +382,12 @@ impl Policy {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 impl Policy {
     /// A step-mode session with an agent at every stage it goes through, phase 1 failed once
-    /// phase 2 is reached and phase 2 failed once it ended (for the tables of tests).
-    pub(crate) fn at_every_stage() -> Vec<Policy> {
+    /// phase 2 is reached and phase 2 failed once it ended (for the tables of tests: the
+    /// policy's own and the TUI's, which builds this crate with its `testing` feature).
+    pub fn at_every_stage() -> Vec<Policy> {
         [
             At::Setup,
             At::Gate(Gated::Migrate(1)),
@@ -423,7 +424,7 @@ impl Policy {
     }
 
     /// The same policy with an agent of `mode`.
-    pub(crate) fn with_agent(mut self, mode: AgentMode) -> Policy {
+    pub fn with_agent(mut self, mode: AgentMode) -> Policy {
         self.agent = Some(mode);
         self
     }

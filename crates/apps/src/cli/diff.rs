@@ -9,7 +9,7 @@ use crate::task::{Framework, Migration};
 use super::AppError;
 
 /// When `xstack diff` colours its output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum ColorChoice {
     /// Colours when stdout is a terminal.
     Auto,
@@ -17,6 +17,17 @@ pub enum ColorChoice {
     Always,
     /// Never colours.
     Never,
+}
+
+impl ColorChoice {
+    /// The name `--color` takes: `auto`, `always` or `never`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        }
+    }
 }
 
 /// The frameworks of the two sides, `PyTorch ↔ JAX`, when each side's Python (its `.py`

@@ -1,4 +1,5 @@
-//! The options of `xstack init`, as clap parses them from the command line.
+//! The options of `xstack init`: what the command line (the binary's `InitArgs`) or the
+//! picker's new task asks for.
 
 use std::path::PathBuf;
 
@@ -7,72 +8,55 @@ use crate::task::Direction;
 /// How long init's first run may take unless `--run-limit` says otherwise: an hour.
 pub const DEFAULT_RUN_LIMIT_S: u64 = 3600;
 
-/// The options of `xstack init`: clap parses them from the command line (`xstack init
-/// REPO ...`), and [`run`] reads them.
-#[derive(Debug, Clone, clap::Args)]
+/// The options of `xstack init`: built from the parsed command line (`xstack init REPO
+/// ...`) or by [`InitOptions::for_repo`], and read by [`run`].
+#[derive(Debug, Clone)]
 pub struct InitOptions {
     /// The repository (only read).
     pub repo: PathBuf,
     /// The experiment command (else proposed from the README and entry files, and asked).
-    #[arg(long)]
     pub command: Option<String>,
     /// The experiment is this notebook (relative to REPO), run top to bottom; written as
     /// `[run] notebook`.
-    #[arg(long, conflicts_with = "command")]
     pub notebook: Option<String>,
     /// A shell snippet run before the command in each run's copy (preparing data); written
     /// as `[env] setup`.
-    #[arg(long)]
     pub setup: Option<String>,
     /// A metric to grade on (repeatable; default: those that look like evaluation results).
-    #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
     /// Direction of every criterion (default: within, around the claim or the measured value).
-    #[arg(long, value_enum)]
     pub direction: Option<Direction>,
     /// The source's framework, torch or jax (default: from the experiment's imports); the
     /// port is in the other one.
-    #[arg(long = "from", value_enum, value_name = "FRAMEWORK")]
     pub from: Option<crate::task::Framework>,
     /// The source side's packages (default: read from the repository: requirements files,
     /// setup.py, setup.cfg, pyproject.toml, environment.yml, and the experiment's imports);
     /// `none` for no environment.
-    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub reference_packages: Option<Vec<String>>,
     /// The port side's packages (default: the reference packages without the source's
     /// framework family, plus the port's: jax, flax, optax, or torch).
-    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "P")]
     pub packages: Option<Vec<String>>,
     /// Runs for the published value and tolerance (XSTACK_SEED = 0..N-1; default: one run).
-    #[arg(long)]
     pub seeds: Option<u64>,
     /// Task id (default: the folder's name, sanitized).
-    #[arg(long)]
     pub id: Option<String>,
     /// A paper's text or markdown to read claims from, beside the repository's READMEs,
     /// docs and notebooks.
-    #[arg(long, value_name = "FILE")]
     pub paper: Option<PathBuf>,
     /// Write the task graded against a claim its runs do not reproduce (recorded as
     /// `not_reproduced`).
-    #[arg(long)]
     pub accept_unreproduced: bool,
     /// Install the repository's pinned requirements that cannot install on this Python
     /// without their versions (said in the review and in task.toml).
-    #[arg(long)]
     pub relax_pins: bool,
     /// Seconds init's first run may take: an experiment that trains until stopped, or runs
     /// far past a budget, is stopped there and init says what can shorten it.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_RUN_LIMIT_S)]
     pub run_limit: u64,
     /// Accept the proposal without review.
-    #[arg(long)]
     pub yes: bool,
     /// The tasks folder (`XSTACK_TASKS_DIR`, else `tasks`).
-    #[arg(skip = crate::task::tasks_dir())]
     pub tasks_dir: PathBuf,
     /// The cache folder (the environments).
-    #[arg(skip = crate::env::cache_dir())]
     pub cache_dir: PathBuf,
 }
 
@@ -99,17 +83,5 @@ impl InitOptions {
             tasks_dir: crate::task::tasks_dir(),
             cache_dir: crate::env::cache_dir(),
         }
-    }
-}
-
-/// `--direction`: higher, lower or within, as the task file writes them (clap lists them in
-/// the help and in its error).
-impl clap::ValueEnum for Direction {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Direction::Higher, Direction::Lower, Direction::Within]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
     }
 }

@@ -475,7 +475,7 @@ pub fn write_index(
 }
 
 #[cfg(test)]
-#[path = "../../tests/site/tables.rs"]
+#[path = "../../../../tests/site/tables.rs"]
 mod parsed_tables;
 
 #[cfg(test)]

@@ -33,12 +33,22 @@ pub enum SandboxError {
 }
 
 /// The network inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum SandboxNet {
     /// A network namespace of its own: no connection anywhere, not even to this machine.
     None,
     /// The host's network, unrestricted.
     Allow,
+}
+
+impl SandboxNet {
+    /// The name `--sandbox-net` takes: `none` or `allow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxNet::None => "none",
+            SandboxNet::Allow => "allow",
+        }
+    }
 }
 
 /// A checked bubblewrap set-up for one run.

@@ -233,7 +233,7 @@ impl Reduce {
 
 /// Which side of the published value a criterion accepts; [`Direction::judge`] decides
 /// whether a value meets it.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// value >= published - tolerance

@@ -10,18 +10,6 @@ use crate::task::{Framework, Migration};
 /// How many of the repository's files are read at most, following imports from the entry.
 const MAX_FILES: usize = 64;
 
-/// `--from`: torch or jax, as the task file writes them (clap lists them in the help and in
-/// its error).
-impl clap::ValueEnum for Framework {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Framework::Torch, Framework::Jax]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
-    }
-}
-
 /// The direction of the task: `--from` when given, else the experiment's imports (PyTorch
 /// when they import neither), with the reason in words for the proposal.
 pub fn choose(

@@ -7,7 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::located;
 
 /// A machine-learning framework a task migrates from or to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Framework {
     /// PyTorch (`torch`).
