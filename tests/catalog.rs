@@ -39,6 +39,17 @@ fn source_within_tolerance_makemore() {
     check_source_within_tolerance("makemore", &bundled("makemore"));
 }
 
+/// cleanrl's dqn_jax.py on CartPole-v1, unmodified (500,000 steps, 4 to 9 minutes here): the
+/// source in its reference environment lands inside both criteria (the last 50,000 steps'
+/// mean return at least 350, every return's mean within 122.32 ± 8.0).
+#[test]
+fn source_within_tolerance_cleanrl_dqn_jax_cartpole() {
+    check_source_within_tolerance(
+        "cleanrl-dqn-jax-cartpole",
+        &bundled("cleanrl-dqn-jax-cartpole"),
+    );
+}
+
 /// The notebook's 200,000 PyTorch steps, about 10 minutes: `xstack init --notebook`
 /// on the unmodified snapshot writes a notebook task whose criterion is the val loss, finds
 /// the published 1.993 (or the printed 1.99365) in the notebook and authenticates it, leaves

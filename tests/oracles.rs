@@ -30,6 +30,7 @@ use common::*;
 const BUNDLED: &[&str] = &[
     "adamw-cosine",
     "char-transformer",
+    "cleanrl-dqn-jax-cartpole",
     "diffrax-neural-cde",
     "diffrax-neural-ode",
     "digits-cnn-bn",
@@ -182,6 +183,18 @@ fn oracle_first_steps_diffrax_neural_ode() {
 #[test]
 fn oracle_first_steps_diffrax_neural_cde() {
     check_first_steps("diffrax-neural-cde", "loss", 1, 1.0);
+}
+
+/// cleanrl's dqn_jax.py, a JAX source ported to PyTorch: the oracle's first ten episodes'
+/// returns near the source's (seed 1 in both; the first 10,000 steps explore with epsilon
+/// near 1, drawn from the same seeded `random` and action space, so the returns are the
+/// source's until a rare greedy step meets the oracle's own weights: measured equal; a
+/// random CartPole episode lasts 10 to 40 steps). The whole run is minutes: the catalog's
+/// bench runs the demo through both phases, and `tests/parity.rs` shows its mistake in the
+/// first update.
+#[test]
+fn oracle_first_steps_cleanrl_dqn_jax_cartpole() {
+    check_first_steps("cleanrl-dqn-jax-cartpole", "episodic_return", 10, 30.0);
 }
 
 /// The neural ODE's demo trains the first stage on the whole series (the length curriculum

@@ -152,6 +152,24 @@ fn makemore_cnn_diverges_first_in_the_learning_rate_at_step_150000() {
     );
 }
 
+/// cleanrl's dqn_jax.py, a JAX source whose probe runs the script itself for 1,500 steps: the
+/// demo picks the taken action's Q-value with `gather(1, actions)` and no squeeze, so the
+/// (batch, 1) values broadcast against the (batch,) targets; the initial weights and every
+/// episode before learning starts match, and the first wrong number is the first update's
+/// loss.
+#[test]
+fn cleanrl_dqn_jax_cartpole_diverges_first_in_the_first_updates_loss() {
+    check_bundled(
+        "cleanrl-dqn-jax-cartpole",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "td_loss.1100",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 /// Every bundled task made from a public repository (an `[upstream]` table, its source a
 /// folder of the task) has a probe: a `[parity]` section, and the script its command names in
 /// the oracle, the port's side (the source's side is checked by each task's own test above or
