@@ -134,6 +134,24 @@ fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
     );
 }
 
+/// google-deepmind/educational's jraph karate club, a JAX/Haiku/jraph source: the demo
+/// writes jraph.segment_softmax as one softmax over all 190 edges; the graph, both networks'
+/// weights it loads and everything of the GCN match, and the first wrong numbers are the
+/// attention weights of the GAT's first layer (about 1/190 each against a softmax over each
+/// node's incoming edges).
+#[test]
+fn jraph_karate_club_diverges_first_in_the_gat_attention() {
+    check_bundled(
+        "jraph-karate-club",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "gat.layer1.attention",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 /// makemore part 5's notebook, a PyTorch source whose probe runs four steps of its training
 /// cell (0, 1, 149999, 150000): the demo keeps the learning rate at 0.1 throughout; the data,
 /// the batches, the logits, the gradients and the first three steps match, and the first wrong

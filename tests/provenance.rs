@@ -15,6 +15,7 @@ const REAL: &[(&str, &str)] = &[
     ("diffrax-neural-cde", "patrick-kidger/diffrax"),
     ("diffrax-neural-ode", "patrick-kidger/diffrax"),
     ("equinox-train-rnn", "patrick-kidger/equinox"),
+    ("jraph-karate-club", "google-deepmind/educational"),
     ("makemore", "karpathy/makemore"),
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
     ("mlp-ngram", "EurekaLabsAI/mlp"),

@@ -79,6 +79,8 @@ const IMPORT_PACKAGES: &[(&str, &[&str])] = &[
     ("rdkit", &["rdkit"]),
     ("umap", &["umap-learn"]),
     ("faiss", &["faiss-cpu"]),
+    ("haiku", &["dm-haiku"]),
+    ("tree", &["dm-tree"]),
 ];
 
 /// Conda package names that pip knows by another name.
@@ -734,6 +736,9 @@ mod tests {
         assert_eq!(packages_of("cv2")[0], "opencv-python");
         assert_eq!(packages_of("skimage"), ["scikit-image"]);
         assert_eq!(packages_of("einops"), ["einops"]);
+        // PyPI's `haiku` does not exist and `tree` is another project: DeepMind's are `dm-`.
+        assert_eq!(packages_of("haiku"), ["dm-haiku"]);
+        assert_eq!(packages_of("tree"), ["dm-tree"]);
         assert_eq!(
             missing_module(
                 "  File \"x.py\", line 1\nModuleNotFoundError: No module named 'numpy.linalg'\n"
