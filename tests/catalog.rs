@@ -397,3 +397,23 @@ fn diffrax_neural_ode_diverges_first_in_the_length_curriculum() {
         },
     );
 }
+
+/// diffrax's Kalman filter, a JAX source: the demo makes every array of the two equinox
+/// modules an `nn.Parameter` and hands them all to Adam (the source's `filter_spec` trains
+/// Q_root and R_root only). main's defaults, the true system's states, the filter's estimates
+/// on the source's measurements, the loss and its gradients match; the first wrong numbers
+/// are main's model system once two steps of main have run (its A moved by 0.02: each
+/// Adam step moves it by the learning rate). A few minutes on a loaded machine, most of it
+/// JAX compiling: the catalog's, not the suite's.
+#[test]
+fn diffrax_kalman_filter_diverges_first_in_the_trained_model_system() {
+    check_bundled(
+        "diffrax-kalman-filter",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "after_main.sys_model.A",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
