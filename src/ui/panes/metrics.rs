@@ -18,7 +18,7 @@ use ratatui::widgets::canvas::{Canvas, Context, Line as Segment};
 use ratatui::widgets::{Block, Paragraph};
 
 use crate::metrics::{self, Point};
-use crate::task::{CriterionSpec, Direction, Reduce};
+use crate::task::{CriterionSpec, Reduce};
 
 use super::super::scene::Scene;
 use super::super::theme::Theme;

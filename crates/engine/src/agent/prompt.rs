@@ -5,7 +5,7 @@ use crate::parity::ParityReport;
 use std::fmt::Write;
 
 use crate::grade::Verdict;
-use crate::task::{Direction, Task};
+use crate::task::Task;
 
 /// The phase-one migration prompt.
 pub fn migration_prompt(task: &Task, interactive: bool) -> String {
