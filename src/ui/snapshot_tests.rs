@@ -34,7 +34,7 @@ fn verdict(failure: Option<FailureClass>, value: f64) -> Verdict {
         }],
         findings: if failure.is_some() {
             vec![format!(
-                "test_acc (last) = {value} is outside the criterion >= 0.97 - 0.01"
+                "test_acc (last) = {value} is outside the criterion at least 0.97 - 0.01"
             )]
         } else {
             vec![]

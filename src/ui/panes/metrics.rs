@@ -18,7 +18,7 @@ use ratatui::widgets::canvas::{Canvas, Context, Line as Segment};
 use ratatui::widgets::{Block, Paragraph};
 
 use crate::metrics::{self, Point};
-use crate::task::{CriterionSpec, Direction, Reduce};
+use crate::task::{CriterionSpec, Reduce};
 
 use super::super::scene::Scene;
 use super::super::theme::Theme;
@@ -208,16 +208,9 @@ impl CriterionView {
 
 /// A criterion's rule in a few characters: `≥ 0.968`, `≤ 1.93`, `1.88 ± 0.05`.
 pub fn rule_of(criterion: &CriterionSpec) -> String {
-    let (low, high) = criterion.edges();
-    match criterion.direction {
-        Direction::Higher => format!("≥ {}", fmt_num(low)),
-        Direction::Lower => format!("≤ {}", fmt_num(high)),
-        Direction::Within => format!(
-            "{} ± {}",
-            fmt_num(criterion.published),
-            fmt_num(criterion.tolerance)
-        ),
-    }
+    criterion
+        .direction
+        .rule_bound(criterion.published, criterion.tolerance, fmt_num)
 }
 
 fn to_xy<'a>(points: impl Iterator<Item = &'a Point>) -> Vec<(f64, f64)> {

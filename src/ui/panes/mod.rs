@@ -189,7 +189,9 @@ mod tests {
     #[test]
     fn a_wrapped_line_continues_under_its_text() {
         let lines = vec![
-            Line::from("  • test_acc (last) = 0.8956 is outside the criterion >= 0.978 - 0.01"),
+            Line::from(
+                "  • test_acc (last) = 0.8956 is outside the criterion at least 0.978 - 0.01",
+            ),
             Line::from("Phase 1  FAIL fidelity_gap   run 23.0 s, exit 0"),
         ];
         assert_eq!(

@@ -174,10 +174,9 @@ fn criterion_lines<'a>(
         ),
         Span::styled(
             format!(
-                "  published {} ± {} ({}){margin}",
-                fmt_num(cr.published),
-                fmt_num(cr.tolerance),
-                cr.direction.as_str()
+                "  {}{margin}",
+                cr.direction
+                    .published_words(cr.published, cr.tolerance, fmt_num)
             ),
             Style::default().fg(c.dim),
         ),

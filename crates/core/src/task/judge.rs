@@ -80,6 +80,46 @@ impl Direction {
             Direction::Within => (low, high),
         }
     }
+
+    /// The rule a value must meet, in words, each number written by `num`: `at least 0.97 -
+    /// 0.01`, `at most 1.93 + 0.05`, `within 0.81 ± 0.005` (the agent's prompt, the grader's
+    /// findings). Every painter of a criterion takes its sentence from here or from
+    /// [`Direction::rule_bound`] and [`Direction::published_words`].
+    pub fn rule_words(self, published: f64, tolerance: f64, num: impl Fn(f64) -> String) -> String {
+        let (p, t) = (num(published), num(tolerance));
+        match self {
+            Direction::Higher => format!("at least {p} - {t}"),
+            Direction::Lower => format!("at most {p} + {t}"),
+            Direction::Within => format!("within {p} ± {t}"),
+        }
+    }
+
+    /// The rule as the bound it puts on a value, in a few characters: `≥ 0.96`, `≤ 1.98`,
+    /// `0.81 ± 0.005` (the Metrics pane's title), the bound computed as [`Direction::edges`].
+    pub fn rule_bound(self, published: f64, tolerance: f64, num: impl Fn(f64) -> String) -> String {
+        let (low, high) = self.edges(published, tolerance);
+        match self {
+            Direction::Higher => format!("≥ {}", num(low)),
+            Direction::Lower => format!("≤ {}", num(high)),
+            Direction::Within => format!("{} ± {}", num(published), num(tolerance)),
+        }
+    }
+
+    /// The published value with its tolerance and direction: `published 0.97 ± 0.01
+    /// (higher)` (the Verdict pane, the headless progress lines, phase two's prompt).
+    pub fn published_words(
+        self,
+        published: f64,
+        tolerance: f64,
+        num: impl Fn(f64) -> String,
+    ) -> String {
+        format!(
+            "published {} ± {} ({})",
+            num(published),
+            num(tolerance),
+            self.as_str()
+        )
+    }
 }
 
 /// A decimal number, `digits × 10^exponent`, exactly.
@@ -143,6 +183,42 @@ impl Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_rule_is_written_the_same_way_for_every_painter() {
+        let num = |v: f64| v.to_string();
+        let rules: Vec<[String; 3]> = [Direction::Higher, Direction::Lower, Direction::Within]
+            .into_iter()
+            .map(|d| {
+                [
+                    d.rule_words(0.97, 0.01, num),
+                    d.rule_bound(0.97, 0.01, num),
+                    d.published_words(0.97, 0.01, num),
+                ]
+            })
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                [
+                    "at least 0.97 - 0.01",
+                    "≥ 0.96",
+                    "published 0.97 ± 0.01 (higher)"
+                ],
+                [
+                    "at most 0.97 + 0.01",
+                    "≤ 0.98",
+                    "published 0.97 ± 0.01 (lower)"
+                ],
+                [
+                    "within 0.97 ± 0.01",
+                    "0.97 ± 0.01",
+                    "published 0.97 ± 0.01 (within)"
+                ],
+            ]
+            .map(|r| r.map(String::from))
+        );
+    }
 
     /// The judgement of `value` against `published`/`tolerance` in `direction`.
     fn judge(direction: Direction, value: f64, published: f64, tolerance: f64) -> Judgement {

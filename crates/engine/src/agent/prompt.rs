@@ -5,7 +5,7 @@ use crate::parity::ParityReport;
 use std::fmt::Write;
 
 use crate::grade::Verdict;
-use crate::task::{Direction, Task};
+use crate::task::Task;
 
 /// The phase-one migration prompt.
 pub fn migration_prompt(task: &Task, interactive: bool) -> String {
@@ -35,11 +35,9 @@ pub fn migration_prompt(task: &Task, interactive: bool) -> String {
         spec.published.citation
     );
     for c in &spec.criteria {
-        let rule = match c.direction {
-            Direction::Higher => format!("at least {} - {}", c.published, c.tolerance),
-            Direction::Lower => format!("at most {} + {}", c.published, c.tolerance),
-            Direction::Within => format!("within {} ± {}", c.published, c.tolerance),
-        };
+        let rule = c
+            .direction
+            .rule_words(c.published, c.tolerance, |v| v.to_string());
         let _ = writeln!(
             p,
             "- {} (its {} value over the run) must be {rule}; the output must keep printing it in the same format.",
@@ -107,11 +105,10 @@ pub fn phase2_prompt(
             .map_or_else(|| "never printed".to_string(), |v| v.to_string());
         let _ = writeln!(
             p,
-            "- {}: {value} (published {}, tolerance {}, direction {}){}",
+            "- {}: {value}, {}{}",
             c.metric,
-            c.published,
-            c.tolerance,
-            c.direction.as_str(),
+            c.direction
+                .published_words(c.published, c.tolerance, |v| v.to_string()),
             if c.passed { "" } else { " - not met" }
         );
     }

@@ -363,11 +363,9 @@ fn describe_gap(spec: &CriterionSpec, value: f64) -> String {
     } else {
         value.to_string()
     };
-    let rule = match spec.direction {
-        Direction::Higher => format!(">= {} - {}", spec.published, spec.tolerance),
-        Direction::Lower => format!("<= {} + {}", spec.published, spec.tolerance),
-        Direction::Within => format!("within {} ± {}", spec.published, spec.tolerance),
-    };
+    let rule = spec
+        .direction
+        .rule_words(spec.published, spec.tolerance, |v| v.to_string());
     format!(
         "{} ({reduce}) = {value} is outside the criterion {rule}",
         spec.metric

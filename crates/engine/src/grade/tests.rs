@@ -200,7 +200,7 @@ fn a_gap_is_told_with_the_decimals_that_set_it_apart_from_the_edge() {
     };
     assert_eq!(
         describe_gap(&spec, 0.8955625),
-        "test_acc (last) = 0.8956 is outside the criterion >= 0.978 - 0.01"
+        "test_acc (last) = 0.8956 is outside the criterion at least 0.978 - 0.01"
     );
 }
 

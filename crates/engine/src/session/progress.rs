@@ -241,11 +241,10 @@ fn describe_verdict(phase: u8, verdict: &crate::grade::Verdict) -> String {
             .value
             .map_or_else(|| "missing".to_string(), |v| v.to_string());
         text.push_str(&format!(
-            "\n  {} = {value} (published {} ± {}, {}) {}",
+            "\n  {} = {value}, {}: {}",
             c.metric,
-            c.published,
-            c.tolerance,
-            c.direction.as_str(),
+            c.direction
+                .published_words(c.published, c.tolerance, |v| v.to_string()),
             if c.passed { "ok" } else { "FAIL" }
         ));
     }
