@@ -346,6 +346,24 @@ fn init_on_the_diffrax_neural_ode_notebook_takes_the_last_loss_printed() {
 /// predictions, one step's gradients and Adam's first step match, and the first wrong numbers
 /// are the gradients `main`'s optimiser is handed at its second step (the sum of both steps').
 /// About two minutes, most of it JAX compiling: the catalog's, not the suite's.
+/// diffrax's latent ODE, a JAX source: the demo drops jax.vmap and keeps `_loss` as written for
+/// one series, so its sums run over the whole batch; the data, the weights it loads, the
+/// encoder's posterior, the decoder's solution match, and the first wrong numbers are the
+/// losses per series (one number, the batch's total, against eight). Minutes, most of it JAX
+/// compiling: the catalog's, not the suite's.
+#[test]
+fn diffrax_latent_ode_diverges_first_in_the_loss_per_series() {
+    check_bundled(
+        "diffrax-latent-ode",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "loss.per_series",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 #[test]
 fn diffrax_neural_cde_diverges_first_in_the_second_steps_gradients() {
     check_bundled(

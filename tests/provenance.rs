@@ -11,6 +11,7 @@ use xstack::task::{Source, Task, licence_files};
 
 /// The bundled tasks made from a public repository, with the repository each names.
 const REAL: &[(&str, &str)] = &[
+    ("diffrax-latent-ode", "patrick-kidger/diffrax"),
     ("diffrax-neural-cde", "patrick-kidger/diffrax"),
     ("diffrax-neural-ode", "patrick-kidger/diffrax"),
     ("equinox-train-rnn", "patrick-kidger/equinox"),
