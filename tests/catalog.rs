@@ -39,7 +39,6 @@ fn source_within_tolerance_makemore() {
     check_source_within_tolerance("makemore", &bundled("makemore"));
 }
 
-<<<<<<< HEAD
 /// cleanrl's dqn_jax.py on CartPole-v1, unmodified (500,000 steps, 4 to 9 minutes here): the
 /// source in its reference environment lands inside both criteria (the last 50,000 steps'
 /// mean return at least 350, every return's mean within 122.32 ± 8.0).
@@ -49,14 +48,14 @@ fn source_within_tolerance_cleanrl_dqn_jax_cartpole() {
         "cleanrl-dqn-jax-cartpole",
         &bundled("cleanrl-dqn-jax-cartpole"),
     );
-=======
+}
+
 /// google-deepmind/educational's jraph tutorial cut before its downloads, about two minutes:
 /// the source (JAX, Haiku, jraph at their pinned versions) prints the GAT's last accuracy
 /// inside 0.97 - 0.065 (it prints 0.97 with its own PRNGKey(42)).
 #[test]
 fn source_within_tolerance_jraph_karate_club() {
     check_source_within_tolerance("jraph-karate-club", &bundled("jraph-karate-club"));
->>>>>>> task-jraph-karate
 }
 
 /// The notebook's 200,000 PyTorch steps, about 10 minutes: `xstack init --notebook`
@@ -366,6 +365,24 @@ fn init_on_the_diffrax_neural_ode_notebook_takes_the_last_loss_printed() {
 /// predictions, one step's gradients and Adam's first step match, and the first wrong numbers
 /// are the gradients `main`'s optimiser is handed at its second step (the sum of both steps').
 /// About two minutes, most of it JAX compiling: the catalog's, not the suite's.
+/// diffrax's latent ODE, a JAX source: the demo drops jax.vmap and keeps `_loss` as written for
+/// one series, so its sums run over the whole batch; the data, the weights it loads, the
+/// encoder's posterior, the decoder's solution match, and the first wrong numbers are the
+/// losses per series (one number, the batch's total, against eight). Minutes, most of it JAX
+/// compiling: the catalog's, not the suite's.
+#[test]
+fn diffrax_latent_ode_diverges_first_in_the_loss_per_series() {
+    check_bundled(
+        "diffrax-latent-ode",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "loss.per_series",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 #[test]
 fn diffrax_neural_cde_diverges_first_in_the_second_steps_gradients() {
     check_bundled(

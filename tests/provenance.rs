@@ -13,6 +13,7 @@ use xstack::task::{Source, Task, licence_files};
 const REAL: &[(&str, &str)] = &[
     ("cleanrl-dqn-jax-cartpole", "vwxyzjn/cleanrl"),
     ("diffrax-kalman-filter", "patrick-kidger/diffrax"),
+    ("diffrax-latent-ode", "patrick-kidger/diffrax"),
     ("diffrax-neural-cde", "patrick-kidger/diffrax"),
     ("diffrax-neural-ode", "patrick-kidger/diffrax"),
     ("equinox-train-rnn", "patrick-kidger/equinox"),

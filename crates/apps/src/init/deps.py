@@ -5,8 +5,10 @@ object: `setup_py` (the `install_requires` of `setup.py`, read with `ast`, never
 `imports` (the third-party modules the entry files import, and the repository's own modules
 they import, transitively; the standard library, imports guarded by `except ImportError`
 and imports inside the functions of the repository's modules left out), `files` (the repository's Python files the experiment reaches),
-`hazards` (lines of those files that need a GPU or fetch from the network) and `notes`
-(what could not be read).
+`hazards` (lines of those files that need a GPU or fetch from the network), `own` (the
+repository's own packages the entry files import that the run cannot import from the entry's
+folder, each with where it is imported and the folder, `.` or `src`, that holds it) and
+`notes` (what could not be read).
 """
 import ast
 import json
@@ -179,11 +181,18 @@ def main():
         path = os.path.abspath(os.path.join(REPO, entry))
         if os.path.isfile(path):
             queue.append(path)
-    roots = [REPO]
+    # The repository's top and its `src/` find the repository's own packages; a module found
+    # only there is not importable by the run (Python puts the entry's folder on the path, not
+    # the repository's top): it is the repository's own package, reported in `own`.
+    top_roots = [REPO] + [os.path.join(REPO, "src")] * os.path.isdir(os.path.join(REPO, "src"))
+    roots = list(top_roots)
+    entry_folders = []
     for entry in queue:
         folder = os.path.dirname(entry)
+        entry_folders.append(folder)
         if folder not in roots:
             roots.append(folder)
+    own = {}
     entries = set(queue)
     lazy_only = {}
     seen = set()
@@ -231,6 +240,8 @@ def main():
                     if local:
                         break
                 if local:
+                    if root in top_roots and root not in entry_folders and path in entries:
+                        own.setdefault(top, {"module": top, "at": f"{where}{line}", "root": rel(root) if root != REPO else "."})
                     queue.append(local)
                     for n in names:
                         sub = local_file(f"{module}.{n}", root)
@@ -253,6 +264,7 @@ def main():
         json.dumps(
             {
                 "setup_py": setup,
+                "own": list(own.values()),
                 "imports": [{"module": m, "at": at} for m, at in third_party.items()],
                 "files": reached,
                 "hazards": hazards,

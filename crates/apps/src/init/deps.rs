@@ -150,6 +150,8 @@ pub struct Needs {
     pub hazards: Vec<Hazard>,
     /// The Python that read them (`3.11`), when it ran.
     pub python: Option<String>,
+    /// The repository's own packages the experiment imports (see [`OwnPackage`]).
+    pub own: Vec<OwnPackage>,
 }
 
 impl Needs {
@@ -159,10 +161,59 @@ impl Needs {
     }
 }
 
+/// A package of the repository's own that the experiment imports and cannot import from its
+/// own folder (diffrax's `docs/examples/latent_ode.ipynb` importing `diffrax`, pygcn's
+/// `pygcn/train.py` importing `pygcn.utils`): the run imports it from the repository, never
+/// a same-named package from the registry.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct OwnPackage {
+    /// The top-level module (`diffrax`).
+    pub module: String,
+    /// Where the experiment imports it (`docs/examples/latent_ode.ipynb#cell=2 line 3`).
+    pub at: String,
+    /// The folder of the repository that holds it: `.` or `src`.
+    pub root: String,
+}
+
+impl Needs {
+    /// The `[env] setup` line that lets every run import the repository's own packages from
+    /// its copy of the repository (the run's working folder): the folder that holds them put
+    /// first on PYTHONPATH; None when the experiment imports none.
+    pub fn own_packages_setup(&self) -> Option<String> {
+        let root = &self.own.first()?.root;
+        let folder = if root == "." {
+            "$PWD".to_string()
+        } else {
+            format!("$PWD/{root}")
+        };
+        Some(format!(
+            "export PYTHONPATH=\"{folder}${{PYTHONPATH:+:$PYTHONPATH}}\""
+        ))
+    }
+
+    /// The repository's own packages in words, for the user and the task's comment.
+    pub fn own_packages_note(&self) -> Option<String> {
+        if self.own.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = self
+            .own
+            .iter()
+            .map(|o| format!("`{}` (imported by {})", o.module, o.at))
+            .collect();
+        Some(format!(
+            "the repository is the package its experiment imports, {}: every run imports it from its copy of the repository (PYTHONPATH), never a same-named package from the registry",
+            named.join(", ")
+        ))
+    }
+}
+
 /// What `deps.py` prints.
 #[derive(Debug, serde::Deserialize)]
 struct ScriptOutput {
     setup_py: Option<Vec<String>>,
+    #[serde(default)]
+    own: Vec<OwnPackage>,
     imports: Vec<ScriptImport>,
     hazards: Vec<ScriptHazard>,
     notes: Vec<String>,
@@ -238,6 +289,19 @@ pub fn read(repo: &Path, entries: &[String]) -> Needs {
             .collect();
         needs.notes.extend(out.notes);
         needs.python = Some(out.python);
+        let own: Vec<String> = out.own.iter().map(|o| package_name(&o.module)).collect();
+        let (registry, dropped): (Vec<Requirement>, Vec<Requirement>) =
+            std::mem::take(&mut needs.requirements)
+                .into_iter()
+                .partition(|r| !own.contains(&r.name()));
+        needs.requirements = registry;
+        for r in dropped {
+            needs.notes.push(format!(
+                "{} ({}) left out: it is the repository's own package, imported from the repository",
+                r.spec, r.from
+            ));
+        }
+        needs.own = out.own;
     }
     needs
 }
@@ -622,6 +686,78 @@ mod tests {
             ])
         );
         assert!(needs.python.is_some());
+    }
+
+    #[test]
+    fn the_repositorys_own_package_comes_from_the_repository_not_the_registry() {
+        // diffrax's shape: pyproject.toml names the package and its dependencies, the
+        // notebook in docs/examples/ imports it; requirements.txt lists it as well (pygcn's
+        // advice once added a same-named registry package).
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        write(
+            repo,
+            "pyproject.toml",
+            "[project]\nname = \"diffrax\"\ndependencies = [\"jax>=0.4\", \"equinox\"]\n",
+        );
+        write(repo, "requirements.txt", "diffrax\n");
+        write(
+            repo,
+            "diffrax/__init__.py",
+            "from ._solve import diffeqsolve\n",
+        );
+        write(repo, "diffrax/_solve.py", "import jax\n");
+        write(
+            repo,
+            "docs/examples/latent_ode.ipynb",
+            r#"{"cells": [{"cell_type": "code", "source": ["import diffrax\n", "import optax\n"]}]}"#,
+        );
+        let needs = read(repo, &["docs/examples/latent_ode.ipynb".to_string()]);
+        assert_eq!(
+            listed(&needs),
+            pairs(&[
+                ("jax>=0.4", "pyproject.toml [project] dependencies"),
+                ("equinox", "pyproject.toml [project] dependencies"),
+                (
+                    "optax",
+                    "imported by docs/examples/latent_ode.ipynb#cell=0 line 2"
+                ),
+            ])
+        );
+        assert_eq!(
+            needs.own,
+            [OwnPackage {
+                module: "diffrax".to_string(),
+                at: "docs/examples/latent_ode.ipynb#cell=0 line 1".to_string(),
+                root: ".".to_string(),
+            }]
+        );
+        assert!(
+            needs
+                .notes
+                .contains(&"diffrax (requirements.txt) left out: it is the repository's own package, imported from the repository".to_string()),
+            "{:?}",
+            needs.notes
+        );
+        assert_eq!(
+            needs.own_packages_setup().as_deref(),
+            Some("export PYTHONPATH=\"$PWD${PYTHONPATH:+:$PYTHONPATH}\"")
+        );
+        // A src/ layout puts src/ on the path; a script beside its modules needs nothing.
+        write(repo, "src/tinypkg/__init__.py", "");
+        write(repo, "train.py", "import tinypkg\nimport helpers\n");
+        write(repo, "helpers.py", "");
+        let needs = read(repo, &["train.py".to_string()]);
+        let own: Vec<(&str, &str)> = needs
+            .own
+            .iter()
+            .map(|o| (o.module.as_str(), o.root.as_str()))
+            .collect();
+        assert_eq!(own, [("tinypkg", "src")]);
+        assert_eq!(
+            needs.own_packages_setup().as_deref(),
+            Some("export PYTHONPATH=\"$PWD/src${PYTHONPATH:+:$PYTHONPATH}\"")
+        );
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         &target.repo,
         &experiment_files(opts, &target.repo, &command),
     );
+    let own_packages_note = needs.own_packages_note();
+    let with_own = with_own_packages(opts, &needs, console);
+    let opts = &with_own;
     let mut packages = Packages::choose(opts, &needs, migration, console);
     let mut first = FirstRun::run(opts, &target, &command, &mut packages, &needs, console)?;
     let network_note = limits::network_note(&needs.hazards);
@@ -161,6 +164,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         command: command.clone(),
         notebook: opts.notebook.clone(),
         setup: opts.setup.clone(),
+        own_packages_note,
         network_note,
         command_note: published.command_note,
         timeout_s: timeout_for(published.longest_s.max(first.run.duration_s)),
@@ -189,4 +193,23 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         probe_target,
     };
     review_and_write(opts, target, written, console)
+}
+
+/// `opts` with the `[env] setup` line that lets every run import the repository's own
+/// packages from the repository (before the user's `--setup`), when the experiment imports
+/// one; says so.
+fn with_own_packages(
+    opts: &InitOptions,
+    needs: &deps::Needs,
+    console: &mut dyn Console,
+) -> InitOptions {
+    let mut opts = opts.clone();
+    if let (Some(line), Some(note)) = (needs.own_packages_setup(), needs.own_packages_note()) {
+        console.say(&format!("reference packages: {note}: `{line}`"));
+        opts.setup = Some(match opts.setup.take() {
+            Some(given) => format!("{line}\n{given}"),
+            None => line,
+        });
+    }
+    opts
 }

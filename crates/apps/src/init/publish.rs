@@ -82,7 +82,10 @@ pub(super) fn publish(
                 metrics: &specs,
                 criteria,
                 scratch: first.scratch.path(),
-                vary_fixed_seed: false,
+                // A seed the source fixes (a constant, or a default such as
+                // `def main(seed=5678)`) is varied in a copy when the seeds move nothing, so
+                // that the tolerance is a measured spread, not a guess.
+                vary_fixed_seed: true,
             };
             let m = calibrate::measure(
                 &runner,
@@ -178,7 +181,7 @@ fn measured(
         .collect();
     Published {
         measured,
-        integrity: calibrate::seed_varies(&cal.criteria)
+        integrity: calibrate::suggests_seed_check(&cal)
             .then(|| calibrate::seed_check_block(&cal.spread)),
         seed_note: seed_note(seed_use, Some(&cal)),
         suggestions: cal.criteria.iter().map(|c| c.suggestion.clone()).collect(),
@@ -308,7 +311,11 @@ pub fn seed_note(u: &SeedUse, measured: Option<&Calibration>) -> String {
             "none found: the run does not read XSTACK_SEED and sets no seed.".to_string()
         }
     };
+    let offset = measured.is_some_and(|c| matches!(c.spread, Spread::FixedSeedOffset(_)));
     match (moved, u.reads.is_some(), u.fixed_text()) {
+        (Some(true), false, _) if offset => text.push_str(
+            " Offset by XSTACK_SEED in copies of the source, that seed moved the numbers: the tolerance is their spread. A port fixes a seed of its own; its generator draws other numbers from it.",
+        ),
         (Some(true), false, _) => text.push_str(" Its numbers vary from run to run all the same."),
         (Some(false), true, Some(fixed)) => text.push_str(&format!(
             " Every seed gave the same numbers: a seed is also fixed, {fixed}."

@@ -54,6 +54,8 @@ pub struct Proposal {
     pub packages_from: String,
     /// `[env] setup`, when given.
     pub setup: Option<String>,
+    /// Why `setup` puts the repository on PYTHONPATH, when it does.
+    pub own_packages_note: Option<String>,
     /// Why the run needs the network, when it fetches at run time: `[run] network = true`
     /// is written under it.
     pub network_note: Option<String>,
@@ -282,7 +284,16 @@ pub fn task_toml(p: &Proposal) -> String {
         toml_list(&p.reference_packages)
     ));
     if let Some(setup) = &p.setup {
-        out.push_str("# From --setup: run before the command in every run.\n");
+        match &p.own_packages_note {
+            Some(note) => {
+                out.push_str(&format!("# Its first line: {note}."));
+                if setup.contains('\n') {
+                    out.push_str(" The rest, from --setup: run before the command in every run.");
+                }
+                out.push('\n');
+            }
+            None => out.push_str("# From --setup: run before the command in every run.\n"),
+        }
         out.push_str(&format!("setup = {}\n", toml_string(setup)));
     }
     out.push('\n');

@@ -208,6 +208,12 @@ pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
             items: flags,
         });
     }
+    for notebook in words.iter().filter(|w| crate::notebook::is_notebook(w)) {
+        if let Some(text) = read_small(&repo.join(notebook)) {
+            let code = crate::notebook::python_code(notebook, &text);
+            out.extend(function_settings(notebook, &code));
+        }
+    }
     if let Some(entry) = entry_file(repo, &words) {
         let rel = entry
             .strip_prefix(repo)
@@ -215,6 +221,7 @@ pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
             .display()
             .to_string();
         if let Some(text) = read_small(&entry) {
+            out.extend(function_settings(&rel, &text));
             let defaults = argparse_defaults(&text);
             if !defaults.is_empty() {
                 out.push(Settings {
@@ -248,6 +255,115 @@ pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
         }
     }
     out
+}
+
+/// The keyword defaults of each function the top level of `code` calls (`main()`,
+/// `ts, ys, model = main()`), as one [`Settings`] a function: what the experiment runs with
+/// when the call gives them no value (`main(..., steps=250, seed=5678)`).
+fn function_settings(rel: &str, code: &str) -> Vec<Settings> {
+    called_functions(code)
+        .into_iter()
+        .filter_map(|name| {
+            let items = keyword_defaults(code, &name);
+            (!items.is_empty()).then(|| Settings {
+                source: format!("{rel} {name}() keyword defaults"),
+                items,
+            })
+        })
+        .collect()
+}
+
+/// The functions a top-level statement of `code` calls by a bare name (`main()`,
+/// `model = train(...)`) that `code` itself defines, each once, in order.
+fn called_functions(code: &str) -> Vec<String> {
+    static CALL: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        // Invariant: a constant pattern.
+        crate::patterns::constant(r"^(?:[A-Za-z_][\w\s,]*=\s*)?([A-Za-z_]\w*)\s*\(")
+    });
+    let mut out: Vec<String> = Vec::new();
+    for line in code.lines() {
+        let Some(name) = CALL.captures(line).and_then(|c| c.get(1)) else {
+            continue;
+        };
+        let name = name.as_str();
+        let defined = code.lines().any(|l| {
+            l.strip_prefix("def ")
+                .is_some_and(|rest| rest.trim_start().starts_with(&format!("{name}(")))
+        });
+        if defined && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The `name=default` parameters of the top-level `def NAME(...)` of `code`, annotations
+/// dropped (`seed: int = 0` is `seed = 0`).
+fn keyword_defaults(code: &str, function: &str) -> Vec<(String, String)> {
+    let head = format!("def {function}(");
+    let Some(at) = code
+        .match_indices(&head)
+        .map(|(i, _)| i)
+        .find(|&i| i == 0 || code[..i].ends_with('\n'))
+    else {
+        return Vec::new();
+    };
+    let signature = call_arguments(&code[at + head.len()..], CallSpan::Lines);
+    top_level_items(signature)
+        .into_iter()
+        .filter_map(|item| {
+            let (name, value) = item.split_once('=')?;
+            let name = name.split(':').next()?.trim();
+            let value = value.trim();
+            let plain = !name.is_empty()
+                && !name.starts_with('*')
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            (plain && !value.is_empty()).then(|| (name.to_string(), value.to_string()))
+        })
+        .take(MAX_SETTINGS)
+        .collect()
+}
+
+/// The comma-separated items of an argument list, commas inside brackets and strings kept.
+fn top_level_items(list: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut current = String::new();
+    let mut comment = false;
+    for ch in list.chars() {
+        if comment {
+            comment = ch != '\n';
+            if comment {
+                continue;
+            }
+        }
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None => match ch {
+                '#' => {
+                    comment = true;
+                    continue;
+                }
+                '\'' | '"' => quote = Some(ch),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(std::mem::take(&mut current));
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        current.push(ch);
+    }
+    items.push(current);
+    items
+        .into_iter()
+        .map(|i| i.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|i| !i.is_empty())
+        .collect()
 }
 
 /// `--flag` and `default=` of every `add_argument(...)` call that has a default.
@@ -514,6 +630,42 @@ mod tests {
             ]
         );
         assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    #[test]
+    fn a_notebooks_main_keyword_defaults_are_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let cells = [
+            "import jax.random as jr\n",
+            "def main(\n    dataset_size=10000,\n    lr=1e-2,  # Adam, (default)\n    sizes=(16, 16),\n    *,\n    seed: int = 5678,\n    **kwargs,\n):\n    key = jr.PRNGKey(seed)\n",
+            "def helper(x=3):\n    return x\n",
+            "ts, ys = main()\n",
+        ];
+        let notebook = serde_json::json!({
+            "cells": cells.iter().map(|c| serde_json::json!({
+                "cell_type": "code", "source": c, "metadata": {}, "outputs": [], "execution_count": null
+            })).collect::<Vec<_>>(),
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+        });
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/nb.ipynb"), notebook.to_string()).unwrap();
+        let found = hyper_parameters(dir.path(), &crate::notebook::command("docs/nb.ipynb"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].source, "docs/nb.ipynb main() keyword defaults");
+        let items: Vec<(&str, &str)> = found[0]
+            .items
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            items,
+            [
+                ("dataset_size", "10000"),
+                ("lr", "1e-2"),
+                ("sizes", "(16, 16)"),
+                ("seed", "5678"),
+            ]
+        );
     }
 
     #[test]

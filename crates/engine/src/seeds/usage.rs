@@ -191,7 +191,7 @@ pub fn inspect(repo: &Path, command: &str) -> SeedUse {
                 text: line.trim().to_string(),
             });
         }
-        if is_python(file) {
+        if is_python(file) || is_notebook(file) {
             for (line, call) in fixed_seeds(&text) {
                 if out.fixed.len() < MAX_FIXED {
                     out.fixed.push(Location {
@@ -201,7 +201,7 @@ pub fn inspect(repo: &Path, command: &str) -> SeedUse {
                     });
                 }
             }
-            if out.option.is_none() {
+            if out.option.is_none() && is_python(file) {
                 out.option = seed_option(repo, file, &rel, &text);
             }
         }
@@ -222,6 +222,12 @@ fn reads_seed_var(line: &str) -> bool {
 
 fn is_python(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "py")
+}
+
+/// A notebook: its fixed seeds are read in its JSON as they are in a Python file (a code
+/// line is a JSON string there), and offset in place.
+fn is_notebook(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ipynb")
 }
 
 fn is_comment(line: &str) -> bool {
@@ -387,16 +393,30 @@ fn reads_outside(args: &str) -> bool {
     OUTSIDE.is_match(args)
 }
 
-/// Top-level `NAME = <integer>` assignments.
+/// Top-level `NAME = <integer>` assignments, and seed-named parameters whose default is an
+/// integer (`def main(..., seed=5678)`, `seed: int = 0,`): a seed fixed through a function's
+/// default is fixed all the same when the experiment calls it without one.
 fn integer_constants(text: &str) -> Vec<(String, String)> {
     static ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
         // Invariant: a constant pattern.
         crate::patterns::constant(r"(?m)^([A-Za-z_]\w*)\s*=\s*(\d+)\s*(?:#.*)?$")
     });
-    ASSIGN
+    static DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
+        // Invariant: a constant pattern.
+        crate::patterns::constant(
+            r"(?:^|[^\w.=!<>])([A-Za-z_]\w*)\s*(?::\s*int\s*)?=\s*(\d+)\s*(?:[,)]|$)",
+        )
+    });
+    let mut out: Vec<(String, String)> = ASSIGN
         .captures_iter(text)
         .filter_map(|c| assignment(&c))
-        .collect()
+        .collect();
+    for (name, value) in DEFAULT.captures_iter(text).filter_map(|c| assignment(&c)) {
+        if is_seed_name(&name) && !out.iter().any(|(k, _)| *k == name) {
+            out.push((name, value));
+        }
+    }
+    out
 }
 
 /// The calls of a Python file that seed a generator with a constant: an integer literal in
@@ -473,7 +493,9 @@ fn fixed_seed_calls(text: &str) -> Vec<FixedCall> {
         offset += raw.len() + 1;
         let line = raw.trim_end_matches('\r');
         let code = line.split(" #").next().unwrap_or(line);
-        if is_comment(code) || code.trim_start().starts_with("def ") {
+        // A notebook's code line is a JSON string: its quote is not code.
+        let unquoted = code.trim_start().trim_start_matches('"');
+        if is_comment(unquoted) || unquoted.starts_with("def ") {
             continue;
         }
         for c in CALL.captures_iter(code) {
@@ -700,6 +722,52 @@ mod tests {
         assert_eq!(
             found.fixed_text().unwrap(),
             "`torch.manual_seed(1337 + seed_offset)` at train.py:106"
+        );
+    }
+
+    #[test]
+    fn a_seed_fixed_by_a_keyword_default_in_a_notebook_is_found_and_offset() {
+        // diffrax's latent_ode.ipynb: `def main(..., seed=5678)`, `key = jr.PRNGKey(seed)`,
+        // and the last cell calls `main()`.
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/sources/diffrax");
+        let notebook = "docs/examples/latent_ode.ipynb";
+        let found = inspect(&repo, &crate::notebook::command(notebook));
+        let texts: Vec<(&str, &str)> = found
+            .fixed
+            .iter()
+            .map(|l| (l.file.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(texts, [(notebook, "jr.PRNGKey(seed) with seed = 5678")]);
+        assert!(found.reads.is_none());
+        // The offset copy is still the notebook, its one seeding line reading XSTACK_SEED.
+        let text = std::fs::read_to_string(repo.join(notebook)).unwrap();
+        let (offset, lines) = offset_fixed_seeds(&text);
+        assert_eq!(lines, [found.fixed[0].line]);
+        let code = crate::notebook::python_code(notebook, &offset);
+        let original = crate::notebook::python_code(notebook, &text);
+        let changed: Vec<(&str, &str)> = code
+            .lines()
+            .zip(original.lines())
+            .filter(|(a, b)| a != b)
+            .collect();
+        assert_eq!(
+            changed,
+            [(
+                "    key = jr.PRNGKey((seed) + int(__import__('os').environ['XSTACK_SEED']))",
+                "    key = jr.PRNGKey(seed)"
+            )]
+        );
+        // Parameters without an integer default, and other names, fix nothing.
+        let text = "def train(seed, steps=100, lr=3):\n    torch.manual_seed(seed)\n    np.random.seed(steps)\n";
+        assert!(fixed_seeds(text).is_empty(), "{:?}", fixed_seeds(text));
+        let text =
+            "def train(steps=100, random_seed: int = 0):\n    torch.manual_seed(random_seed)\n";
+        assert_eq!(
+            fixed_seeds(text),
+            [(
+                2,
+                "torch.manual_seed(random_seed) with random_seed = 0".to_string()
+            )]
         );
     }
 
