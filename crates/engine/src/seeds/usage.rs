@@ -729,7 +729,7 @@ mod tests {
     fn a_seed_fixed_by_a_keyword_default_in_a_notebook_is_found_and_offset() {
         // diffrax's latent_ode.ipynb: `def main(..., seed=5678)`, `key = jr.PRNGKey(seed)`,
         // and the last cell calls `main()`.
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks/sources/diffrax");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/sources/diffrax");
         let notebook = "docs/examples/latent_ode.ipynb";
         let found = inspect(&repo, &crate::notebook::command(notebook));
         let texts: Vec<(&str, &str)> = found
