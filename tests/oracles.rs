@@ -34,6 +34,7 @@ const BUNDLED: &[&str] = &[
     "diffrax-neural-ode",
     "digits-cnn-bn",
     "digits-mlp",
+    "equinox-mnist",
     "equinox-train-rnn",
     "label-smoothing-init",
     "makemore",

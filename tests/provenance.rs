@@ -13,6 +13,7 @@ use xstack::task::{Source, Task, licence_files};
 const REAL: &[(&str, &str)] = &[
     ("diffrax-neural-cde", "patrick-kidger/diffrax"),
     ("diffrax-neural-ode", "patrick-kidger/diffrax"),
+    ("equinox-mnist", "patrick-kidger/equinox"),
     ("equinox-train-rnn", "patrick-kidger/equinox"),
     ("makemore", "karpathy/makemore"),
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
