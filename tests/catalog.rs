@@ -5,12 +5,12 @@
 //!
 //! The bench shows each demo failing phase 1 as a `fidelity_gap` and passing phase 2 on the
 //! oracle's files (the script compares them); here, the parity probes that take minutes
-//! (diffrax's neural CDE and neural ODE; `tests/parity.rs` has the others), each source in its reference environment lands
-//! inside its task's tolerance (nanoGPT's, makemore-cnn's and diffrax's neural ODE's through
-//! `init` on the snapshot, whose run of the untouched source also shows `init` finding the
-//! task's criterion and claim), and each held-out port (`tests/heldout/TASK/PORT/`: public
-//! code nobody on the team wrote, with its licence and a `PROVENANCE.md`) is graded as its
-//! numbers say.
+//! (diffrax's neural CDE and neural ODE, equinox's mnist; `tests/parity.rs` has the others),
+//! each source in its reference environment lands inside its task's tolerance (nanoGPT's,
+//! makemore-cnn's and diffrax's neural ODE's through `init` on the snapshot, whose run of the
+//! untouched source also shows `init` finding the task's criterion and claim), and each
+//! held-out port (`tests/heldout/TASK/PORT/`: public code nobody on the team wrote, with its
+//! licence and a `PROVENANCE.md`) is graded as its numbers say.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
