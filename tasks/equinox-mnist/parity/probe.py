@@ -20,9 +20,13 @@ import os
 
 import xstack_parity as xp
 
+# The notebook finds MNIST from its own folder; the probe records from the copy's root, so
+# each tensor's location is relative to the copy (probe.py).
+here = os.getcwd()
 os.chdir(os.path.join("docs", "examples"))
 SKIP = ("# This is an error!", "evaluate(model, testloader)", "model = train(")
 nb = xp.notebook_namespace("mnist.ipynb", skip=lambda source: source.startswith(SKIP))
+os.chdir(here)
 import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -14,10 +14,14 @@ import os
 
 import xstack_parity as xp
 
+# The notebook finds MNIST from its own folder; the probe records from the copy's root, so
+# each tensor's location is relative to the copy (probe.py).
+here = os.getcwd()
 os.chdir(os.path.join("docs", "examples"))
 SKIP = ("# This is an error!", "# In PyTorch the parameters", "evaluate(model, testloader)",
         "model = train(")
 nb = xp.notebook_namespace("mnist.ipynb", skip=lambda source: source.startswith(SKIP))
+os.chdir(here)
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
