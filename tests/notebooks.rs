@@ -80,6 +80,38 @@ fn a_cell_that_raises_is_a_crash_that_names_the_cell() {
 }
 
 #[test]
+fn a_cell_committed_with_the_error_it_raises_is_run_past() {
+    let (code, dir, out, _runs) = run_scripted(TASK, "shown_error");
+    assert_eq!(code, 0, "{out}");
+    let r = result(&dir);
+    assert_eq!(r["passed_in_phase"], 1, "{r}");
+    assert_eq!(r["phases"][0]["criteria"][0]["value"], 0.015625);
+    let journal = journal_text(&dir);
+    assert!(
+        journal.contains(
+            "train.ipynb#cell=2: ZeroDivisionError, as in its committed output; going on"
+        ),
+        "{journal}"
+    );
+    assert!(journal.contains("final loss 0.015625"), "{journal}");
+}
+
+#[test]
+fn a_cell_raising_another_error_than_its_committed_one_is_a_crash() {
+    let (code, dir, out, _runs) = run_scripted(TASK, "other_error");
+    assert_eq!(code, 1, "{out}");
+    let r = result(&dir);
+    let phase = &r["phases"][0];
+    assert_eq!(phase["failure"], "crash", "{phase}");
+    assert!(
+        phase["findings"].as_array().unwrap().iter().any(|f| f
+            == "the run exited with status 1: train.ipynb#cell=2 raised ZeroDivisionError: division by zero"),
+        "{phase}"
+    );
+    assert!(!journal_text(&dir).contains("step 4 loss"));
+}
+
+#[test]
 fn torch_in_a_cell_or_installed_by_a_magic_is_a_bypass_naming_the_cell() {
     for (agent, finding) in [
         (

@@ -215,7 +215,7 @@ fn every_real_task_has_a_parity_probe() {
         );
         real.push(id);
     }
-    assert!(real.len() >= 9, "{real:?}");
+    assert!(real.len() >= 10, "{real:?}");
 }
 
 /// A copy of the `jsonl-protected` test task with `parity` as its `[parity]` section

@@ -16,6 +16,7 @@ const REAL: &[(&str, &str)] = &[
     ("diffrax-latent-ode", "patrick-kidger/diffrax"),
     ("diffrax-neural-cde", "patrick-kidger/diffrax"),
     ("diffrax-neural-ode", "patrick-kidger/diffrax"),
+    ("equinox-mnist", "patrick-kidger/equinox"),
     ("equinox-train-rnn", "patrick-kidger/equinox"),
     ("jraph-karate-club", "google-deepmind/educational"),
     ("makemore", "karpathy/makemore"),

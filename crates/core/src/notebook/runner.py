@@ -10,7 +10,9 @@ output is written as the kernel produces it: a line `── NOTEBOOK#cell=N ─�
 cell's index in the notebook, from 0, markdown cells included, as nbformat, the Diff pane and
 claims number them), stream text as it comes, a result's or a display's `text/plain` (with
 `[image/png]` for a picture). A cell that raises ends the run with exit status 1 and the line
-`NOTEBOOK#cell=N raised NAME: VALUE`.
+`NOTEBOOK#cell=N raised NAME: VALUE`, unless the notebook was committed with that cell's output
+an error of the same name (its author ran it to show the error, as Jupyter keeps it): the run
+then goes on after the line `NOTEBOOK#cell=N: NAME, as in its committed output; going on`.
 """
 
 import os
@@ -67,11 +69,28 @@ def main(argv):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def committed_errors(notebook):
+    """The code cells committed with an error as an output: index -> the error's name. Each is
+    tagged `raises-exception` (nbclient's tag for a cell expected to raise) for this run."""
+    expected = {}
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        names = [o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if names:
+            expected[index] = names[0]
+            tags = cell.metadata.setdefault("tags", [])
+            if "raises-exception" not in tags:
+                tags.append("raises-exception")
+    return expected
+
+
 def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, DeadKernelError):
     """Runs `notebook` (`name` as the command gave it, read from `path`); the exit status."""
     from jupyter_client.manager import KernelManager
 
     failed = {}
+    expected = committed_errors(notebook)
 
     class Streaming(NotebookClient):
         """nbclient's client, writing each output message as it arrives."""
@@ -96,6 +115,13 @@ def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, D
 
     def errored(cell, cell_index, execute_reply):
         failed["cell"] = cell_index
+        content = execute_reply["content"]
+        if cell_index not in expected:
+            return
+        if content.get("ename") != expected[cell_index]:
+            raise CellExecutionError.from_cell_and_msg(cell, content)
+        write(sys.stderr, "%s#cell=%d: %s, as in its committed output; going on\n"
+              % (name, cell_index, content.get("ename")))
 
     kernel = KernelManager(kernel_name="python3", transport="ipc",
                            ip=os.path.join(scratch, "kernel"))
