@@ -1768,7 +1768,7 @@ fn a_jax_rl_script_that_logs_with_torch_is_ported_to_pytorch_on_its_episodic_ret
             ("cleanrl_utils/__init__.py", ""),
             (
                 "cleanrl_utils/buffers.py",
-                "class ReplayBuffer:\n    def to_torch(self, array):\n        import torch as th\n        return th.as_tensor(array, device=th.device('cpu'))\n",
+                "try:\n    import torch as th\nexcept ImportError:\n    th = None\n\nclass ReplayBuffer:\n    def to_torch(self, array):\n        return th.as_tensor(array, device=th.device('cpu'))\n",
             ),
         ],
     );

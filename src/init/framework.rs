@@ -152,8 +152,10 @@ struct FileImports {
     bindings: Vec<(String, String)>,
 }
 
-/// The imports of `code`.
-fn file_imports(code: &str) -> FileImports {
+/// The imports of `code`; with `module_level`, those a function's body holds are left out
+/// (a module the experiment imports runs only its top level: a package's `__init__.py`
+/// that imports every variant inside functions imports none of them).
+fn file_imports(code: &str, module_level: bool) -> FileImports {
     let mut out = FileImports::default();
     let name_and_alias = |item: &str| -> Option<(String, Option<String>)> {
         let mut words = item.split_whitespace();
@@ -171,6 +173,9 @@ fn file_imports(code: &str) -> FileImports {
         Some((name, alias))
     };
     for c in IMPORT.captures_iter(code) {
+        if module_level && c.get(0).is_some_and(|m| in_function(code, m.start())) {
+            continue;
+        }
         if let (Some(from), Some(list)) = (c.get(1), c.get(2)) {
             // `from . import utils` reads `utils` beside the file.
             let module = from.as_str().trim_start_matches('.');
@@ -206,6 +211,29 @@ fn file_imports(code: &str) -> FileImports {
         }
     }
     out
+}
+
+/// Whether the line at byte `at` of `code` is inside a function's body: a `def` line
+/// encloses it (the nearest less-indented line, and so on outwards).
+fn in_function(code: &str, at: usize) -> bool {
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+    let first = code[line_start..].lines().next().unwrap_or("");
+    let mut level = indent(first);
+    for line in code[..line_start].lines().rev() {
+        let text = line.trim_start();
+        if level == 0 {
+            break;
+        }
+        if text.is_empty() || text.starts_with('#') || indent(line) >= level {
+            continue;
+        }
+        if text.starts_with("def ") || text.starts_with("async def ") {
+            return true;
+        }
+        level = indent(line);
+    }
+    false
 }
 
 /// The torch-family paths `code` uses: those it imports by name (`from torch.utils.data
@@ -385,7 +413,7 @@ pub fn of_experiment(repo: &Path, entry: &Path) -> Imports {
         let Some(code) = python_code(&file) else {
             continue;
         };
-        let imports = file_imports(&code);
+        let imports = file_imports(&code, file != entry);
         evidence.add(&shown, &code, &imports);
         let folder = file.parent().unwrap_or(repo);
         for path in &imports.paths {
@@ -560,7 +588,7 @@ mod tests {
     fn imports_are_read_with_their_paths_and_names() {
         let code = "from torch.utils.data import (\n    DataLoader,  # batches\n    Dataset as DS,\n)\n\
                     import torch.nn as nn, numpy\nfrom . import helpers\nfrom jax import *\n";
-        let imports = file_imports(code);
+        let imports = file_imports(code, false);
         assert_eq!(
             imports.paths,
             [
@@ -613,6 +641,34 @@ mod tests {
             torch_role("torch.nnx").map(|r| r.0),
             Some(TorchRole::Tensors)
         );
+    }
+
+    #[test]
+    fn a_module_it_imports_counts_its_top_level_imports_only() {
+        // CleanRL's `cleanrl_utils/evals/__init__.py` imports each algorithm in a function.
+        let dir = repo(&[
+            (
+                "train.py",
+                "import optax\ndef main():\n    from evals.jax_eval import evaluate\n",
+            ),
+            (
+                "evals/__init__.py",
+                "def c51():\n    import evals.torch_eval\n    if True:\n        import torch.nn\n",
+            ),
+            (
+                "evals/jax_eval.py",
+                "try:\n    import jax\nexcept ImportError:\n    jax = None\n",
+            ),
+            ("evals/torch_eval.py", "import torch.nn\n"),
+        ]);
+        let found = of_experiment(dir.path(), &dir.path().join("train.py"));
+        assert_eq!(found.framework, Some(Framework::Jax));
+        assert_eq!(found.reason, "The experiment imports JAX (train.py)");
+        assert!(in_function(
+            "x = 1\ndef f():\n    if a:\n        import b\n",
+            30
+        ));
+        assert!(!in_function("try:\n    import b\nexcept E:\n    pass\n", 5));
     }
 
     #[test]
