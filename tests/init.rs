@@ -1740,3 +1740,97 @@ fn a_github_checkout_gets_its_upstream_table_and_a_plain_folder_a_commented_one(
     );
     assert!(toml.contains("\n# experiment = \"main.py\"\n"), "{toml}");
 }
+
+/// A stand-in for CleanRL's `cleanrl/dqn_jax.py`, read as init reads the real one: flax and
+/// optax train, torch only logs (tensorboard) and the repository's own replay buffer makes
+/// torch tensors. Its imports sit in a function the stand-in never calls (no framework
+/// here); it prints what the real script prints, an episodic return in a one-element array.
+const DQN_JAX: &str = "\
+import os
+from cleanrl_utils.buffers import ReplayBuffer
+
+def networks():
+    import flax.linen as nn
+    import jax
+    import optax
+    from torch.utils.tensorboard import SummaryWriter
+    return nn.Dense(2), optax.adam(2.5e-4), SummaryWriter
+
+for step, ret in [(10, 9.0), (31, 21.0), (70, 39.0), (152, 82.0)]:
+    print(f\"global_step={step}, episodic_return=[{ret + int(os.environ.get('XSTACK_SEED', '0')):.0f}.]\")
+print(\"SPS: 410\")
+";
+
+/// A JAX experiment that imports torch only to log and to make tensors becomes a JAX to
+/// PyTorch task with the reason said, its RL return read from its brackets as the criterion
+/// (higher is better), the target packages said to leave out the JAX family; its own package
+/// off the script's import path is named with the `--setup` that fixes it.
+#[test]
+fn a_jax_rl_script_that_logs_with_torch_is_ported_to_pytorch_on_its_episodic_return() {
+    let setup = Setup::made(
+        "cleanrl",
+        &[
+            ("cleanrl/dqn_jax.py", DQN_JAX),
+            ("cleanrl_utils/__init__.py", ""),
+            (
+                "cleanrl_utils/buffers.py",
+                "try:\n    import torch as th\nexcept ImportError:\n    th = None\n\nclass ReplayBuffer:\n    def to_torch(self, array):\n        return th.as_tensor(array, device=th.device('cpu'))\n",
+            ),
+        ],
+    );
+    let before = tree_hash(&setup.repo);
+    let base = [
+        "--yes",
+        "--command",
+        "python3 cleanrl/dqn_jax.py",
+        "--reference-packages",
+        "none",
+    ];
+    let out = setup.init(&base);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("direction: JAX → PyTorch (The experiment trains with JAX (flax, jax, optax in cleanrl/dqn_jax.py); it uses torch only for data and logging (torch.utils.tensorboard) and tensor helpers (torch.as_tensor, torch.device), never torch.nn or torch.optim; `--from` overrides.)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("target environment: torch (the port's framework and its usual libraries, and the reference packages outside the JAX family)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("no module named `cleanrl_utils`, a package of the repository itself (cleanrl_utils/ at its root)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("with --setup 'export PYTHONPATH=$PWD'"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+
+    let mut fixed = base.to_vec();
+    fixed.extend(["--setup", "export PYTHONPATH=$PWD"]);
+    let out = setup.init(&fixed);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (_, task) = setup.written("cleanrl");
+    assert!(
+        all.contains("criteria: episodic_return (the metrics that look like evaluation results"),
+        "{all}"
+    );
+    assert_eq!(task.migration.from.as_str(), "jax");
+    assert_eq!(task.spec.env.packages, ["torch"]);
+    let names: Vec<&str> = task.spec.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert!(names.contains(&"episodic_return"), "{names:?}");
+    let c = &task.spec.criteria[0];
+    assert_eq!(c.metric, "episodic_return");
+    let log = std::fs::read_to_string(task.dir.join("reference.log")).unwrap();
+    let returns = series(&parse_log(&task, &log), "episodic_return").to_vec();
+    let values: Vec<f64> = returns.iter().map(|p| p.value).collect();
+    assert_eq!(values, [9.0, 21.0, 39.0, 82.0]);
+    assert_eq!(returns[3].step, Some(152.0));
+    assert_eq!(
+        tree_hash(&setup.repo),
+        before,
+        "init wrote into the repository"
+    );
+}

@@ -109,11 +109,12 @@ pub(super) fn choose_criteria<'a>(
     }
 }
 
-/// The direction a metric's name implies: accuracy, acc, f1, bleu, auc → higher; loss, mse,
+/// The direction a metric's name implies: accuracy, acc, f1, bleu, auc, return, reward →
+/// higher (a reinforcement-learning agent's episodic return is its result); loss, mse,
 /// error, perplexity, fid → lower (a token of the name equal to the word, or the word followed
 /// by digits, like `acc1`); anything else → within.
 pub fn direction_for(name: &str) -> Direction {
-    const HIGHER: &[&str] = &["accuracy", "acc", "f1", "bleu", "auc"];
+    const HIGHER: &[&str] = &["accuracy", "acc", "f1", "bleu", "auc", "return", "reward"];
     const LOWER: &[&str] = &["loss", "mse", "error", "perplexity", "fid"];
     let name = detect::sanitize(name);
     let has = |words: &[&str]| {

@@ -72,6 +72,7 @@ const METRIC_WORDS: &[&str] = &[
     "kl",
     "bpd",
     "reward",
+    "return",
     "top1",
     "top5",
 ];
@@ -279,7 +280,7 @@ impl Patterns {
                 r"(?i)\b(epoch|step|iter|iteration|global_step)\b([ \t]*[:=]?[ \t]*\[?[ \t]*)(\d+)",
             ),
             key_equals: re(&format!(
-                r"{BEFORE}({name})([ \t]*=[ \t]*)({NUM})([ \t]*%)?"
+                r"{BEFORE}({name})([ \t]*=[ \t]*)(?:({NUM})([ \t]*%)?|\[[ \t]*({NUM})[ \t]*\])"
             )),
             key_colon: re(&format!(
                 r"{BEFORE}({words})[ \t]*:[ \t]*(\d+[ \t]*/[ \t]*\d+[ \t]*[(=][ \t]*)?({NUM})([ \t]*%)?"
@@ -646,28 +647,43 @@ impl LineScan<'_> {
         true
     }
 
-    /// `key=value` pairs (`loss=0.25`, `acc=91.3%`).
+    /// `key=value` pairs (`loss=0.25`, `acc=91.3%`), and a one-element array's value in its
+    /// brackets (`episodic_return=[500.]`, a NumPy array printed whole).
     fn key_equals(&mut self) {
         let line = self.line;
         for c in self.p.key_equals.captures_iter(line) {
-            let (Some(key), Some(num)) = (c.get(1), c.get(3)) else {
+            let bracketed = c.get(5);
+            let (Some(key), Some(num)) = (c.get(1), c.get(3).or(bracketed)) else {
                 continue;
             };
             let percent = c.get(4).is_some();
             let end = c.get(0).map_or(num.end(), |m| m.end());
-            if !ends_a_value(line, num.end(), end, percent) {
+            let ends = if bracketed.is_some() {
+                value_ends(&line[end..])
+            } else {
+                ends_a_value(line, num.end(), end, percent)
+            };
+            if !ends {
                 continue;
             }
-            let core = format!(
-                r"{BEFORE}{}\s*=\s*(?P<value>{NUM}){}",
-                regex::escape(key.as_str()),
-                if percent { r"\s*%" } else { AFTER }
-            );
-            let short = format!(
-                r"\b{}\s*=\s*(?P<value>{SHORT_NUM}){}",
-                regex::escape(key.as_str()),
-                if percent { r"\s*%" } else { "" }
-            );
+            let key_text = regex::escape(key.as_str());
+            let (core, short) = if bracketed.is_some() {
+                (
+                    format!(r"{BEFORE}{key_text}\s*=\s*\[\s*(?P<value>{NUM})\s*\]"),
+                    format!(r"\b{key_text}\s*=\s*\[\s*(?P<value>{SHORT_NUM})\s*\]"),
+                )
+            } else {
+                (
+                    format!(
+                        r"{BEFORE}{key_text}\s*=\s*(?P<value>{NUM}){}",
+                        if percent { r"\s*%" } else { AFTER }
+                    ),
+                    format!(
+                        r"\b{key_text}\s*=\s*(?P<value>{SHORT_NUM}){}",
+                        if percent { r"\s*%" } else { "" }
+                    ),
+                )
+            };
             self.push(Found {
                 key: key.as_str().to_string(),
                 value_text: num.as_str(),

@@ -80,6 +80,19 @@ pub enum InitError {
         /// The flag that adds it, spelled out.
         flag: String,
     },
+    /// The run could not import a package of the repository itself: the command runs a
+    /// script in a subfolder, which puts that folder on the import path, not the root.
+    #[error(
+        "the run failed: no module named `{module}`, a package of the repository itself ({local} at its root) that the script's folder leaves off the import path; nothing was written. Put the repository's root on it with {flag}"
+    )]
+    LocalModuleOffPath {
+        /// The module.
+        module: String,
+        /// The repository's file or folder that holds it.
+        local: String,
+        /// The flag that makes it importable, spelled out.
+        flag: String,
+    },
     /// The experiment ran past `--run-limit`.
     #[error(
         "the command was still running after {limit_s} s, init's limit (--run-limit {limit_s}): an experiment that trains until stopped, or runs far past a budget; it was stopped and nothing was written. To go on, {advice}. Its last lines:\n{tail}"

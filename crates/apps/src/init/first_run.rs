@@ -60,6 +60,15 @@ impl FirstRun {
         if !run.succeeded() {
             let tail = run.tail(seeds::TAIL_LINES);
             if let Some(module) = deps::missing_module(&tail) {
+                if let Some((local, flag)) =
+                    own_module_flag(&target.repo, &module, opts.setup.as_deref())
+                {
+                    return Err(InitError::LocalModuleOffPath {
+                        module,
+                        local,
+                        flag,
+                    });
+                }
                 let package = deps::packages_of(&module)
                     .into_iter()
                     .next()
@@ -129,4 +138,62 @@ pub(super) fn metrics_found(
         ));
     }
     Ok(found)
+}
+
+/// When `module` is the repository's own (a folder or a `.py` file at its root), that file
+/// or folder and the `--setup` that puts the root on the import path (`export
+/// PYTHONPATH=$PWD`, after `setup` when there is one); None when it is not, or when `setup`
+/// already sets PYTHONPATH.
+fn own_module_flag(
+    repo: &std::path::Path,
+    module: &str,
+    setup: Option<&str>,
+) -> Option<(String, String)> {
+    let top = module.split('.').next().unwrap_or(module);
+    let local = if repo.join(top).is_dir() {
+        format!("{top}/")
+    } else if repo.join(format!("{top}.py")).is_file() {
+        format!("{top}.py")
+    } else {
+        return None;
+    };
+    const EXPORT: &str = "export PYTHONPATH=$PWD";
+    let flag = match setup {
+        Some(setup) if setup.contains("PYTHONPATH") => return None,
+        Some(setup) => format!("--setup '{setup}; {EXPORT}'"),
+        None => format!("--setup '{EXPORT}'"),
+    };
+    Some((local, flag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_module_of_the_repository_itself_is_put_on_the_path_with_setup() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join("cleanrl_utils")).unwrap();
+        std::fs::write(repo.path().join("helpers.py"), "").unwrap();
+        assert_eq!(
+            own_module_flag(repo.path(), "cleanrl_utils.buffers", None),
+            Some((
+                "cleanrl_utils/".to_string(),
+                "--setup 'export PYTHONPATH=$PWD'".to_string()
+            ))
+        );
+        assert_eq!(
+            own_module_flag(repo.path(), "helpers", Some("pip --version")),
+            Some((
+                "helpers.py".to_string(),
+                "--setup 'pip --version; export PYTHONPATH=$PWD'".to_string()
+            ))
+        );
+        // A package to install, and a root already on the path, are not this case.
+        assert_eq!(own_module_flag(repo.path(), "gymnasium", None), None);
+        assert_eq!(
+            own_module_flag(repo.path(), "cleanrl_utils", Some("export PYTHONPATH=.")),
+            None
+        );
+    }
 }

@@ -96,10 +96,7 @@ impl Packages {
             ));
         }
         if opts.packages.is_none() {
-            console.say(&format!(
-                "target environment: {} (the port's framework and its usual libraries, and the reference packages outside the PyTorch family)",
-                target.join(" ")
-            ));
+            console.say(&repo::target_environment_line(&target, migration));
         }
         Packages {
             reference,

@@ -74,6 +74,16 @@ pub fn target_packages_note(migration: Migration) -> String {
     )
 }
 
+/// The default port-side packages as init prints them: what they are, the family left out
+/// named for the direction (a JAX source's target leaves out the JAX family).
+pub fn target_environment_line(target: &[String], migration: Migration) -> String {
+    format!(
+        "target environment: {} (the port's framework and its usual libraries, and the reference packages outside the {} family)",
+        target.join(" "),
+        migration.from.name()
+    )
+}
+
 /// The default port-side packages: the reference packages without the source framework's
 /// family (and NVIDIA's libraries), plus the port's (jax, flax and optax; or torch).
 pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String> {
@@ -608,6 +618,14 @@ mod tests {
         assert_eq!(
             target_packages_note(back),
             "The PyTorch side: the reference packages without the JAX family, plus torch."
+        );
+        assert_eq!(
+            target_environment_line(&target_packages(&jax_source, back), back),
+            "target environment: numpy torch (the port's framework and its usual libraries, and the reference packages outside the JAX family)"
+        );
+        assert!(
+            target_environment_line(&["jax".to_string()], Migration::default())
+                .ends_with("outside the PyTorch family)")
         );
     }
 

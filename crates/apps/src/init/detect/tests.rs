@@ -62,6 +62,31 @@ fn name_equals_value_with_epoch_steps() {
 }
 
 #[test]
+fn a_one_element_array_in_brackets_is_its_value_and_a_return_is_an_evaluation() {
+    // CleanRL's `print(f"global_step={global_step}, episodic_return={info['episode']['r']}")`,
+    // the return a NumPy array of one element; its SPS line beside it.
+    let log = "global_step=10, episodic_return=[9.]\n\
+               global_step=31, episodic_return=[21.]\n\
+               SPS: 410\n\
+               global_step=52, episodic_return=[ -3.5 ]\n\
+               global_step=60, episodic_return=[1. 2.]\n";
+    let c = candidates(log);
+    let ret = get(&c, "episodic_return");
+    assert_eq!(ret.style, Style::KeyEquals);
+    // The array of two elements is no value of it.
+    assert_eq!(values(ret), [9.0, 21.0, -3.5]);
+    assert_eq!(steps(ret), [Some(10.0), Some(31.0), Some(52.0)]);
+    assert_eq!(
+        ret.spec.regex.as_deref(),
+        Some(
+            r"\bglobal_step=(?P<step>\d+).*?\bepisodic_return\s*=\s*\[\s*(?P<value>[-+0-9.eE]+)\s*\]"
+        )
+    );
+    assert!(looks_like_evaluation(&ret.name, &ret.example));
+    assert!(!looks_like_evaluation("sps", "SPS: 410"));
+}
+
+#[test]
 fn json_lines_with_a_step_key() {
     let log = "{\"step\": 1, \"loss\": 17.019358}\n\
                {\"step\": 2, \"loss\": 9.5, \"lr\": 0.05}\n\
@@ -335,7 +360,10 @@ fn names_are_sanitized_and_directions_follow_them() {
         ("perplexity", Direction::Lower),
         ("fid", Direction::Lower),
         ("confidence", Direction::Within),
-        ("reward", Direction::Within),
+        ("reward", Direction::Higher),
+        ("episodic_return", Direction::Higher),
+        ("charts_episodic_return", Direction::Higher),
+        ("episodic_length", Direction::Within),
     ] {
         assert_eq!(direction_for(name), dir, "{name}");
     }
