@@ -199,8 +199,8 @@ mod tests {
             [
                 "  • test_acc (last) =",
                 "    0.8956 is outside",
-                "    the criterion >=",
-                "    0.978 - 0.01",
+                "    the criterion at",
+                "    least 0.978 - 0.01",
                 "Phase 1  FAIL",
                 "  fidelity_gap   run",
                 "  23.0 s, exit 0",
