@@ -384,11 +384,15 @@ fn few(names: &[String]) -> String {
 }
 
 /// The framework of the experiment whose entry is `entry` (a script or a notebook) in
-/// `repo`: its imports and those of the repository's modules it imports.
+/// `repo`: its imports and the top-level imports of the repository's modules it imports;
+/// when none of them names a framework, the imports inside those modules' functions.
 pub fn of_experiment(repo: &Path, entry: &Path) -> Imports {
     let mut queue = vec![entry.to_path_buf()];
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     let mut evidence = Evidence::default();
+    // Every import, a module's function bodies included: what decides when no file's top
+    // level names a framework (a model that imports JAX inside the function building it).
+    let mut with_functions = Evidence::default();
     while let Some(file) = queue.pop() {
         if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
             continue;
@@ -403,12 +407,18 @@ pub fn of_experiment(repo: &Path, entry: &Path) -> Imports {
         };
         let imports = file_imports(&code, file != entry);
         evidence.add(&shown, &code, &imports);
+        with_functions.add(&shown, &code, &file_imports(&code, false));
         let folder = file.parent().unwrap_or(repo);
         for path in &imports.paths {
             queue.extend(local_files(path, [folder, repo]));
         }
     }
-    evidence.decide()
+    match evidence.decide() {
+        Imports {
+            framework: None, ..
+        } => with_functions.decide(),
+        decided => decided,
+    }
 }
 
 /// The repository's own files an import of the dotted `path` reads, in `dirs`: each
