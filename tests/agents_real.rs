@@ -615,6 +615,52 @@ fn press_until(tmux: &common::tmux::Tmux, key: &str, what: &str, done: &dyn Fn(&
     }
 }
 
+/// Answers Claude Code's folder-trust dialog with "Yes", as a person who watches it would.
+/// The dialog holds its keys for its first moment (about 150 ms here): a Down in that moment
+/// shows "Yes" chosen, an Enter is dropped, and when the moment ends the dialog is drawn
+/// again with the choice back on "No, exit". So the person presses Down only while "No" is
+/// chosen and Enter only while "Yes" is, never the same key twice without the screen
+/// changing; and after the first Down they watch for that redraw (up to 3 s) before pressing
+/// Enter, so that Enter is not taken by the redrawn "No".
+fn trust_the_folder_in_claude_codes_dialog(tmux: &common::tmux::Tmux) {
+    use std::time::Duration;
+    const NO: &str = "❯ No, exit";
+    const YES: &str = "❯ Yes, I trust this folder";
+    let open = |s: &str| s.contains("Yes, I trust this folder");
+    let refused = |s: &str| {
+        assert!(
+            !s.contains("folder isn't trusted"),
+            "the dialog took No although the screen showed Yes chosen:\n{s}"
+        );
+    };
+    tmux.wait_for("Enter to confirm", Duration::from_secs(10));
+    tmux.keys(&["Down"]);
+    tmux.wait_for(YES, Duration::from_secs(15));
+    let _ = tmux.screen_within(Duration::from_secs(3), |s| s.contains(NO));
+    let mut presses = 0;
+    loop {
+        let screen = tmux.capture();
+        refused(&screen);
+        if !open(&screen) {
+            return;
+        }
+        assert!(
+            presses < 8,
+            "{presses} keys and the dialog is still open:\n{screen}"
+        );
+        presses += 1;
+        if screen.contains(NO) {
+            tmux.keys(&["Down"]);
+            tmux.wait_until("the choice on Yes", Duration::from_secs(15), |s| {
+                s.contains(YES) || !open(s)
+            });
+        } else {
+            tmux.keys(&["Enter"]);
+            let _ = tmux.screen_within(Duration::from_secs(15), |s| !open(s) || s.contains(NO));
+        }
+    }
+}
+
 /// The end of an interactive run that passed in phase 2: `q` quits with exit 0; phase 1
 /// failed; both prompts reached the model, the second in phase 1's conversation, typed into
 /// the one agent process xstack started; and nothing of the agent's is left running.
@@ -687,18 +733,7 @@ fn interactive_claude_code_in_step_mode_asks_the_human_about_the_folder_then_tak
                 assert!(!trusted, "asked twice:\n{screen}");
                 tmux.keys(&["a"]);
                 tmux.wait_for("attached: Ctrl-] detaches", Duration::from_secs(10));
-                // The dialog takes keys once its footer is drawn.
-                tmux.wait_for("Enter to confirm", Duration::from_secs(10));
-                press_until(&tmux, "Down", "the choice on Yes", &|s| {
-                    s.contains("❯ Yes, I trust this folder")
-                });
-                press_until(&tmux, "Enter", "the dialog answered", &|s| {
-                    assert!(
-                        !s.contains("folder isn't trusted"),
-                        "the dialog took No although the screen showed Yes chosen:\n{s}"
-                    );
-                    !s.contains("Yes, I trust this folder")
-                });
+                trust_the_folder_in_claude_codes_dialog(&tmux);
                 tmux.bytes_hex(&["1d"]);
                 trusted = true;
                 tmux.wait_until(
