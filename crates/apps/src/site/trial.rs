@@ -14,7 +14,7 @@ use crate::diff::Snapshot;
 use crate::event::{Event, FileContent};
 use crate::journal::{self, Journal};
 use crate::replay::cast::{self, CastPane};
-use crate::session::result::{PhaseResult, RunResult};
+use crate::session::result::{PhaseResult, PhaseVerdict, RunResult};
 use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, UpstreamSpec};
 
@@ -370,12 +370,12 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
 /// Opens a phase's article: its heading with the verdict (or why it was not graded), and
 /// the outcome's detail.
 fn phase_heading(html: &mut String, phase: &PhaseResult) {
-    let label = match (&phase.verdict, phase.failure) {
-        (Some(v), Some(f)) => format!("{} {}", v.to_uppercase(), f.as_str()),
-        (Some(v), None) => v.to_uppercase(),
+    let label = match (phase.verdict, phase.failure) {
+        (Some(v), Some(f)) => format!("{} {}", v.as_str().to_uppercase(), f.as_str()),
+        (Some(v), None) => v.as_str().to_uppercase(),
         (None, _) => format!("not graded: {}", phase.outcome.as_str()),
     };
-    let cls = if phase.verdict.as_deref() == Some("pass") {
+    let cls = if phase.verdict.is_some_and(PhaseVerdict::passed) {
         "pass"
     } else {
         "fail"
