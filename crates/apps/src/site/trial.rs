@@ -13,6 +13,7 @@ use crate::bench::model::TrialRow;
 use crate::diff::Snapshot;
 use crate::event::{Event, FileContent};
 use crate::journal::{self, Journal};
+use crate::parity::ParityReport;
 use crate::replay::cast::{self, CastPane};
 use crate::session::result::{PhaseResult, PhaseVerdict, RunResult};
 use crate::session::state::SessionState;
@@ -341,16 +342,7 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
             let _ = write!(
                 html,
                 "<p class=\"facts\">Parity probe: {}</p>",
-                escape(&match (&parity.error, &parity.first_divergent) {
-                    (Some(e), _) => format!("could not run: {e}"),
-                    (None, Some(d)) => format!(
-                        "diverges first at {} (max abs {}, max rel {})",
-                        d.name,
-                        d.max_abs.map_or_else(|| "–".to_string(), measure),
-                        d.max_rel.map_or_else(|| "–".to_string(), measure)
-                    ),
-                    (None, None) => format!("{} tensors compared, all match", parity.tensors.len()),
-                })
+                escape(&parity_facts(parity))
             );
         }
         let own: Vec<String> = logs
@@ -365,6 +357,20 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
         html.push_str("</article>");
     }
     html.push_str("</section>\n");
+}
+
+/// The parity probe's line of a phase: its headline, with the first divergent tensor's
+/// errors.
+fn parity_facts(report: &ParityReport) -> String {
+    let errors = report
+        .rows()
+        .into_iter()
+        .find(|r| r.first)
+        .and_then(|r| r.errors);
+    match errors {
+        Some(errors) => format!("{}; {errors}", report.headline()),
+        None => report.headline(),
+    }
 }
 
 /// Opens a phase's article: its heading with the verdict (or why it was not graded), and
