@@ -1351,9 +1351,10 @@ fn the_reference_environment_comes_from_setup_py_and_the_imports() {
     );
 }
 
-/// A pin with no build here stops init naming it and `--relax-pins`; with the flag it is
-/// installed unpinned and the task says so. A module no list names is named with the flag
-/// that adds it.
+/// A pin with no build here stops init naming it and `--relax-pins`; with the flag every
+/// such pin is installed unpinned in one init (the installer names one failing pin at a
+/// time), and the review and the task say each with the version it became. A module no list
+/// names is named with the flag that adds it.
 #[test]
 fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     if !require_tool("uv", || runs_ok("uv", &["--version"])) {
@@ -1362,12 +1363,16 @@ fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     let setup = Setup::made(
         "pinned",
         &[
-            ("requirements.txt", "tinydep==0.5\n"),
-            ("train.py", "import tinydep\nprint('test_acc=0.75')\n"),
+            ("requirements.txt", "tinydep==0.5\notherdep==0.3\n"),
+            (
+                "train.py",
+                "import tinydep, otherdep\nprint('test_acc=0.75')\n",
+            ),
         ],
     );
     let wheels = setup.tmp.path().join("wheels");
     wheel(&wheels, "tinydep", "1.0", "tinydep");
+    wheel(&wheels, "otherdep", "2.0", "otherdep");
     let before = tree_hash(&setup.repo);
     let base = ["--yes", "--command", "python train.py"];
     let out = setup.init_offline(&wheels, &base);
@@ -1385,16 +1390,13 @@ fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     let out = setup.init_offline(&wheels, &relaxed);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
-    assert!(
-        all.contains("installed `tinydep` instead (--relax-pins)"),
-        "{all}"
-    );
+    let pins = "tinydep==0.5 (requirements.txt), otherdep==0.3 (requirements.txt) cannot \
+                install on Python 3.";
+    let became = ": installed `tinydep` 1.0, `otherdep` 2.0 instead (--relax-pins)";
+    assert!(all.contains(pins) && all.contains(became), "{all}");
     let (toml, task) = setup.written("pinned");
-    assert_eq!(task.spec.env.reference_packages, ["tinydep"]);
-    assert!(
-        toml.contains("installed `tinydep` instead (--relax-pins)"),
-        "{toml}"
-    );
+    assert_eq!(task.spec.env.reference_packages, ["tinydep", "otherdep"]);
+    assert!(toml.contains(pins) && toml.contains(became), "{toml}");
 
     let missing = Setup::made(
         "missing",
