@@ -419,7 +419,12 @@ fn a_failing_command_is_shown_and_writes_nothing() {
 #[test]
 fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     let setup = Setup::new("digits-repo", "digits");
-    // With or without --yes, a missing command is named first.
+    // One candidate is proposed in the review; without --yes the review stops it.
+    let out = setup.init(&["--reference-packages", "none"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("pass --yes"), "{}", text(&out));
+    // Two are the user's choice: with or without --yes, a missing command is named first.
+    std::fs::write(setup.repo.join("main.py"), "print('test_acc=0.5')\n").unwrap();
     for args in [
         &["--yes", "--reference-packages", "none"][..],
         &["--reference-packages", "none"],
@@ -428,7 +433,7 @@ fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
         let all = text(&out);
         assert_eq!(out.status.code(), Some(2), "{all}");
         assert!(
-            all.contains("pass --command CMD (candidates: python train.py)"),
+            all.contains("pass --command CMD (candidates: python train.py; python main.py)"),
             "{all}"
         );
     }
@@ -441,6 +446,45 @@ fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("pass --yes"), "{}", text(&out));
     assert!(setup.nothing_written());
+}
+
+/// tkipf/pygcn's layout: the README's only command, in a one-line block, runs a script in
+/// the package's folder, which imports the package from the repository's root. With `--yes`
+/// and no `--command`, init proposes it run in its folder, says so, and the task runs it.
+#[test]
+fn the_only_command_a_readme_names_is_proposed_and_run_in_its_scripts_folder() {
+    let setup = Setup::made(
+        "gcn",
+        &[
+            (
+                "README.md",
+                "# gcn\n\n```python setup.py install```\n\n## Usage\n\n```python train.py```\n",
+            ),
+            (
+                "setup.py",
+                "from setuptools import setup, find_packages\nsetup(name='gcn', packages=find_packages())\n",
+            ),
+            ("gcn/__init__.py", ""),
+            ("gcn/utils.py", "def accuracy():\n    return 0.8\n"),
+            (
+                "gcn/train.py",
+                "from gcn.utils import accuracy\nprint(open('../data.txt').read().strip())\nprint(f'test_acc={accuracy()}')\n",
+            ),
+            ("data.txt", "loaded"),
+        ],
+    );
+    let out = setup.init(&["--yes"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains(
+            "command: `cd gcn && python train.py`, the only one the repository names (--command chooses another)"
+        ),
+        "{all}"
+    );
+    let (_, task) = setup.written("gcn");
+    assert_eq!(task.spec.run.command, "cd gcn && python train.py");
+    assert_eq!(task.spec.criteria[0].published, 0.8);
 }
 
 #[test]
@@ -1616,7 +1660,8 @@ fn a_script_that_fetches_its_data_is_named_and_given_the_network() {
 }
 
 /// A script that never ends: init's run is stopped at `--run-limit`, and the message names
-/// the limit and the command's own step option.
+/// the limit, the command's own step option, how far the run got, and that a bounded run is
+/// another experiment than the claim's.
 #[test]
 fn a_script_that_never_ends_is_stopped_at_the_limit() {
     let setup = Setup::made(
@@ -1642,6 +1687,11 @@ fn a_script_that_never_ends_is_stopped_at_the_limit() {
         "{all}"
     );
     assert!(all.contains("train.py's --max-steps (default 0)"), "{all}");
+    assert!(all.contains("; it printed step "), "{all}");
+    assert!(
+        all.contains("A bounded run is not the experiment a published number is about"),
+        "{all}"
+    );
     assert!(setup.nothing_written(), "{all}");
 }
 

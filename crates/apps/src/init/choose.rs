@@ -23,7 +23,15 @@ pub(super) fn choose_command(
     }
     let candidates = repo::command_candidates(repo);
     if !console.interactive() {
-        return Err(InitError::NoCommand(candidates));
+        return match &candidates[..] {
+            [only] => {
+                console.say(&format!(
+                    "command: `{only}`, the only one the repository names (--command chooses another)"
+                ));
+                Ok(only.clone())
+            }
+            _ => Err(InitError::NoCommand(candidates)),
+        };
     }
     let mut question = String::from("The experiment command");
     if candidates.is_empty() {

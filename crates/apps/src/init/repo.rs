@@ -108,21 +108,30 @@ pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String
 }
 
 /// Candidate experiment commands: commands in the README's code blocks that run Python or a
-/// launcher, then `python FILE` for the entry-point files at the top level.
+/// launcher (a one-line block, ```` ```python train.py``` ````, included), then `python FILE`
+/// for the entry-point files at the top level. A README command whose script is not at the
+/// root but in one subfolder (`python train.py` for `pygcn/train.py`) runs there:
+/// `cd pygcn && python train.py`.
 pub fn command_candidates(repo: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Some(readme) = readme(repo) {
         let mut in_block = false;
         for line in readme.lines() {
             let t = line.trim();
-            if t.starts_with("```") {
-                in_block = !in_block;
-                continue;
-            }
-            if !in_block {
-                continue;
-            }
-            if let Some(cmd) = readme_command(t)
+            let one_line_block = t
+                .strip_prefix("```")
+                .and_then(|rest| rest.strip_suffix("```"))
+                .filter(|inner| !inner.trim().is_empty());
+            let text = match one_line_block {
+                Some(inner) => inner.trim(),
+                None if t.starts_with("```") => {
+                    in_block = !in_block;
+                    continue;
+                }
+                None if in_block => t,
+                None => continue,
+            };
+            if let Some(cmd) = readme_command(text).map(|c| in_its_folder(repo, c))
                 && !out.contains(&cmd)
             {
                 out.push(cmd);
@@ -143,9 +152,42 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
     out
 }
 
+/// `command` run in the folder of its script: unchanged when the script it names is at the
+/// root (or it names none); `cd SUB && command` when the script is not at the root and one
+/// subfolder (up to three deep, hidden ones skipped) holds it.
+fn in_its_folder(repo: &Path, command: String) -> String {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some(script) = words
+        .iter()
+        .skip(1)
+        .find(|w| !w.starts_with('-'))
+        .filter(|w| w.ends_with(".py") && !w.starts_with('/'))
+    else {
+        return command;
+    };
+    if !matches!(words[0], "python" | "python3") || repo.join(script).is_file() {
+        return command;
+    }
+    let folders: Vec<PathBuf> = walkdir::WalkDir::new(repo)
+        .min_depth(1)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir() && e.path().join(script).is_file())
+        .filter_map(|e| e.path().strip_prefix(repo).ok().map(Path::to_path_buf))
+        .collect();
+    match &folders[..] {
+        [folder] => format!("cd {} && {command}", folder.display()),
+        _ => command,
+    }
+}
+
 /// A command line from a README code block, without its prompt, leading variable
 /// assignments and trailing comment; None when it does not run an experiment (a line that
-/// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one).
+/// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one;
+/// so does `python setup.py install`).
 fn readme_command(line: &str) -> Option<String> {
     let line = line.strip_prefix("$ ").unwrap_or(line);
     let line = match line.find(" #") {
@@ -163,10 +205,11 @@ fn readme_command(line: &str) -> Option<String> {
         program,
         "python" | "python3" | "torchrun" | "accelerate" | "deepspeed" | "bash" | "sh"
     ) || program.starts_with("./");
-    let prepares_environment = words.get(1).is_some_and(|w| *w == "-m")
+    let prepares_environment = (words.get(1).is_some_and(|w| *w == "-m")
         && words
             .get(2)
-            .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip"));
+            .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip")))
+        || words.get(1).is_some_and(|w| *w == "setup.py");
     (runs_experiment && !prepares_environment && words.len() > 1).then(|| words.join(" "))
 }
 
@@ -648,6 +691,30 @@ mod tests {
             ]
         );
         assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    /// tkipf/pygcn's README: one-line blocks, an install step, and `python train.py` for a
+    /// script in the package's folder, which runs there.
+    #[test]
+    fn a_one_line_block_names_a_command_that_runs_in_its_scripts_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# pygcn\n\n## Installation\n\n```python setup.py install```\n\n## Usage\n\n```python train.py```\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("pygcn")).unwrap();
+        std::fs::write(dir.path().join("pygcn/train.py"), "").unwrap();
+        assert_eq!(
+            command_candidates(dir.path()),
+            ["cd pygcn && python train.py"]
+        );
+        // At the root too: the root's runs; in two subfolders and not at the root: unchanged.
+        std::fs::create_dir(dir.path().join("other")).unwrap();
+        std::fs::write(dir.path().join("other/train.py"), "").unwrap();
+        assert_eq!(command_candidates(dir.path()), ["python train.py"]);
+        std::fs::write(dir.path().join("train.py"), "").unwrap();
+        assert_eq!(command_candidates(dir.path()), ["python train.py"]);
     }
 
     #[test]
