@@ -443,8 +443,7 @@ fn criteria_table(html: &mut String, data: &TrialData, phase: &PhaseResult) {
     }
     html.push_str(
         "<div class=\"scroll\"><table class=\"criteria\"><thead><tr><th>criterion</th><th>value</th>\
-         <th>published</th><th>tolerance</th><th>direction</th><th>margin</th><th>holds</th>\
-         <th>claim from</th></tr></thead><tbody>",
+         <th>rule</th><th>margin</th><th>holds</th><th>claim from</th></tr></thead><tbody>",
     );
     for c in &phase.criteria {
         let spec = data
@@ -455,15 +454,13 @@ fn criteria_table(html: &mut String, data: &TrialData, phase: &PhaseResult) {
             .find(|s| s.metric == c.metric);
         let _ = write!(
             html,
-            "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td>\
+             <td class=\"rule\">{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
             if c.passed { "pass" } else { "fail" },
             escape(&c.metric),
             escape(&c.metric),
             c.value.map_or_else(|| "never printed".to_string(), measure),
-            measure(c.published),
-            measure(c.tolerance),
-            c.direction.as_str(),
+            escape(&c.direction.rule_words(c.published, c.tolerance, measure)),
             c.margin().map_or_else(|| "–".to_string(), signed),
             if c.passed { "yes" } else { "no" },
             claim_source(spec, data.upstream())
@@ -771,6 +768,11 @@ mod tests {
             html.contains(&format!(
                 "<code>README.md:31</code> in {link} “Cora | Acc: 81.0 %” (reproduced)"
             )),
+            "{html}"
+        );
+        // The criterion's rule in the words every painter uses.
+        assert!(
+            html.contains("<td class=\"rule\">within 0.81 ± 0.005</td>"),
             "{html}"
         );
     }
