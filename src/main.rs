@@ -458,24 +458,45 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             run_dir,
             cast,
             pane,
-        }) => cli::export_cast(&run_dir, &cast, pane),
+        }) => cli::export_cast(&cli::ExportOptions {
+            run_dir,
+            cast,
+            pane,
+        }),
         Some(Cmd::Runs { dir }) => cli::runs(dir.as_deref(), &mut std::io::stdout()),
         Some(Cmd::Calibrate {
             task,
             seeds,
             vary_fixed_seed,
             json,
-        }) => cli::calibrate(&task, seeds, vary_fixed_seed, json, &mut std::io::stdout()),
+        }) => cli::calibrate(
+            &cli::CalibrateOptions {
+                task,
+                seeds,
+                vary_fixed_seed,
+                json,
+            },
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::Init(args)) => cli::init(args.into_options()),
         Some(Cmd::Diff {
             old,
             new,
             width,
             color,
-        }) => cli::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
-        Some(Cmd::Parity { task, repo, json }) => {
-            cli::parity(&task, &repo, json, &mut std::io::stdout())
-        }
+        }) => cli::diff(
+            &cli::DiffCommandOptions {
+                old,
+                new,
+                width,
+                color,
+            },
+            &mut std::io::stdout().lock(),
+        ),
+        Some(Cmd::Parity { task, repo, json }) => cli::parity(
+            &cli::ParityOptions { task, repo, json },
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::Env { command }) => env(command),
         Some(Cmd::AgentScript {
             path,
