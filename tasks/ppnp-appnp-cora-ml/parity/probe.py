@@ -105,3 +105,33 @@ xp.record("train.dropout.attr_kept", np.round(np.float64(kept.mean()), 1), at=ty
 hidden_kept = local[kept, 0] / ((1 / (1 - model_args["drop_prob"])) ** 2) / weights[0].shape[1]
 xp.record("train.dropout.hidden_kept", np.round(np.float64(hidden_kept.mean()), 1),
           at=type(model)._transform_features)
+
+# Early stopping and the weights evaluated after it: train_model itself on a short run
+# (stopping on the accuracy alone, patience 5, at most 200 epochs, seed 0, every epoch logged),
+# its log read back. `restore.best_minus_reported`: the best early-stopping accuracy an epoch
+# logged less the one train_model reports for the weights it evaluates, rounded to 0.1: 0 when
+# those are the best epoch's (each epoch's logged accuracy is computed as the report's is).
+import logging  # noqa: E402
+import re  # noqa: E402
+
+from ppnp.pytorch.earlystopping import Best, StopVariable  # noqa: E402
+
+
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+collect = Collect()
+logging.getLogger().addHandler(collect)
+short = dict(stop_varnames=[StopVariable.ACCURACY], patience=5, max_epochs=200, remember=Best.RANKED)
+_, result = training.train_model("cora_ml", PPNP, graph, model_args, nb["learning_rate"], nb["reg_lambda"],
+                                 dict(nb["idx_split_args"]), short, False, "cpu", 0, 1)
+logged = [float(m) for line in collect.lines for m in re.findall(r"early stopping acc = ([0-9.]+)", line)]
+xp.record("restore.best_minus_reported",
+          np.round(np.float64(max(logged) - result["early_stopping"]["accuracy"] * 100), 1),
+          at=training.train_model)

@@ -87,3 +87,30 @@ xp.record("train.dropout.attr_kept", np.round(np.float64(kept.mean()), 1), at=PP
 hidden_kept = local[kept, 0] / ((1 / (1 - model_args["drop_prob"])) ** 2) / params["fcs"][0].shape[1]
 xp.record("train.dropout.hidden_kept", np.round(np.float64(hidden_kept.mean()), 1),
           at=PPNP._transform_features)
+
+# Early stopping and the weights evaluated after it (parity/probe.py says how): train_model on a
+# short run, its log read back; 0 when the weights evaluated are the best epoch's.
+import logging  # noqa: E402
+import re  # noqa: E402
+
+from ppnp.jax.earlystopping import Best, StopVariable  # noqa: E402
+
+
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+collect = Collect()
+logging.getLogger().addHandler(collect)
+short = dict(stop_varnames=[StopVariable.ACCURACY], patience=5, max_epochs=200, remember=Best.RANKED)
+_, result = training.train_model("cora_ml", PPNP, graph, model_args, nb["learning_rate"], nb["reg_lambda"],
+                                 dict(nb["idx_split_args"]), short, False, 0, 1)
+logged = [float(m) for line in collect.lines for m in re.findall(r"early stopping acc = ([0-9.]+)", line)]
+xp.record("restore.best_minus_reported",
+          np.round(np.float64(max(logged) - result["early_stopping"]["accuracy"] * 100), 1),
+          at=training.train_model)
