@@ -45,6 +45,7 @@ const BUNDLED: &[&str] = &[
     "makemore-cnn",
     "mlp-ngram",
     "nanogpt-shakespeare-char",
+    "ppnp-appnp-cora-ml",
     "sgc-citeseer",
     "sgc-cora",
 ];
@@ -159,6 +160,17 @@ fn demo_phase1_strays_in_its_first_steps_makemore() {
 #[test]
 fn oracle_first_steps_makemore_cnn() {
     check_first_steps("makemore-cnn", "loss", 2, 0.6);
+}
+
+/// klicperajo/ppnp's APPNP notebook: the oracle's train loss at epochs 0, 20 and 40 (the
+/// 140 training nodes' loss with dropout, two decimals; its own weights and dropout masks from
+/// a fresh JAX seed) near the reference log's 2.00, 1.94 and 1.90 (measured: 2.00, 1.94, 1.90
+/// with seed 1; the published CUDA run printed the same). The whole run is 1,000-2,800 epochs
+/// with early stopping, minutes here: the catalog's bench runs the demo (dropout of the sparse
+/// attributes left out, which shows only in the final accuracy) through both phases.
+#[test]
+fn oracle_first_steps_ppnp_appnp_cora_ml() {
+    check_first_steps("ppnp-appnp-cora-ml", "train_loss", 3, 0.05);
 }
 
 /// equinox's train_rnn notebook, a JAX source ported to PyTorch: the demo (torch's nn.GRU

@@ -23,6 +23,7 @@ const REAL: &[(&str, &str)] = &[
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
     ("mlp-ngram", "EurekaLabsAI/mlp"),
     ("nanogpt-shakespeare-char", "karpathy/nanoGPT"),
+    ("ppnp-appnp-cora-ml", "klicperajo/ppnp"),
     ("sgc-citeseer", "Tiiiger/SGC"),
     ("sgc-cora", "Tiiiger/SGC"),
 ];
