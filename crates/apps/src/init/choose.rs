@@ -30,7 +30,10 @@ pub(super) fn choose_command(
                 ));
                 Ok(only.clone())
             }
-            _ => Err(InitError::NoCommand(candidates)),
+            _ => Err(InitError::NoCommand {
+                candidates,
+                notebooks: repo::notebook_candidates(repo),
+            }),
         };
     }
     let mut question = String::from("The experiment command");
@@ -44,7 +47,10 @@ pub(super) fn choose_command(
     }
     loop {
         let Some(answer) = console.ask(&question) else {
-            return Err(InitError::NoCommand(candidates));
+            return Err(InitError::NoCommand {
+                candidates,
+                notebooks: repo::notebook_candidates(repo),
+            });
         };
         let answer = answer.trim();
         if answer.is_empty() {

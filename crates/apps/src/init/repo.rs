@@ -152,6 +152,33 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
     out
 }
 
+/// The notebooks of the repository (up to three folders deep, hidden ones skipped), the ones
+/// its README names first (klicperajo/ppnp's "Run `simple_example_pytorch.ipynb`"), at most
+/// five: the `--notebook` a user may mean when no command is found.
+pub fn notebook_candidates(repo: &Path) -> Vec<String> {
+    let mut found: Vec<String> = walkdir::WalkDir::new(repo)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(repo)
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
+            crate::notebook::is_notebook(&rel).then_some(rel)
+        })
+        .collect();
+    let readme = readme(repo).unwrap_or_default();
+    found.sort_by_key(|path| !readme.contains(path.as_str()));
+    found.truncate(5);
+    found
+}
+
 /// `command` run in the folder of its script: unchanged when the script it names is at the
 /// root (or it names none); `cd SUB && command` when the script is not at the root and one
 /// subfolder (up to three deep, hidden ones skipped) holds it.
@@ -691,6 +718,41 @@ mod tests {
             ]
         );
         assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    /// klicperajo/ppnp: no command, notebooks named in the README's prose; the error says
+    /// `--notebook` with them, the README's first.
+    #[test]
+    fn with_no_command_the_notebooks_are_named_the_readmes_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# ppnp\n\nRun `simple_example_pytorch.ipynb` to train APPNP.\n",
+        )
+        .unwrap();
+        for file in [
+            "analysis.ipynb",
+            "simple_example_pytorch.ipynb",
+            ".ipynb_checkpoints/x.ipynb",
+        ] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        assert!(command_candidates(dir.path()).is_empty());
+        let notebooks = notebook_candidates(dir.path());
+        assert_eq!(
+            notebooks,
+            ["simple_example_pytorch.ipynb", "analysis.ipynb"]
+        );
+        let error = super::super::InitError::NoCommand {
+            candidates: Vec::new(),
+            notebooks,
+        };
+        assert_eq!(
+            error.to_string(),
+            "no experiment command: pass --command CMD, or --notebook PATH for a notebook experiment (simple_example_pytorch.ipynb, analysis.ipynb)"
+        );
     }
 
     /// tkipf/pygcn's README: one-line blocks, an install step, and `python train.py` for a

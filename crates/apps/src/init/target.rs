@@ -56,7 +56,10 @@ impl Target {
             // choice.
             let candidates = repo::command_candidates(&repo);
             if candidates.len() != 1 {
-                return Err(InitError::NoCommand(candidates));
+                return Err(InitError::NoCommand {
+                    candidates,
+                    notebooks: repo::notebook_candidates(&repo),
+                });
             }
         }
         if !opts.yes && !console.interactive() {
