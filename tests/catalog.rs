@@ -50,6 +50,16 @@ fn source_within_tolerance_cleanrl_dqn_jax_cartpole() {
     );
 }
 
+/// cleanrl's dqn.py on CartPole-v1, unmodified: the source in its reference environment
+/// lands inside both criteria, and the untouched source, graded as the agent's workspace
+/// starts (its JAX twin left out), is a `bypass` (no JAX import) after its full run.
+#[test]
+fn source_within_tolerance_cleanrl_dqn_cartpole() {
+    let task = bundled("cleanrl-dqn-cartpole");
+    check_source_within_tolerance("cleanrl-dqn-cartpole", &task);
+    check_source_is_a_bypass("cleanrl-dqn-cartpole", &task);
+}
+
 /// google-deepmind/educational's jraph tutorial cut before its downloads, about two minutes:
 /// the source (JAX, Haiku, jraph at their pinned versions) prints the GAT's last accuracy
 /// inside 0.97 - 0.065 (it prints 0.97 with its own PRNGKey(42)).

@@ -188,6 +188,23 @@ fn cleanrl_dqn_jax_cartpole_diverges_first_in_the_first_updates_loss() {
     );
 }
 
+/// cleanrl's dqn.py, a PyTorch source whose probe runs the script itself for 1,500 steps: the
+/// demo's JAX port indexes the Q-values with the buffer's (batch, 1) actions unsqueezed, a
+/// (batch, batch) matrix against the (batch,) targets; the initial weights and every episode
+/// before learning starts match, and the first wrong number is the first update's loss.
+#[test]
+fn cleanrl_dqn_cartpole_diverges_first_in_the_first_updates_loss() {
+    check_bundled(
+        "cleanrl-dqn-cartpole",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "td_loss.1100",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 /// Every bundled task made from a public repository (an `[upstream]` table, its source a
 /// folder of the task) has a probe: a `[parity]` section, and the script its command names in
 /// the oracle, the port's side (the source's side is checked by each task's own test above or
