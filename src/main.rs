@@ -50,6 +50,17 @@ enum Cmd {
         #[arg(long, default_value = "report")]
         out: PathBuf,
     },
+    /// A static site of a tasks folder (DIR/site/): an index of every task and a page per task.
+    Catalog {
+        /// The tasks folder (default: $XSTACK_TASKS_DIR, else ./tasks).
+        tasks: Option<PathBuf>,
+        /// Where site/ goes (`xstack view DIR` serves it).
+        #[arg(long)]
+        out: PathBuf,
+        /// A bench folder whose trials give each task's verdicts (repeatable).
+        #[arg(long = "bench")]
+        benches: Vec<PathBuf>,
+    },
     /// Serve the static site of a bench or report folder (DIR/site/) on localhost.
     View {
         /// The bench or report folder (or its site/ folder).
@@ -442,6 +453,16 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
         Some(Cmd::Report { run_dirs, out }) => xstack::site::command::with_site(
             &out,
             xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout()),
+            &mut std::io::stdout(),
+        ),
+        Some(Cmd::Catalog {
+            tasks,
+            out,
+            benches,
+        }) => xstack::site::command::catalog(
+            &tasks.unwrap_or_else(xstack::task::tasks_dir),
+            &out,
+            &benches,
             &mut std::io::stdout(),
         ),
         Some(Cmd::View { dir, port }) => {

@@ -50,6 +50,16 @@ fn source_within_tolerance_cleanrl_dqn_jax_cartpole() {
     );
 }
 
+/// cleanrl's dqn.py on CartPole-v1, unmodified: the source in its reference environment
+/// lands inside both criteria, and the untouched source, graded as the agent's workspace
+/// starts (its JAX twin left out), is a `bypass` (no JAX import) after its full run.
+#[test]
+fn source_within_tolerance_cleanrl_dqn_cartpole() {
+    let task = bundled("cleanrl-dqn-cartpole");
+    check_source_within_tolerance("cleanrl-dqn-cartpole", &task);
+    check_source_is_a_bypass("cleanrl-dqn-cartpole", &task);
+}
+
 /// google-deepmind/educational's jraph tutorial cut before its downloads, about two minutes:
 /// the source (JAX, Haiku, jraph at their pinned versions) prints the GAT's last accuracy
 /// inside 0.97 - 0.065 (it prints 0.97 with its own PRNGKey(42)).
@@ -632,6 +642,23 @@ fn ppnp_appnp_cora_ml_diverges_first_in_the_restored_weights() {
             layers: &["solution", "demo/phase1"],
             first: "restore.best_minus_reported",
             at: Some(("ppnp/jax/training.py", 46)),
+            max_abs: None,
+        },
+    );
+}
+
+/// cleanrl's dqn.py, a PyTorch source whose probe runs the script itself for 1,500 steps: the
+/// demo's JAX port indexes the Q-values with the buffer's (batch, 1) actions unsqueezed, a
+/// (batch, batch) matrix against the (batch,) targets; the initial weights and every episode
+/// before learning starts match, and the first wrong number is the first update's loss.
+#[test]
+fn cleanrl_dqn_cartpole_diverges_first_in_the_first_updates_loss() {
+    check_bundled(
+        "cleanrl-dqn-cartpole",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "td_loss.1100",
+            at: None,
             max_abs: None,
         },
     );

@@ -11,6 +11,7 @@ use xstack::task::{Source, Task, licence_files};
 
 /// The bundled tasks made from a public repository, with the repository each names.
 const REAL: &[(&str, &str)] = &[
+    ("cleanrl-dqn-cartpole", "vwxyzjn/cleanrl"),
     ("cleanrl-dqn-jax-cartpole", "vwxyzjn/cleanrl"),
     ("diffrax-kalman-filter", "patrick-kidger/diffrax"),
     ("diffrax-latent-ode", "patrick-kidger/diffrax"),

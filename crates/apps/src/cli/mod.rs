@@ -25,7 +25,8 @@ pub use export::{ExportOptions, export_cast};
 pub use init::init;
 pub use parity::{ParityOptions, parity};
 pub use prepare::{
-    Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir, source_dir,
+    DEMO_AGENT, Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir,
+    source_dir,
 };
 pub use runs::runs;
 

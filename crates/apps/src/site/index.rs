@@ -334,6 +334,29 @@ fn upstream_table(html: &mut String, report: &Report) {
     );
 }
 
+/// "The tasks": a link to each task's page (`tasks/ID/`, the catalog's page of it) with its
+/// title; nothing when no task's folder could be read.
+fn task_pages_list(html: &mut String, task_pages: &[(String, String)]) {
+    if task_pages.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<section id=\"task-pages\"><h2>The tasks</h2><p class=\"note\">Each task this bench \
+         ran, as the catalog shows it: where it comes from, the claim, the criteria and why each \
+         tolerance, the reference curve, the demo.</p><ul>",
+    );
+    for (id, title) in task_pages {
+        let _ = write!(
+            html,
+            "<li><a class=\"task-page\" href=\"{}/{id}/index.html\">{id}</a>: {}</li>",
+            super::catalog::TASKS_DIR,
+            escape(title),
+            id = escape(id)
+        );
+    }
+    html.push_str("</ul></section>\n");
+}
+
 /// Copies the report's SVG figures into `site/figures/`; returns their names.
 fn copy_figures(site: &Path, out: &Path, writer: &Writer) -> Result<Vec<String>, SiteError> {
     let mut names = Vec::new();
@@ -367,6 +390,7 @@ pub fn write_index(
     out: &Path,
     report: &Report,
     trials: &[SiteTrial<'_>],
+    task_pages: &[(String, String)],
     writer: &Writer,
 ) -> Result<(), SiteError> {
     let mut body = String::new();
@@ -423,6 +447,7 @@ pub fn write_index(
         row.timing = crate::bench::model::timing_in(&trial.run_dir, row.duration_s);
     }
     report_tables(&mut body, &timed, &tasks, trials);
+    task_pages_list(&mut body, task_pages);
     upstream_table(&mut body, report);
     let figures = copy_figures(site, out, writer)?;
     body.push_str("<section id=\"figures\"><h2>Figures</h2>");

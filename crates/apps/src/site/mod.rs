@@ -8,6 +8,7 @@
 
 pub mod ansi;
 pub mod assets;
+pub mod catalog;
 pub mod chart;
 pub mod command;
 pub mod compare;
@@ -212,7 +213,8 @@ pub fn build(out: &Path, report: &Report) -> Result<Built, SiteError> {
     }
     remove_stale(&site.join("trials"), &trials)?;
     compare::write_all(&site, &trials, &pairs, &writer)?;
-    index::write_index(&site, out, report, &trials, &writer)?;
+    let task_pages = catalog::write_for_bench(&site, &trials, &writer)?;
+    index::write_index(&site, out, report, &trials, &task_pages, &writer)?;
     Ok(built)
 }
 
