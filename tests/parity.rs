@@ -170,6 +170,25 @@ fn makemore_cnn_diverges_first_in_the_learning_rate_at_step_150000() {
     );
 }
 
+/// makemore part 3's notebook, a PyTorch source whose probe runs four steps of its training
+/// cell (0, 1, 99999, 100000): the demo reads the gradient with `(loss, _)` and so discards the
+/// running statistics its forward pass returns; the data, the batches, the batch statistics,
+/// the loss, the gradients, the learning rate and the parameters after the first step match,
+/// and the first wrong number is the running mean after it (still the initial zeros against
+/// 0.001 times the batch's mean).
+#[test]
+fn makemore_part3_bn_diverges_first_in_the_running_mean_after_step_0() {
+    check_bundled(
+        "makemore-part3-bn",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step0.running.bnmean_running",
+            at: None,
+            max_abs: None,
+        },
+    );
+}
+
 /// cleanrl's dqn_jax.py, a JAX source whose probe runs the script itself for 1,500 steps: the
 /// demo picks the taken action's Q-value with `gather(1, actions)` and no squeeze, so the
 /// (batch, 1) values broadcast against the (batch,) targets; the initial weights and every
