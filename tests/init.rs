@@ -443,6 +443,27 @@ fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     assert!(setup.nothing_written());
 }
 
+/// A lecture repository holds notebooks and no script (nn-zero-to-hero): without a terminal,
+/// init names `--notebook` and the notebooks it could take, and writes nothing.
+#[test]
+fn a_repository_of_notebooks_without_a_command_is_pointed_at_notebook() {
+    let setup = Setup::copy(&root().join("tasks/sources/zero-to-hero"), "zero-to-hero");
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&[]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("pass --command CMD, or --notebook PATH for one of its notebooks ("),
+        "{all}"
+    );
+    assert!(
+        all.contains("lectures/makemore/makemore_part3_bn.ipynb"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+    assert_eq!(tree_hash(&setup.repo), before);
+}
+
 #[test]
 fn an_existing_task_and_a_bad_id_are_refused() {
     let setup = Setup::new("digits-repo", "digits");

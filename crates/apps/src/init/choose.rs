@@ -23,7 +23,7 @@ pub(super) fn choose_command(
     }
     let candidates = repo::command_candidates(repo);
     if !console.interactive() {
-        return Err(InitError::NoCommand(candidates));
+        return Err(no_command(repo, candidates));
     }
     let mut question = String::from("The experiment command");
     if candidates.is_empty() {
@@ -36,7 +36,7 @@ pub(super) fn choose_command(
     }
     loop {
         let Some(answer) = console.ask(&question) else {
-            return Err(InitError::NoCommand(candidates));
+            return Err(no_command(repo, candidates));
         };
         let answer = answer.trim();
         if answer.is_empty() {
@@ -52,6 +52,14 @@ pub(super) fn choose_command(
             continue;
         }
         return Ok(answer.to_string());
+    }
+}
+
+/// No command: the README's and entry files' `candidates`, with the repository's notebooks.
+pub(super) fn no_command(repo: &Path, candidates: Vec<String>) -> InitError {
+    InitError::NoCommand {
+        candidates,
+        notebooks: repo::notebooks(repo),
     }
 }
 

@@ -22,8 +22,17 @@ pub enum InitError {
     #[error("stdin is not a terminal, so the proposal cannot be reviewed: pass --yes to accept it")]
     NeedsYes,
     /// No command was given and none can be asked for.
-    #[error("no experiment command: pass --command CMD{}", candidates_hint(.0))]
-    NoCommand(Vec<String>),
+    #[error(
+        "no experiment command: pass --command CMD{}{}",
+        candidates_hint(.candidates),
+        notebooks_hint(.notebooks)
+    )]
+    NoCommand {
+        /// The commands the README and the entry files propose.
+        candidates: Vec<String>,
+        /// The repository's notebooks, each an experiment `--notebook` can name.
+        notebooks: Vec<String>,
+    },
     /// `--notebook` names no notebook of the repository.
     #[error(
         "--notebook {0}: the repository has no such notebook (a .ipynb file, relative to REPO)"
@@ -185,6 +194,19 @@ fn candidates_hint(c: &[String]) -> String {
         String::new()
     } else {
         format!(" (candidates: {})", c.join("; "))
+    }
+}
+
+/// `--notebook` and the repository's notebooks, when it has any: a lecture repository holds
+/// notebooks and no script, so the notebook is the experiment.
+fn notebooks_hint(notebooks: &[String]) -> String {
+    if notebooks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or --notebook PATH for one of its notebooks ({})",
+            notebooks.join("; ")
+        )
     }
 }
 

@@ -143,6 +143,29 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
     out
 }
 
+/// The repository's notebooks (`.ipynb` files outside hidden folders such as Jupyter's
+/// `.ipynb_checkpoints`), relative to it, sorted; at most `MAX_NOTEBOOKS` of them.
+pub fn notebooks(repo: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(repo)
+        .max_depth(4)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_type().is_file() && crate::notebook::is_notebook(&e.path().to_string_lossy())
+        })
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(repo).ok()?;
+            Some(rel.to_string_lossy().replace('\\', "/"))
+        })
+        .take(MAX_NOTEBOOKS)
+        .collect()
+}
+
+/// How many notebooks `notebooks` names at most.
+const MAX_NOTEBOOKS: usize = 8;
+
 /// A command line from a README code block, without its prompt, leading variable
 /// assignments and trailing comment; None when it does not run an experiment (a line that
 /// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one).
@@ -595,6 +618,25 @@ fn flatten_yaml(text: &str, out: &mut Vec<(String, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notebooks_are_listed_relative_to_the_repository_without_hidden_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [
+            "lectures/makemore/part3.ipynb",
+            "lectures/makemore/.ipynb_checkpoints/part3-checkpoint.ipynb",
+            "lectures/makemore/names.txt",
+            "demo.ipynb",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        assert_eq!(
+            notebooks(dir.path()),
+            ["demo.ipynb", "lectures/makemore/part3.ipynb"]
+        );
+    }
 
     #[test]
     fn requirements_keep_torch_and_skip_pip_options() {

@@ -52,7 +52,10 @@ impl Target {
                 return Err(InitError::NoNotebook(notebook.clone()));
             }
         } else if opts.command.is_none() && !console.interactive() {
-            return Err(InitError::NoCommand(repo::command_candidates(&repo)));
+            return Err(super::choose::no_command(
+                &repo,
+                repo::command_candidates(&repo),
+            ));
         }
         if !opts.yes && !console.interactive() {
             return Err(InitError::NeedsYes);
