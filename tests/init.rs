@@ -487,6 +487,27 @@ fn the_only_command_a_readme_names_is_proposed_and_run_in_its_scripts_folder() {
     assert_eq!(task.spec.criteria[0].published, 0.8);
 }
 
+/// A lecture repository holds notebooks and no script (nn-zero-to-hero): without a terminal,
+/// init names `--notebook` and the notebooks it could take, and writes nothing.
+#[test]
+fn a_repository_of_notebooks_without_a_command_is_pointed_at_notebook() {
+    let setup = Setup::copy(&root().join("tasks/sources/zero-to-hero"), "zero-to-hero");
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&[]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("pass --command CMD, or --notebook PATH for a notebook experiment ("),
+        "{all}"
+    );
+    assert!(
+        all.contains("lectures/makemore/makemore_part3_bn.ipynb"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+    assert_eq!(tree_hash(&setup.repo), before);
+}
+
 #[test]
 fn an_existing_task_and_a_bad_id_are_refused() {
     let setup = Setup::new("digits-repo", "digits");

@@ -667,6 +667,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn notebooks_are_listed_relative_to_the_repository_without_hidden_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [
+            "lectures/makemore/part3.ipynb",
+            "lectures/makemore/.ipynb_checkpoints/part3-checkpoint.ipynb",
+            "lectures/makemore/names.txt",
+            "demo.ipynb",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        assert_eq!(
+            notebook_candidates(dir.path()),
+            ["demo.ipynb", "lectures/makemore/part3.ipynb"]
+        );
+    }
+
+    #[test]
     fn requirements_keep_torch_and_skip_pip_options() {
         let (list, skipped) = parse_requirements(
             "# deps\ntorch>=2.1  # cpu is fine\nnumpy\n-r extra.txt\n--index-url https://x\nscikit-learn; python_version > '3.8'\n",
