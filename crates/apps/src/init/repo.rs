@@ -118,9 +118,16 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
         let mut in_block = false;
         for line in readme.lines() {
             let t = line.trim();
+            // A one-line block, or a code span that is its whole line (pytorch-GAT's
+            // README.md:189, `python training_script_cora.py --should_test`).
             let one_line_block = t
                 .strip_prefix("```")
                 .and_then(|rest| rest.strip_suffix("```"))
+                .or_else(|| {
+                    t.strip_prefix('`')
+                        .and_then(|rest| rest.strip_suffix('`'))
+                        .filter(|inner| !inner.contains('`'))
+                })
                 .filter(|inner| !inner.trim().is_empty());
             let text = match one_line_block {
                 Some(inner) => inner.trim(),
@@ -796,6 +803,19 @@ mod tests {
         assert_eq!(command_candidates(dir.path()), ["python train.py"]);
         std::fs::write(dir.path().join("train.py"), "").unwrap();
         assert_eq!(command_candidates(dir.path()), ["python train.py"]);
+        // A code span that is its whole line is a command; one inside a sentence is not.
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# GAT\n\nTrain it:\n\n`python training_script_cora.py --should_test`\n\nOr run `python nope.py` in prose.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            command_candidates(dir.path()),
+            [
+                "python training_script_cora.py --should_test",
+                "python train.py"
+            ]
+        );
     }
 
     #[test]
