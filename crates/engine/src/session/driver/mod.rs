@@ -9,6 +9,7 @@ mod agent;
 mod parity;
 mod setup;
 mod verify;
+mod verify_process;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +23,6 @@ use crate::agent::sessions::CodexCommands;
 use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
-use crate::metrics::MetricStream;
 use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
 use crate::pty::supervise::{ChildEvent, Supervised};
 use crate::runner::RunnerPool;
@@ -139,10 +139,8 @@ pub struct Driver {
     agent: Option<Supervised>,
     /// Whether the running agent's exit was recorded.
     agent_exit_recorded: bool,
-    run: Option<Supervised>,
-    metric_stream: Option<MetricStream>,
-    /// Whether the verify run going on is the seed check's (its points are its own series).
-    seed_check_run: bool,
+    /// The verify run going on.
+    run: Option<verify_process::VerifyProcess>,
     /// What interrupted the session, when a signal or the human did.
     interruption: Option<Interruption>,
     pending_messages: Vec<String>,
@@ -202,8 +200,6 @@ impl Driver {
             agent: None,
             agent_exit_recorded: false,
             run: None,
-            metric_stream: None,
-            seed_check_run: false,
             interruption: None,
             pending_messages: Vec::new(),
             resume_prompt: None,
@@ -482,7 +478,7 @@ impl Driver {
     fn resize(&mut self, pane: TerminalPane, cols: u16, rows: u16) {
         let child = match pane {
             TerminalPane::Agent => self.agent.as_mut(),
-            TerminalPane::Run => self.run.as_mut(),
+            TerminalPane::Run => self.run.as_mut().map(verify_process::VerifyProcess::child),
         };
         if let Some(child) = child
             && let Err(e) = child.process().resize(cols, rows)
@@ -518,7 +514,7 @@ impl Driver {
         loop {
             let woken = {
                 let agent = self.agent.as_mut();
-                let run = self.run.as_mut();
+                let run = self.run.as_mut().map(verify_process::VerifyProcess::child);
                 let commands = self.commands.as_mut();
                 tokio::select! {
                     event = child_next(agent) => Woken::Agent(event),
@@ -558,7 +554,8 @@ impl Driver {
                 Woken::Command(Some(command)) => return Input::Command(command),
                 Woken::Command(None) => self.commands = None,
                 Woken::Tick => {
-                    let keep: Vec<i32> = [self.agent.as_mut(), self.run.as_mut()]
+                    let run = self.run.as_mut().map(verify_process::VerifyProcess::child);
+                    let keep: Vec<i32> = [self.agent.as_mut(), run]
                         .into_iter()
                         .flatten()
                         .filter_map(|child| child.process().pgid())
@@ -576,9 +573,9 @@ impl Driver {
     async fn stop_children(&mut self) {
         self.end_agent().await;
         if let Some(mut run) = self.run.take()
-            && run.running()
+            && run.child().running()
         {
-            run.terminate().await;
+            run.child().terminate().await;
         }
     }
 

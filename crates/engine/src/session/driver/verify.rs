@@ -12,16 +12,16 @@ use tokio::time::Instant;
 use crate::grade::audit::{AuditRun, ProtectedModule};
 use crate::grade::scan::{self, ScanInput};
 use crate::grade::{self, Finding, GradeInput, RunExit, Verdict, VerifyRun};
-use crate::metrics::{Extractor, MetricStream, Point, Series};
-use crate::pty::supervise::Supervised;
+use crate::metrics::{Extractor, Series};
 use crate::pty::{ExitInfo, PtySpec};
 use crate::run_script::RunScript;
 use crate::runner::{Job, JobIntegrity, Launch, Lease, QueueState};
 use crate::workspace;
 
 use super::super::recorder::lock;
+use super::verify_process::VerifyProcess;
 use super::{Driver, Input, Stop};
-use crate::event::{Event, MetricPoint};
+use crate::event::Event;
 
 impl Driver {
     /// Builds the verify copy, scans it, runs the experiment (twice with `seed_check`),
@@ -240,12 +240,10 @@ impl Driver {
         let exit_info = self
             .run
             .take()
-            .and_then(|run| run.exit_info())
-            .unwrap_or(ExitInfo { code: None });
-        self.metric_stream = None;
+            .map_or(ExitInfo { code: None }, |run| run.exit_info());
         // The seed check's series, as its events recorded them (the first run's are the
         // phase's, which the grade reads from the state).
-        let series = if std::mem::take(&mut self.seed_check_run) {
+        let series = if seed_check {
             lock(self.rec.state())
                 .phase(phase)
                 .map(|r| r.seed_check_metrics.clone())
@@ -342,18 +340,12 @@ impl Driver {
             rows: self.cfg.run_size.1,
         };
         let started = Instant::now();
-        let child = Supervised::spawn(&pty, Some(timeout))
-            .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
-        self.metric_stream = Some(MetricStream::new(Extractor::for_task(&self.cfg.task)));
-        self.seed_check_run = seed_check;
-        self.rec.emit(Event::RunStarted {
-            phase,
-            command,
-            cols: pty.cols,
-            rows: pty.rows,
-            seed_check,
-        });
-        self.run = Some(child);
+        let extractor = Extractor::for_task(&self.cfg.task);
+        let (process, started_event) =
+            VerifyProcess::start(&pty, timeout, extractor, phase, command, seed_check)
+                .map_err(|e| Stop::Infra(format!("cannot start the verify run: {e}")))?;
+        self.rec.emit(started_event);
+        self.run = Some(process);
         Ok((launch, started))
     }
 
@@ -490,45 +482,26 @@ impl Driver {
             }
         }
         if let Some(run) = self.run.as_mut() {
-            run.terminate().await;
+            run.child().terminate().await;
         }
     }
 
     /// Records the verify run's output, then the metric points of the lines it completed.
     pub(super) fn run_output(&mut self, text: String) {
-        let points = self
-            .metric_stream
-            .as_mut()
-            .map(|stream| stream.feed(&text))
-            .unwrap_or_default();
-        self.rec.emit(Event::RunOutput { text });
-        self.emit_points(points);
+        let events = match self.run.as_mut() {
+            Some(run) => run.output(text),
+            None => vec![Event::RunOutput { text }],
+        };
+        for event in events {
+            self.rec.emit(event);
+        }
     }
 
     /// Records the points of the last, unfinished line when the run's output ends.
     pub(super) fn finish_metrics(&mut self) {
-        if let Some(stream) = self.metric_stream.as_mut() {
-            let points = stream.finish();
-            self.emit_points(points);
+        if let Some(event) = self.run.as_mut().and_then(VerifyProcess::output_closed) {
+            self.rec.emit(event);
         }
-    }
-
-    /// Records the points read from one piece of output as one `Metrics` event (during the
-    /// seed check's run, one `SeedCheckMetrics` event: that run's series).
-    fn emit_points(&mut self, points: Vec<(usize, Point)>) {
-        let points: Vec<MetricPoint> = points
-            .into_iter()
-            .filter_map(|(i, p)| Some(MetricPoint(u16::try_from(i).ok()?, p.step, p.value)))
-            .collect();
-        if points.is_empty() {
-            return;
-        }
-        let phase = self.policy.at().phase();
-        self.rec.emit(if self.seed_check_run {
-            Event::SeedCheckMetrics { phase, points }
-        } else {
-            Event::Metrics { phase, points }
-        });
     }
 }
 
