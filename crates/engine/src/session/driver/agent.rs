@@ -8,11 +8,8 @@ use tokio::time::Instant;
 
 use crate::agent::sandbox;
 use crate::agent::sessions::{CodexCommands, CodexSessions};
-use crate::agent::submit::{
-    AskingScreen, Question, Step, Submission, TRUST_MOVES, TRUST_QUIET, TRUST_SETTLE,
-    asking_screen, trust_keys,
-};
-use crate::agent::transcript::{TranscriptItem, TranscriptParser};
+use crate::agent::submit::asking_screen;
+use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, PhaseContext};
 use crate::pty::PtySpec;
 use crate::pty::supervise::Supervised;
@@ -21,6 +18,7 @@ use crate::workspace::watch::WorkspaceWatcher;
 use super::super::policy::AgentClock;
 use super::super::recorder::lock;
 use super::super::state::PhaseRecord;
+use super::prompt_delivery::{AgentNow, Delivery};
 use super::{Driver, Input, Stop};
 use crate::event::At;
 use crate::event::{Event, Mode};
@@ -44,7 +42,7 @@ impl Driver {
             self.start_agent(&agent, phase, &text, &prompt_file)?;
         }
         if agent.types_prompt() {
-            self.pending_prompt = Some(Submission::new(&text));
+            self.delivery.send(&text);
         }
         let done_marker = self.workspace.join(".xstack").join("done");
         remove_done_marker(&done_marker);
@@ -104,7 +102,7 @@ impl Driver {
             prompt_file,
             workspace: &self.workspace,
             task: &self.cfg.task.spec.id,
-            session: self.agent_session.as_deref(),
+            session: self.conversation.session(),
         };
         let mut argv = agent.argv(&ctx, Some(prompt_file));
         let env = self.agent_env(agent, phase)?;
@@ -135,8 +133,8 @@ impl Driver {
         self.agent = Some(child);
         self.agent_exit_recorded = false;
         self.policy.agent_changed();
-        self.transcript = TranscriptParser::new(agent.output(), &self.workspace)
-            .map(|parser| parser.continuing(self.transcript.as_ref()));
+        self.conversation
+            .agent_started(TranscriptParser::new(agent.output(), &self.workspace));
         self.agent_clock = AgentClock::starting(Instant::now());
         Ok(())
     }
@@ -148,15 +146,16 @@ impl Driver {
         let mut env = self.child_env(phase);
         env.extend(agent.env());
         self.bash_env(&mut env)?;
-        if agent.codex_sessions() && self.codex_sessions.is_none() {
-            // Kept across a restart: its offsets say what earlier turns already counted.
-            self.codex_sessions = CodexSessions::home(&env).map(|home| {
-                CodexCommands::new(CodexSessions::new(
+        if agent.codex_sessions()
+            && !self.conversation.reads_codex_sessions()
+            && let Some(home) = CodexSessions::home(&env)
+        {
+            self.conversation
+                .read_codex_sessions(CodexCommands::new(CodexSessions::new(
                     &home,
                     &self.workspace,
                     std::time::SystemTime::now(),
-                ))
-            });
+                )));
         }
         if let Some(collector) = &self.agent_runs {
             let pythonpath = env
@@ -209,7 +208,7 @@ impl Driver {
         self.scan_workspace();
         self.record_agent_runs(phase, false);
         self.record_codex_sessions(phase, false);
-        if interactive && self.pending_prompt.is_none() {
+        if interactive && !self.delivery.waiting() {
             self.watch_agent_asks();
         }
         if interactive && done_marker.exists() {
@@ -254,7 +253,7 @@ impl Driver {
             self.agent = None;
         }
         self.watcher = None;
-        self.pending_prompt = None;
+        self.delivery.clear();
         self.clear_agent_asks();
         self.record_agent_runs(phase, true);
         self.record_codex_sessions(phase, true);
@@ -333,112 +332,56 @@ impl Driver {
     }
 
     /// Moves the waiting prompt (or message) into the interactive agent as its screen allows
-    /// ([`Submission`]): pasted once it is ready, Enter once the paste shows on its screen,
-    /// and a first-run screen (folder trust, an API key, a theme or login picker) reported as
-    /// `waiting: the agent asks …` for the human to answer, never answered by the prompt.
+    /// ([`PromptDelivery`]): pasted once it is ready, Enter once the paste shows on its
+    /// screen, and a first-run screen (folder trust, an API key, a theme or login picker)
+    /// reported as `waiting: the agent asks …` for the human to answer, except the trust of
+    /// this run's workspace in auto mode, which is answered yes and said in a note.
     pub(super) fn type_pending_prompt(&mut self) {
-        if self.policy.paused() {
+        if self.policy.paused() || !self.delivery.waiting() {
             return;
         }
-        let Some(submission) = self.pending_prompt.as_mut() else {
-            return;
-        };
-        let now = Instant::now();
-        let step = {
+        let delivery = {
             let state = lock(self.rec.state());
-            submission.poll(
-                &state.agent_screen.screen(),
-                now.duration_since(self.agent_clock.started),
-                self.agent_clock.output_at.map(|at| now.duration_since(at)),
-            )
+            let screen = state.agent_screen.screen();
+            self.delivery.poll(&AgentNow {
+                screen: &screen,
+                clock: &self.agent_clock,
+                answers_trust: self.policy.mode() == Mode::Auto,
+                workspace: &self.workspace,
+            })
         };
-        match step {
-            Step::Wait => return,
-            Step::Write(bytes) => {
-                if let Some(agent) = self.agent.as_mut()
-                    && let Err(e) = agent.process().write(&bytes)
-                {
-                    tracing::warn!("cannot type into the agent's terminal: {e}");
-                    self.rec.emit(Event::Note {
-                        text: format!("cannot type into the agent's terminal: {e}"),
-                    });
-                }
+        match delivery {
+            Delivery::Wait => {}
+            Delivery::Type(bytes) => {
+                self.write_to_agent(&bytes);
                 self.clear_agent_asks();
             }
-            Step::Asks(asking) => {
-                if !self.answer_workspace_trust(asking) {
-                    self.report_agent_asks(asking.asks);
+            Delivery::Asks(what) => self.report_agent_asks(what),
+            Delivery::Trust { keys, answered } => {
+                self.write_to_agent(keys);
+                if answered {
+                    self.clear_agent_asks();
+                    self.rec.emit(Event::Note {
+                        text: format!(
+                            "auto mode: the agent asked whether to trust {}, this run's own copy of the source: answered yes",
+                            self.workspace.display()
+                        ),
+                    });
                 }
             }
-        }
-        if self
-            .pending_prompt
-            .as_ref()
-            .is_some_and(Submission::submitted)
-        {
-            self.pending_prompt = None;
         }
     }
 
-    /// In auto mode, nobody is there to answer the agent's question whether to trust the
-    /// folder it was started in; when that folder is this run's workspace (xstack's own copy
-    /// of the source, made for this run, and nothing else), xstack answers yes
-    /// ([`trust_keys`]) and says so on the status line and in the journal. True when it
-    /// typed something; every other question, and the trust of any other folder, stays the
-    /// human's.
-    fn answer_workspace_trust(&mut self, asking: &AskingScreen) -> bool {
-        if asking.question != Question::FolderTrust || self.policy.mode() != Mode::Auto {
-            return false;
-        }
-        if let Some(at) = self.trust_answered_at {
-            // Answered: the screen is given time to go, then it is the human's.
-            return at.elapsed() < TRUST_SETTLE;
-        }
-        if self.trust_keys_typed > TRUST_MOVES {
-            return false;
-        }
-        let seen_at = *self.trust_seen_at.get_or_insert_with(Instant::now);
-        let drawing = self
-            .agent_clock
-            .output_at
-            .is_none_or(|at| at.elapsed() < TRUST_QUIET);
-        if drawing && seen_at.elapsed() < TRUST_SETTLE {
-            // A screen read mid-redraw may lack the folder or the marked choice: it is
-            // read once the agent stopped drawing it.
-            return true;
-        }
-        let contents = lock(self.rec.state()).agent_screen.contents();
-        if let Some((before, at)) = &self.trust_screen_moved_from
-            && *before == contents
+    /// Writes `bytes` to the agent's terminal; a failure is said in a note.
+    fn write_to_agent(&mut self, bytes: &[u8]) {
+        if let Some(agent) = self.agent.as_mut()
+            && let Err(e) = agent.process().write(bytes)
         {
-            // The last key has not been drawn yet: one key a redraw, so none is lost or
-            // doubled; a screen that never takes it is the human's.
-            return at.elapsed() < TRUST_SETTLE;
-        }
-        let Some(keys) = trust_keys(&contents, &self.workspace) else {
-            return false;
-        };
-        let Some(agent) = self.agent.as_mut() else {
-            return false;
-        };
-        if let Err(e) = agent.process().write(keys) {
-            tracing::warn!("cannot answer the agent's folder-trust question: {e}");
-            return false;
-        }
-        self.trust_keys_typed += 1;
-        self.trust_screen_moved_from = Some((contents, Instant::now()));
-        if keys == b"\r" {
-            // One answer a session: a screen that asks again goes to the human.
-            self.trust_answered_at = Some(Instant::now());
-            self.clear_agent_asks();
+            tracing::warn!("cannot type into the agent's terminal: {e}");
             self.rec.emit(Event::Note {
-                text: format!(
-                    "auto mode: the agent asked whether to trust {}, this run's own copy of the source: answered yes",
-                    self.workspace.display()
-                ),
+                text: format!("cannot type into the agent's terminal: {e}"),
             });
         }
-        true
     }
 
     /// While an interactive agent works on its prompt, a screen of it that asks the human
@@ -557,79 +500,32 @@ impl Driver {
         }
     }
 
-    /// Parses the agent's structured output, if it has any, into transcript events.
+    /// Records the transcript items the agent's output completed, if it has structured
+    /// output.
     pub(super) fn agent_transcript(&mut self, text: &str, ended: bool) {
-        let Some(parser) = self.transcript.as_mut() else {
-            return;
-        };
-        let mut items = parser.feed(text);
-        if ended {
-            items.extend(parser.finish());
-        }
-        for item in items {
-            let item = match self.codex_sessions.as_mut() {
-                Some(commands) => match commands.from_output(item) {
-                    Some(item) => item,
-                    None => continue,
-                },
-                None => item,
-            };
-            if let TranscriptItem::Session { id } = &item {
-                self.agent_session = Some(id.clone());
-            }
-            self.rec.emit(Event::Transcript {
-                phase: self.policy.at().phase(),
-                item,
-            });
+        let phase = self.policy.at().phase();
+        for event in self.conversation.output(text, ended, phase) {
+            self.rec.emit(event);
         }
     }
 
-    /// Records the commands Codex wrote to its session files since the last reading (at
-    /// the `end_of_turn`, with the ones its `exec --json` output reported where those files
-    /// gave none).
+    /// Records the commands Codex wrote to its session files since the last reading.
     fn record_codex_sessions(&mut self, phase: u8, end_of_turn: bool) {
-        let Some(commands) = self.codex_sessions.as_mut() else {
-            return;
-        };
-        let items = if end_of_turn {
-            commands.end_turn()
-        } else {
-            commands.poll(std::time::Instant::now())
-        };
-        for item in items {
-            self.rec.emit(Event::Transcript { phase, item });
+        for event in self.conversation.codex_commands(phase, end_of_turn) {
+            self.rec.emit(event);
         }
     }
 
-    /// Types `text` into the interactive agent's terminal and submits it.
-    fn type_into_agent(&mut self, text: &str) {
-        let bracketed = lock(self.rec.state())
-            .agent_screen
-            .screen()
-            .bracketed_paste();
-        if let Some(agent) = self.agent.as_mut()
-            && let Err(e) = agent
-                .process()
-                .write(&crate::agent::typed_bytes(text, bracketed))
-        {
-            tracing::warn!("cannot type into the agent's terminal: {e}");
-            self.rec.emit(Event::Note {
-                text: format!("cannot type into the agent's terminal: {e}"),
-            });
-        }
-    }
-
-    /// Types the message into the running interactive agent, as the policy decided: Enter
-    /// once the agent's screen took the paste; with the prompt not pasted yet, as its last
-    /// paragraph.
+    /// Types the message into the running interactive agent, as the policy decided: as the
+    /// waiting prompt's last paragraph while that is not pasted yet, else on its own, Enter
+    /// once the agent's screen took the paste.
     pub(super) fn type_message(&mut self, text: String) {
-        match self.pending_prompt.as_mut() {
-            None => self.pending_prompt = Some(Submission::new(&text)),
-            Some(waiting) => {
-                if !waiting.add_before_paste(&text) {
-                    self.type_into_agent(&text);
-                }
-            }
+        if !self.delivery.take_message(&text) {
+            let bracketed = lock(self.rec.state())
+                .agent_screen
+                .screen()
+                .bracketed_paste();
+            self.write_to_agent(&crate::agent::typed_bytes(&text, bracketed));
         }
         self.rec.emit(Event::Message {
             text,

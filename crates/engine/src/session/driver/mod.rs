@@ -6,7 +6,9 @@
 //! agent's turn), `verify.rs` (the verify run and the grade).
 
 mod agent;
+mod conversation;
 mod parity;
+mod prompt_delivery;
 mod setup;
 mod verify;
 mod verify_process;
@@ -19,8 +21,6 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::agent::sandbox::Sandbox;
-use crate::agent::sessions::CodexCommands;
-use crate::agent::transcript::TranscriptParser;
 use crate::agent::{AgentMode, AgentSpec, prompt};
 use crate::env::PythonEnv;
 use crate::process::{EXIT_FAIL, EXIT_INFRA, EXIT_PASS};
@@ -33,7 +33,6 @@ use crate::workspace::watch::{WatchEvent, WorkspaceWatcher};
 use super::policy::{AgentClock, Effect, Policy};
 use super::recorder::{Recorder, lock};
 use super::result::RunResult;
-use crate::agent::submit::Submission;
 use crate::event::{
     At, Command, Event, Interruption, Mode, Pass, PhaseOutcome, Return, TerminalPane,
 };
@@ -149,26 +148,10 @@ pub struct Driver {
     /// File changes recorded so far (did the agent's turn change anything?).
     files_changed: u64,
     agent_clock: AgentClock,
-    /// Parses the running agent's structured output.
-    transcript: Option<TranscriptParser>,
-    /// Codex's commands, from its session files (read while it works and at the end of
-    /// each turn).
-    codex_sessions: Option<CodexCommands>,
-    /// The conversation id the agent reported, to resume it.
-    agent_session: Option<String>,
-    /// A prompt or message on its way into an interactive agent ([`Submission`]: pasted once
-    /// the agent is ready, Enter once its screen took the paste), moved on at every tick.
-    pending_prompt: Option<Submission>,
-    /// Keys typed into the agent's folder-trust screen in auto mode (at most
-    /// [`crate::agent::submit::TRUST_MOVES`] moves and one Enter).
-    trust_keys_typed: u32,
-    /// When the agent's folder-trust question was answered in auto mode.
-    trust_answered_at: Option<Instant>,
-    /// The agent's screen when the last key went into its folder-trust screen, and when.
-    trust_screen_moved_from: Option<(String, Instant)>,
-    /// When the agent's folder-trust screen was first seen in auto mode: it is read once
-    /// its drawing settled, or this long after at the latest.
-    trust_seen_at: Option<Instant>,
+    /// The agent's transcript, Codex's commands and the conversation's id.
+    conversation: conversation::Conversation,
+    /// A prompt or message on its way into an interactive agent, moved on at every tick.
+    delivery: prompt_delivery::PromptDelivery,
     run_id: String,
     started_at: String,
 }
@@ -203,16 +186,10 @@ impl Driver {
             interruption: None,
             pending_messages: Vec::new(),
             resume_prompt: None,
-            trust_keys_typed: 0,
-            trust_answered_at: None,
-            trust_screen_moved_from: None,
-            trust_seen_at: None,
             files_changed: 0,
             agent_clock: AgentClock::starting(Instant::now()),
-            transcript: None,
-            codex_sessions: None,
-            agent_session: None,
-            pending_prompt: None,
+            conversation: conversation::Conversation::default(),
+            delivery: prompt_delivery::PromptDelivery::default(),
             run_id,
             started_at,
         }
