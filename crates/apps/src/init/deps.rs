@@ -152,6 +152,19 @@ pub struct Needs {
     pub python: Option<String>,
     /// The repository's own packages the experiment imports (see [`OwnPackage`]).
     pub own: Vec<OwnPackage>,
+    /// The distribution `pyproject.toml` names, when it is one of those packages: a run
+    /// that imports it from the repository can still ask for its version.
+    pub own_distribution: Option<Distribution>,
+}
+
+/// A distribution's name and version (`pyproject.toml`'s `[project]`), as
+/// `importlib.metadata` finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distribution {
+    /// Its name (`diffrax`).
+    pub name: String,
+    /// Its version (`0.7.2`; `0` where the version is computed at build time).
+    pub version: String,
 }
 
 impl Needs {
@@ -179,6 +192,10 @@ impl Needs {
     /// The `[env] setup` line that lets every run import the repository's own packages from
     /// its copy of the repository (the run's working folder): the folder that holds them put
     /// first on PYTHONPATH; None when the experiment imports none.
+    /// With the package's distribution known (`pyproject.toml`), its metadata is written
+    /// beside the copy (`.xstack/dist/NAME-VERSION.dist-info`, left out of the diff and the
+    /// verify copy) and put on the path too, so that `importlib.metadata.version("diffrax")`
+    /// in the package's `__init__` finds the version the repository declares.
     pub fn own_packages_setup(&self) -> Option<String> {
         let root = &self.own.first()?.root;
         let folder = if root == "." {
@@ -186,8 +203,15 @@ impl Needs {
         } else {
             format!("$PWD/{root}")
         };
+        let Some(dist) = &self.own_distribution else {
+            return Some(format!(
+                "export PYTHONPATH=\"{folder}${{PYTHONPATH:+:$PYTHONPATH}}\""
+            ));
+        };
+        let info = format!("$PWD/.xstack/dist/{}-{}.dist-info", dist.name, dist.version);
         Some(format!(
-            "export PYTHONPATH=\"{folder}${{PYTHONPATH:+:$PYTHONPATH}}\""
+            "mkdir -p \"{info}\" && printf 'Metadata-Version: 2.1\\nName: {}\\nVersion: {}\\n' > \"{info}/METADATA\"\nexport PYTHONPATH=\"{folder}:$PWD/.xstack/dist${{PYTHONPATH:+:$PYTHONPATH}}\"",
+            dist.name, dist.version
         ))
     }
 
@@ -302,8 +326,31 @@ pub fn read(repo: &Path, entries: &[String]) -> Needs {
             ));
         }
         needs.own = out.own;
+        needs.own_distribution =
+            project_distribution(repo).filter(|dist| own.contains(&package_name(&dist.name)));
     }
     needs
+}
+
+/// The distribution `pyproject.toml`'s `[project]` names, with its version (`0` where the
+/// version is `dynamic`); None without one, or with a name or version a shell line could
+/// not carry as it is.
+fn project_distribution(repo: &Path) -> Option<Distribution> {
+    let text = std::fs::read_to_string(repo.join("pyproject.toml")).ok()?;
+    let doc = toml::from_str::<toml::Table>(&text).ok()?;
+    let project = doc.get("project")?;
+    let name = project.get("name")?.as_str()?.to_string();
+    let version = project
+        .get("version")
+        .and_then(toml::Value::as_str)
+        .unwrap_or("0")
+        .to_string();
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '!'))
+    };
+    (plain(&name) && plain(&version)).then_some(Distribution { name, version })
 }
 
 /// The packages that provide the module `module` (its top-level name), pip's name first.
@@ -740,8 +787,46 @@ mod tests {
             needs.notes
         );
         assert_eq!(
-            needs.own_packages_setup().as_deref(),
-            Some("export PYTHONPATH=\"$PWD${PYTHONPATH:+:$PYTHONPATH}\"")
+            needs.own_distribution,
+            Some(Distribution {
+                name: "diffrax".to_string(),
+                version: "0".to_string()
+            }),
+            "no version in [project]: the version is computed at build time"
+        );
+        // diffrax's __init__ asks for its own version: the setup line makes the metadata
+        // the repository declares findable, and the package importable, in a real run.
+        write(
+            repo,
+            "pyproject.toml",
+            "[project]\nname = \"diffrax\"\nversion = \"0.7.2\"\ndependencies = [\"jax>=0.4\"]\n",
+        );
+        write(
+            repo,
+            "diffrax/__init__.py",
+            "import importlib.metadata\n__version__ = importlib.metadata.version(\"diffrax\")\n",
+        );
+        let needs = read(repo, &["docs/examples/latent_ode.ipynb".to_string()]);
+        let setup = needs.own_packages_setup().unwrap();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -e\n{setup}\ncd docs/examples && python3 -c 'import diffrax; print(diffrax.__version__, diffrax.__file__)'"
+            ))
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{setup}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let expected_file = repo.join("diffrax/__init__.py");
+        assert_eq!(
+            printed.trim(),
+            format!("0.7.2 {}", expected_file.display()),
+            "{setup}"
         );
         // A src/ layout puts src/ on the path; a script beside its modules needs nothing.
         write(repo, "src/tinypkg/__init__.py", "");
