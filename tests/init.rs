@@ -1906,3 +1906,63 @@ fn a_jax_rl_script_that_logs_with_torch_is_ported_to_pytorch_on_its_episodic_ret
         "init wrote into the repository"
     );
 }
+
+/// An old repository whose run fails on today's release of a package it leaves unpinned
+/// (`np.product`, gone in numpy 2): init says the versions of its commit's day, resolved from
+/// the registry, and with them the run works. Nothing is written by the failed attempt.
+#[test]
+fn an_old_repositorys_failed_run_is_offered_the_packages_of_its_commits_day() {
+    let setup = Setup::made(
+        "oldnumpy",
+        &[
+            ("requirements.txt", "numpy\n"),
+            (
+                "train.py",
+                "import numpy as np\nprint('loss', float(np.product([2.0, 0.25])))\n",
+            ),
+        ],
+    );
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&setup.repo)
+            .env("GIT_COMMITTER_DATE", "2023-01-02T12:00:00Z")
+            .env("GIT_AUTHOR_DATE", "2023-01-02T12:00:00Z")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "the experiment",
+    ]);
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&["--yes", "--command", "python train.py"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(all.contains("the command failed (exit 1)"), "{all}");
+    assert!(all.contains("product"), "{all}");
+    assert!(
+        all.contains("the repository's commit is of 2023-01-02, and packages it does not pin were installed at today's releases; with the releases of that day: --reference-packages 'numpy==1.24.1'"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+    assert_eq!(tree_hash(&setup.repo), before);
+    let out = setup.init(&[
+        "--yes",
+        "--command",
+        "python train.py",
+        "--reference-packages",
+        "numpy==1.24.1",
+    ]);
+    let all = text(&out);
+    assert!(all.contains("loss 0.5"), "{all}");
+    assert!(all.contains("the run ended (exit 0)"), "{all}");
+}

@@ -47,13 +47,16 @@ pub enum InitError {
     Seed(#[from] SeedError),
     /// The experiment failed.
     #[error(
-        "the command failed ({ending}) after {duration_s:.1} s; nothing was written. Its last lines:\n{tail}"
+        "the command failed ({ending}) after {duration_s:.1} s; nothing was written.{} Its last lines:\n{tail}",
+        .advice.as_deref().map(|a| format!(" {a}.")).unwrap_or_default()
     )]
     RunFailed {
         /// How it ended.
         ending: String,
         /// Seconds it ran.
         duration_s: f64,
+        /// What to try next, where init can tell (an old repository's packages of its day).
+        advice: Option<String>,
         /// Its last lines.
         tail: String,
     },

@@ -9,7 +9,7 @@ use crate::seeds::{self, RunPlan, Scratch, SeedRun};
 use super::detect::{self, Candidate};
 use super::packages::Packages;
 use super::target::Target;
-use super::{Console, InitError, InitOptions, deps, limits};
+use super::{Console, InitError, InitOptions, as_of, deps, limits};
 
 /// The first run (seed 0), with the plan and the scratch folder later runs reuse.
 pub(super) struct FirstRun {
@@ -90,9 +90,14 @@ impl FirstRun {
                     tail,
                 });
             }
+            let advice = plan.env.as_ref().and_then(|env| {
+                let installer = crate::env::uv::installer(&opts.cache_dir, &mut |_| {});
+                as_of::advice(&target.repo, &packages.reference, env, &installer)
+            });
             return Err(InitError::RunFailed {
                 ending: run.ending(),
                 duration_s: run.duration_s,
+                advice,
                 tail,
             });
         }

@@ -18,6 +18,7 @@
 //! tolerances, `claims.rs` settles each criterion's claim, and `review.rs` shows the proposal
 //! and writes it. `options.rs` holds the command line's options, `error.rs` why init stopped.
 
+mod as_of;
 mod choose;
 pub mod claims;
 pub mod deps;
