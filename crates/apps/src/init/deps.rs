@@ -152,6 +152,9 @@ pub struct Needs {
     pub python: Option<String>,
     /// The repository's own packages the experiment imports (see [`OwnPackage`]).
     pub own: Vec<OwnPackage>,
+    /// The third-party modules the experiment imports (top-level names), whether a file
+    /// declares their packages or not.
+    pub imported: Vec<String>,
     /// The distribution `pyproject.toml` names, when it is one of those packages: a run
     /// that imports it from the repository can still ask for its version.
     pub own_distribution: Option<Distribution>,
@@ -313,6 +316,12 @@ pub fn read(repo: &Path, entries: &[String]) -> Needs {
             .collect();
         needs.notes.extend(out.notes);
         needs.python = Some(out.python);
+        needs.imported = out
+            .imports
+            .iter()
+            .filter_map(|i| i.module.split('.').next())
+            .map(str::to_string)
+            .collect();
         let own: Vec<String> = out.own.iter().map(|o| package_name(&o.module)).collect();
         let (registry, dropped): (Vec<Requirement>, Vec<Requirement>) =
             std::mem::take(&mut needs.requirements)
@@ -417,6 +426,19 @@ fn read_requirements(
         return;
     };
     let (list, skipped) = parse_requirements(&text);
+    let list = list
+        .into_iter()
+        .map(|spec| match spec.strip_prefix("pytorch") {
+            Some(rest) if package_name(&spec) == "pytorch" => {
+                let torch = format!("torch{rest}");
+                notes.push(format!(
+                    "{name}: `{spec}` read as `{torch}` (PyPI's `pytorch` is a stub that refuses to install)"
+                ));
+                torch
+            }
+            _ => spec,
+        })
+        .collect();
     out.push((name.to_string(), list));
     for line in skipped {
         let included = line
@@ -845,6 +867,29 @@ mod tests {
         );
     }
 
+    /// ppnp's requirements.txt names PyPI's `pytorch`, a stub whose install fails.
+    #[test]
+    fn a_requirements_pytorch_is_read_as_torch() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "requirements.txt",
+            "numpy\npytorch>=1.5\npytorch-lightning\n",
+        );
+        let needs = read(dir.path(), &[]);
+        assert_eq!(
+            needs.specs(),
+            ["numpy", "torch>=1.5", "pytorch-lightning"],
+            "{:?}",
+            needs.notes
+        );
+        assert!(
+            needs.notes.contains(&"requirements.txt: `pytorch>=1.5` read as `torch>=1.5` (PyPI's `pytorch` is a stub that refuses to install)".to_string()),
+            "{:?}",
+            needs.notes
+        );
+    }
+
     #[test]
     fn every_declaring_file_is_read_and_the_first_keeps_a_package() {
         let dir = tempfile::tempdir().unwrap();
@@ -996,6 +1041,43 @@ mod tests {
                 (HazardKind::Network, "data.py:4"),
             ]
         );
+    }
+
+    /// ppnp's `load_dataset` is the repository's own function, reading its `.npz` files;
+    /// Hugging Face's, imported from `datasets`, fetches from the Hub.
+    #[test]
+    fn only_hugging_faces_load_dataset_is_a_network_line() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "train.py",
+            "from io_utils import load_dataset
+import hub
+graph = load_dataset('cora_ml')
+",
+        );
+        write(
+            dir.path(),
+            "io_utils.py",
+            "import numpy as np
+def load_dataset(name):
+    return np.load(name + '.npz')
+",
+        );
+        write(
+            dir.path(),
+            "hub.py",
+            "from datasets import load_dataset
+text = load_dataset('tiny_shakespeare')
+",
+        );
+        let needs = read(dir.path(), &["train.py".to_string()]);
+        let found: Vec<(HazardKind, &str)> = needs
+            .hazards
+            .iter()
+            .map(|h| (h.kind, h.at.as_str()))
+            .collect();
+        assert_eq!(found, [(HazardKind::Network, "hub.py:2")]);
     }
 
     /// GCNII's `train.py`: the device string is built from an option and handed to

@@ -78,10 +78,22 @@ impl Packages {
                 (needs.specs(), from, Some(needs.clone()))
             }
         };
-        let target = opts.packages.as_deref().map_or_else(
-            || repo::target_packages(&reference, migration),
-            package_flag,
-        );
+        let target = match (&opts.packages, &found) {
+            (Some(list), _) => package_flag(list),
+            (None, Some(needs)) => {
+                let (target, left_out) = repo::without_unimported_frameworks(
+                    repo::target_packages(&reference, migration),
+                    &needs.imported,
+                );
+                for spec in left_out {
+                    console.say(&format!(
+                        "target packages: {spec} left out: the repository lists it, the experiment imports no module of it"
+                    ));
+                }
+                target
+            }
+            (None, None) => repo::target_packages(&reference, migration),
+        };
         if reference.is_empty() {
             console.say("reference environment: none (the command runs with the Python on PATH)");
         } else if let Some(needs) = &found {
@@ -171,7 +183,11 @@ impl Packages {
                 })
                 .collect();
             if opts.packages.is_none() {
-                self.target = repo::target_packages(&self.reference, self.migration);
+                self.target = repo::without_unimported_frameworks(
+                    repo::target_packages(&self.reference, self.migration),
+                    &needs.imported,
+                )
+                .0;
             }
         }
     }

@@ -107,6 +107,34 @@ pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String
     out
 }
 
+/// Deep-learning frameworks besides PyTorch and JAX (module, distribution): a repository
+/// that also holds an implementation in one lists it (ppnp's `tensorflow>=1.6,<2.0`), and a
+/// port needs it only where the experiment imports it.
+const OTHER_FRAMEWORKS: &[(&str, &str)] = &[
+    ("tensorflow", "tensorflow"),
+    ("tensorflow", "tensorflow-gpu"),
+    ("tensorflow", "tensorflow-cpu"),
+    ("tensorflow", "tf-nightly"),
+    ("keras", "keras"),
+    ("mxnet", "mxnet"),
+    ("paddle", "paddlepaddle"),
+];
+
+/// `target` without the packages of other frameworks that the experiment, importing the
+/// modules `imported`, does not import; returns the list and the specs left out.
+pub fn without_unimported_frameworks(
+    target: Vec<String>,
+    imported: &[String],
+) -> (Vec<String>, Vec<String>) {
+    target.into_iter().partition(|spec| {
+        let name = package_name(spec);
+        OTHER_FRAMEWORKS
+            .iter()
+            .find(|(_, distribution)| *distribution == name)
+            .is_none_or(|(module, _)| imported.iter().any(|m| m == module))
+    })
+}
+
 /// Candidate experiment commands: commands in the README's code blocks that run Python or a
 /// launcher (a one-line block, ```` ```python train.py``` ````, included), then `python FILE`
 /// for the entry-point files at the top level. A README command whose script is not at the
@@ -723,6 +751,24 @@ mod tests {
             target_environment_line(&["jax".to_string()], Migration::default())
                 .ends_with("outside the PyTorch family)")
         );
+        // ppnp's requirements (its `pytorch>=1.5` read as torch): a TensorFlow
+        // implementation's framework, which the PyTorch notebook does not import.
+        let ppnp: Vec<String> = ["numpy", "scipy", "tensorflow>=1.6,<2.0", "torch>=1.5"]
+            .map(String::from)
+            .to_vec();
+        let target = target_packages(&ppnp, Migration::default());
+        assert_eq!(
+            without_unimported_frameworks(target.clone(), &["numpy".into(), "torch".into()]),
+            (
+                ["numpy", "scipy", "jax", "flax", "optax"]
+                    .map(String::from)
+                    .to_vec(),
+                vec!["tensorflow>=1.6,<2.0".to_string()]
+            )
+        );
+        let (kept, left_out) = without_unimported_frameworks(target, &["tensorflow".into()]);
+        assert!(kept.contains(&"tensorflow>=1.6,<2.0".to_string()));
+        assert!(left_out.is_empty());
     }
 
     #[test]
