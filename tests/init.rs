@@ -1966,3 +1966,52 @@ fn an_old_repositorys_failed_run_is_offered_the_packages_of_its_commits_day() {
     assert!(all.contains("loss 0.5"), "{all}");
     assert!(all.contains("the run ended (exit 0)"), "{all}");
 }
+
+/// jraph's tutorial: a notebook says "about 0.91" before its GCN's training cell and "about
+/// 0.97" before its GAT's, both printing `step N accuracy A`. The two claims are equally
+/// plausible by their words, and the value graded (the last) is the GAT's: with `--yes` init
+/// takes the claim written nearest before the cell that printed it, and says why.
+#[test]
+fn of_two_claims_in_a_notebook_the_one_before_the_cell_that_printed_the_graded_value_is_taken() {
+    let cell = |kind: &str, text: &str| serde_json::json!({"cell_type": kind, "metadata": {}, "source": text.split_inclusive('\n').collect::<Vec<_>>()});
+    let code = |text: &str| {
+        let mut c = cell("code", text);
+        c["outputs"] = serde_json::json!([]);
+        c["execution_count"] = serde_json::Value::Null;
+        c
+    };
+    let notebook = serde_json::json!({
+        "cells": [
+            cell("markdown", "# Karate club\nA GCN, then a GAT."),
+            cell("markdown", "We expect this model to reach an accuracy of about 0.91."),
+            code("for step in range(3):\n    print(f'step {step} accuracy {0.85 + 0.03 * step:.2f}')\n"),
+            cell("markdown", "We expect the model to reach an accuracy of about 0.97."),
+            code("for step in range(3):\n    print(f'step {step} accuracy {0.91 + 0.03 * step:.2f}')\n"),
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5
+    });
+    let setup = Setup::made("club", &[("club.ipynb", &notebook.to_string())]);
+    let out = setup.init(&[
+        "--notebook",
+        "club.ipynb",
+        "--yes",
+        "--reference-packages",
+        "numpy",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("accuracy: 0.97 at club.ipynb#cell=3 is the claim written nearest before cell 4, which printed the value graded"),
+        "{all}"
+    );
+    let (_, task) = setup.written("club");
+    let claim = task.spec.criteria[0].claim.clone().unwrap();
+    assert_eq!(
+        claim.location.as_deref(),
+        Some("club.ipynb#cell=3"),
+        "{all}"
+    );
+    assert_eq!(claim.value, Some(0.97), "{all}");
+}

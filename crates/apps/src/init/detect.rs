@@ -115,6 +115,10 @@ pub struct Candidate {
     pub example: String,
     /// The last line it was seen in.
     pub last_example: String,
+    /// The notebook cell whose output holds its last value, when the run was a notebook's
+    /// (the runner's `── NOTEBOOK#cell=N ──` line before it; the first run's reading sets
+    /// it, [`detect`] reads lines without those).
+    pub last_cell: Option<usize>,
 }
 
 /// A candidate whose proposal did not reproduce its values, and why.
@@ -910,6 +914,7 @@ pub fn detect(lines: &[String]) -> Vec<Candidate> {
                 .and_then(|o| lines.get(o.line))
                 .cloned()
                 .unwrap_or_default(),
+            last_cell: None,
             points: obs
                 .iter()
                 .map(|o| Point {

@@ -117,13 +117,27 @@ pub(super) fn metrics_found(
     command: &str,
     console: &mut dyn Console,
 ) -> Result<Vec<Candidate>, InitError> {
-    // The notebook runner's cell lines are xstack's, not the repository's output.
-    let printed: Vec<String> = first
-        .lines()
-        .into_iter()
-        .filter(|l| !crate::notebook::is_cell_line(l))
-        .collect();
-    let (found, rejected) = detect::verify(detect::detect(&printed), &first.output);
+    // The notebook runner's cell lines are xstack's, not the repository's output; each line
+    // printed keeps the cell it was printed in.
+    let mut printed: Vec<String> = Vec::new();
+    let mut printed_in: Vec<Option<usize>> = Vec::new();
+    let mut cell = None;
+    for line in first.lines() {
+        match crate::notebook::cell_line_index(&line) {
+            Some(index) => cell = Some(index),
+            None => {
+                printed.push(line);
+                printed_in.push(cell);
+            }
+        }
+    }
+    let (mut found, rejected) = detect::verify(detect::detect(&printed), &first.output);
+    for c in &mut found {
+        c.last_cell = printed
+            .iter()
+            .rposition(|l| *l == c.last_example)
+            .and_then(|i| printed_in[i]);
+    }
     for r in &rejected {
         console.say(&format!("left out `{}`: {}", r.name, r.reason));
     }

@@ -46,6 +46,15 @@ pub fn is_cell_line(line: &str) -> bool {
     line.starts_with("── ") && line.ends_with(" ──") && line.contains(".ipynb#cell=")
 }
 
+/// The cell index a runner's line before a cell names (`── part5.ipynb#cell=3 ──` → 3).
+pub fn cell_line_index(line: &str) -> Option<usize> {
+    if !is_cell_line(line) {
+        return None;
+    }
+    let (_, rest) = line.trim().rsplit_once("#cell=")?;
+    rest.strip_suffix(" ──")?.parse().ok()
+}
+
 /// The runner's last word on a notebook that failed (`part5.ipynb#cell=3 raised
 /// ZeroDivisionError: division by zero`), when it is among the last lines of `output`.
 pub fn crash_line(output: &str) -> Option<String> {
@@ -131,6 +140,11 @@ mod tests {
         assert!(is_cell_line("── lectures/part5.ipynb#cell=13 ──"));
         assert!(!is_cell_line("cell=13"));
         assert!(!is_cell_line("── epoch 3 ──"));
+        assert_eq!(
+            cell_line_index("── lectures/part5.ipynb#cell=13 ──"),
+            Some(13)
+        );
+        assert_eq!(cell_line_index("── epoch 3 ──"), None);
     }
 
     #[test]
