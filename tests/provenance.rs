@@ -23,6 +23,7 @@ const REAL: &[(&str, &str)] = &[
     ("makemore", "karpathy/makemore"),
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
     ("makemore-part3-bn", "karpathy/nn-zero-to-hero"),
+    ("mingpt-sort", "karpathy/minGPT"),
     ("mlp-ngram", "EurekaLabsAI/mlp"),
     ("nanogpt-shakespeare-char", "karpathy/nanoGPT"),
     ("ppnp-appnp-cora-ml", "klicperajo/ppnp"),

@@ -249,7 +249,8 @@ fn in_its_folder(repo: &Path, command: String) -> String {
 /// A command line from a README code block, without its prompt, leading variable
 /// assignments and trailing comment; None when it does not run an experiment (a line that
 /// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one;
-/// so does `python setup.py install`).
+/// so does `python setup.py install`; a test runner, `python -m unittest discover tests` or
+/// `python -m pytest`, checks the code rather than running an experiment).
 fn readme_command(line: &str) -> Option<String> {
     let line = line.strip_prefix("$ ").unwrap_or(line);
     let line = match line.find(" #") {
@@ -272,7 +273,12 @@ fn readme_command(line: &str) -> Option<String> {
             .get(2)
             .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip")))
         || words.get(1).is_some_and(|w| *w == "setup.py");
-    (runs_experiment && !prepares_environment && words.len() > 1).then(|| words.join(" "))
+    let runs_tests = words.get(1).is_some_and(|w| *w == "-m")
+        && words
+            .get(2)
+            .is_some_and(|w| matches!(*w, "unittest" | "pytest"));
+    (runs_experiment && !prepares_environment && !runs_tests && words.len() > 1)
+        .then(|| words.join(" "))
 }
 
 fn readme(repo: &Path) -> Option<String> {
@@ -790,6 +796,21 @@ mod tests {
             ]
         );
         assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    /// karpathy/minGPT: the README's only command runs the unit tests; it is not proposed as
+    /// the experiment, so init asks for `--notebook` and names the demo.
+    #[test]
+    fn a_test_runner_is_not_an_experiment_command() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# minGPT\n\nSee `demo.ipynb`.\n\n### Unit tests\n\n```\npython -m unittest discover tests\npython -m pytest -q\n```\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("demo.ipynb"), "{}").unwrap();
+        assert!(command_candidates(dir.path()).is_empty());
+        assert_eq!(notebook_candidates(dir.path()), ["demo.ipynb"]);
     }
 
     /// klicperajo/ppnp: no command, notebooks named in the README's prose; the error says
