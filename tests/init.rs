@@ -1950,7 +1950,7 @@ fn an_old_repositorys_failed_run_is_offered_the_packages_of_its_commits_day() {
     assert!(all.contains("the command failed (exit 1)"), "{all}");
     assert!(all.contains("product"), "{all}");
     assert!(
-        all.contains("the repository's commit is of 2023-01-02, and packages it does not pin were installed at today's releases; with the releases of that day: --reference-packages 'numpy==1.24.1'"),
+        all.contains("train.py was last changed on 2023-01-02, and packages it does not pin were installed at today's releases; with the releases of that day: --reference-packages 'numpy==1.24.1'"),
         "{all}"
     );
     assert!(setup.nothing_written(), "{all}");

@@ -13,31 +13,43 @@ use crate::env::uv::Installer;
 /// How old a commit is, in days, before its packages' releases since are suspected.
 const OLD_AFTER_DAYS: i64 = 180;
 
-/// The day (`2025-02-14`) of `repo`'s HEAD commit, when `repo` is a git checkout.
-pub fn commit_day(repo: &Path) -> Option<String> {
-    let out = Command::new("git")
-        .args(["-C"])
+/// The day (`2025-02-14`) of the last commit of `repo` that changed `file` (the experiment,
+/// relative to `repo`; its committed outputs are of that day), or of its HEAD commit without
+/// one; None when `repo` is not a git checkout or no commit changed `file`.
+pub fn commit_day(repo: &Path, file: Option<&Path>) -> Option<String> {
+    let mut git = Command::new("git");
+    git.args(["-C"])
         .arg(repo)
-        .args(["log", "-1", "--format=%cs", "HEAD"])
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+        .args(["log", "-1", "--format=%cs", "HEAD"]);
+    if let Some(file) = file {
+        git.arg("--").arg(file);
+    }
+    let out = git.stderr(Stdio::null()).output().ok()?;
     let day = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (out.status.success() && chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").is_ok())
         .then_some(day)
 }
 
-/// The advice for a failed first run of `repo` with the reference packages `reference` in
-/// `env`: each package it leaves unpinned at its version of the commit's day, as a
+/// The advice for a failed first run of `repo`'s `experiment` with the reference packages
+/// `reference` in `env`: each package it leaves unpinned at its version of the day the
+/// experiment last changed (else of the HEAD commit's day), as a
 /// `--reference-packages` list; None when the commit is recent or unknown, every package is
 /// pinned, or the versions cannot be resolved (uv missing, the registry out of reach).
 pub fn advice(
     repo: &Path,
+    experiment: Option<&Path>,
     reference: &[String],
     env: &PythonEnv,
     installer: &Installer,
 ) -> Option<String> {
-    let day = commit_day(repo)?;
+    let file = experiment.and_then(|e| e.strip_prefix(repo).ok());
+    let (day, what) = match file.and_then(|f| Some((commit_day(repo, Some(f))?, f))) {
+        Some((day, f)) => (day, format!("{} was last changed", f.display())),
+        None => (
+            commit_day(repo, None)?,
+            "the repository's commit is".to_string(),
+        ),
+    };
     let date = chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").ok()?;
     if (chrono::Utc::now().date_naive() - date).num_days() < OLD_AFTER_DAYS {
         return None;
@@ -62,7 +74,7 @@ pub fn advice(
         })
         .collect();
     Some(format!(
-        "the repository's commit is of {day}, and packages it does not pin were installed at today's releases; with the releases of that day: --reference-packages '{}'",
+        "{what} on {day}, and packages it does not pin were installed at today's releases; with the releases of that day: --reference-packages '{}'",
         list.join(",")
     ))
 }
@@ -133,7 +145,7 @@ mod tests {
     #[test]
     fn a_checkouts_commit_day_is_read_and_a_plain_folder_has_none() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(commit_day(dir.path()), None);
+        assert_eq!(commit_day(dir.path(), None), None);
         let git = |args: &[&str]| {
             let status = Command::new("git")
                 .args(args)
@@ -156,6 +168,12 @@ mod tests {
             "-qm",
             "first",
         ]);
-        assert_eq!(commit_day(dir.path()).as_deref(), Some("2023-01-02"));
+        assert_eq!(commit_day(dir.path(), None).as_deref(), Some("2023-01-02"));
+        let train = Path::new("train.py");
+        assert_eq!(
+            commit_day(dir.path(), Some(train)).as_deref(),
+            Some("2023-01-02")
+        );
+        assert_eq!(commit_day(dir.path(), Some(Path::new("other.py"))), None);
     }
 }

@@ -24,11 +24,13 @@ pub(super) struct FirstRun {
 impl FirstRun {
     /// Builds or finds the reference environment and runs `command` once with seed 0 (for at
     /// most `--run-limit` seconds), its output shown live; a run that fails is an error that
-    /// says, where it can, why (a module no list provides, a GPU, the network, the limit).
+    /// says, where it can, why (a module no list provides, a GPU, the network, the limit),
+    /// and, for an old `experiment` file of a git checkout, the packages of its day.
     pub(super) fn run(
         opts: &InitOptions,
         target: &Target,
         command: &str,
+        experiment: Option<&std::path::Path>,
         packages: &mut Packages,
         needs: &deps::Needs,
         console: &mut dyn Console,
@@ -92,7 +94,13 @@ impl FirstRun {
             }
             let advice = plan.env.as_ref().and_then(|env| {
                 let installer = crate::env::uv::installer(&opts.cache_dir, &mut |_| {});
-                as_of::advice(&target.repo, &packages.reference, env, &installer)
+                as_of::advice(
+                    &target.repo,
+                    experiment,
+                    &packages.reference,
+                    env,
+                    &installer,
+                )
             });
             return Err(InitError::RunFailed {
                 ending: run.ending(),

@@ -103,7 +103,15 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     let with_own = with_own_packages(opts, &needs, console);
     let opts = &with_own;
     let mut packages = Packages::choose(opts, &needs, migration, console);
-    let mut first = FirstRun::run(opts, &target, &command, &mut packages, &needs, console)?;
+    let mut first = FirstRun::run(
+        opts,
+        &target,
+        &command,
+        entry.as_deref(),
+        &mut packages,
+        &needs,
+        console,
+    )?;
     let network_note = limits::network_note(&needs.hazards);
     if let Some(note) = &network_note {
         console.say(&format!("note: {note}"));
