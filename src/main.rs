@@ -50,6 +50,17 @@ enum Cmd {
         #[arg(long, default_value = "report")]
         out: PathBuf,
     },
+    /// A static site of a tasks folder (DIR/site/): an index of every task and a page per task.
+    Catalog {
+        /// The tasks folder (default: $XSTACK_TASKS_DIR, else ./tasks).
+        tasks: Option<PathBuf>,
+        /// Where site/ goes (`xstack view DIR` serves it).
+        #[arg(long)]
+        out: PathBuf,
+        /// A bench folder whose trials give each task's verdicts (repeatable).
+        #[arg(long = "bench")]
+        benches: Vec<PathBuf>,
+    },
     /// Serve the static site of a bench or report folder (DIR/site/) on localhost.
     View {
         /// The bench or report folder (or its site/ folder).
@@ -444,6 +455,16 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             xstack::bench::rebuild::loose_report(&run_dirs, &out, &mut std::io::stdout()),
             &mut std::io::stdout(),
         ),
+        Some(Cmd::Catalog {
+            tasks,
+            out,
+            benches,
+        }) => xstack::site::command::catalog(
+            &tasks.unwrap_or_else(xstack::task::tasks_dir),
+            &out,
+            &benches,
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::View { dir, port }) => {
             xstack::site::command::view(&dir, port, &mut std::io::stdout())
         }
@@ -458,24 +479,45 @@ fn dispatch(cli: Cli) -> Result<i32, AppError> {
             run_dir,
             cast,
             pane,
-        }) => cli::export_cast(&run_dir, &cast, pane),
+        }) => cli::export_cast(&cli::ExportOptions {
+            run_dir,
+            cast,
+            pane,
+        }),
         Some(Cmd::Runs { dir }) => cli::runs(dir.as_deref(), &mut std::io::stdout()),
         Some(Cmd::Calibrate {
             task,
             seeds,
             vary_fixed_seed,
             json,
-        }) => cli::calibrate(&task, seeds, vary_fixed_seed, json, &mut std::io::stdout()),
+        }) => cli::calibrate(
+            &cli::CalibrateOptions {
+                task,
+                seeds,
+                vary_fixed_seed,
+                json,
+            },
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::Init(args)) => cli::init(args.into_options()),
         Some(Cmd::Diff {
             old,
             new,
             width,
             color,
-        }) => cli::diff(&old, &new, width, color, &mut std::io::stdout().lock()),
-        Some(Cmd::Parity { task, repo, json }) => {
-            cli::parity(&task, &repo, json, &mut std::io::stdout())
-        }
+        }) => cli::diff(
+            &cli::DiffCommandOptions {
+                old,
+                new,
+                width,
+                color,
+            },
+            &mut std::io::stdout().lock(),
+        ),
+        Some(Cmd::Parity { task, repo, json }) => cli::parity(
+            &cli::ParityOptions { task, repo, json },
+            &mut std::io::stdout(),
+        ),
         Some(Cmd::Env { command }) => env(command),
         Some(Cmd::AgentScript {
             path,

@@ -419,7 +419,12 @@ fn a_failing_command_is_shown_and_writes_nothing() {
 #[test]
 fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     let setup = Setup::new("digits-repo", "digits");
-    // With or without --yes, a missing command is named first.
+    // One candidate is proposed in the review; without --yes the review stops it.
+    let out = setup.init(&["--reference-packages", "none"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("pass --yes"), "{}", text(&out));
+    // Two are the user's choice: with or without --yes, a missing command is named first.
+    std::fs::write(setup.repo.join("main.py"), "print('test_acc=0.5')\n").unwrap();
     for args in [
         &["--yes", "--reference-packages", "none"][..],
         &["--reference-packages", "none"],
@@ -428,7 +433,7 @@ fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
         let all = text(&out);
         assert_eq!(out.status.code(), Some(2), "{all}");
         assert!(
-            all.contains("pass --command CMD (candidates: python train.py)"),
+            all.contains("pass --command CMD (candidates: python train.py; python main.py)"),
             "{all}"
         );
     }
@@ -441,6 +446,66 @@ fn without_a_terminal_the_command_and_the_review_must_come_from_flags() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("pass --yes"), "{}", text(&out));
     assert!(setup.nothing_written());
+}
+
+/// tkipf/pygcn's layout: the README's only command, in a one-line block, runs a script in
+/// the package's folder, which imports the package from the repository's root. With `--yes`
+/// and no `--command`, init proposes it run in its folder, says so, and the task runs it.
+#[test]
+fn the_only_command_a_readme_names_is_proposed_and_run_in_its_scripts_folder() {
+    let setup = Setup::made(
+        "gcn",
+        &[
+            (
+                "README.md",
+                "# gcn\n\n```python setup.py install```\n\n## Usage\n\n```python train.py```\n",
+            ),
+            (
+                "setup.py",
+                "from setuptools import setup, find_packages\nsetup(name='gcn', packages=find_packages())\n",
+            ),
+            ("gcn/__init__.py", ""),
+            ("gcn/utils.py", "def accuracy():\n    return 0.8\n"),
+            (
+                "gcn/train.py",
+                "from gcn.utils import accuracy\nprint(open('../data.txt').read().strip())\nprint(f'test_acc={accuracy()}')\n",
+            ),
+            ("data.txt", "loaded"),
+        ],
+    );
+    let out = setup.init(&["--yes"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains(
+            "command: `cd gcn && python train.py`, the only one the repository names (--command chooses another)"
+        ),
+        "{all}"
+    );
+    let (_, task) = setup.written("gcn");
+    assert_eq!(task.spec.run.command, "cd gcn && python train.py");
+    assert_eq!(task.spec.criteria[0].published, 0.8);
+}
+
+/// A lecture repository holds notebooks and no script (nn-zero-to-hero): without a terminal,
+/// init names `--notebook` and the notebooks it could take, and writes nothing.
+#[test]
+fn a_repository_of_notebooks_without_a_command_is_pointed_at_notebook() {
+    let setup = Setup::copy(&root().join("tasks/sources/zero-to-hero"), "zero-to-hero");
+    let before = tree_hash(&setup.repo);
+    let out = setup.init(&[]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("pass --command CMD, or --notebook PATH for a notebook experiment ("),
+        "{all}"
+    );
+    assert!(
+        all.contains("lectures/makemore/makemore_part3_bn.ipynb"),
+        "{all}"
+    );
+    assert!(setup.nothing_written(), "{all}");
+    assert_eq!(tree_hash(&setup.repo), before);
 }
 
 #[test]
@@ -1351,9 +1416,10 @@ fn the_reference_environment_comes_from_setup_py_and_the_imports() {
     );
 }
 
-/// A pin with no build here stops init naming it and `--relax-pins`; with the flag it is
-/// installed unpinned and the task says so. A module no list names is named with the flag
-/// that adds it.
+/// A pin with no build here stops init naming it and `--relax-pins`; with the flag every
+/// such pin is installed unpinned in one init (the installer names one failing pin at a
+/// time), and the review and the task say each with the version it became. A module no list
+/// names is named with the flag that adds it.
 #[test]
 fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     if !require_tool("uv", || runs_ok("uv", &["--version"])) {
@@ -1362,12 +1428,16 @@ fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     let setup = Setup::made(
         "pinned",
         &[
-            ("requirements.txt", "tinydep==0.5\n"),
-            ("train.py", "import tinydep\nprint('test_acc=0.75')\n"),
+            ("requirements.txt", "tinydep==0.5\notherdep==0.3\n"),
+            (
+                "train.py",
+                "import tinydep, otherdep\nprint('test_acc=0.75')\n",
+            ),
         ],
     );
     let wheels = setup.tmp.path().join("wheels");
     wheel(&wheels, "tinydep", "1.0", "tinydep");
+    wheel(&wheels, "otherdep", "2.0", "otherdep");
     let before = tree_hash(&setup.repo);
     let base = ["--yes", "--command", "python train.py"];
     let out = setup.init_offline(&wheels, &base);
@@ -1385,16 +1455,13 @@ fn a_pin_that_cannot_install_and_a_module_no_list_names() {
     let out = setup.init_offline(&wheels, &relaxed);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
-    assert!(
-        all.contains("installed `tinydep` instead (--relax-pins)"),
-        "{all}"
-    );
+    let pins = "tinydep==0.5 (requirements.txt), otherdep==0.3 (requirements.txt) cannot \
+                install on Python 3.";
+    let became = ": installed `tinydep` 1.0, `otherdep` 2.0 instead (--relax-pins)";
+    assert!(all.contains(pins) && all.contains(became), "{all}");
     let (toml, task) = setup.written("pinned");
-    assert_eq!(task.spec.env.reference_packages, ["tinydep"]);
-    assert!(
-        toml.contains("installed `tinydep` instead (--relax-pins)"),
-        "{toml}"
-    );
+    assert_eq!(task.spec.env.reference_packages, ["tinydep", "otherdep"]);
+    assert!(toml.contains(pins) && toml.contains(became), "{toml}");
 
     let missing = Setup::made(
         "missing",
@@ -1614,7 +1681,8 @@ fn a_script_that_fetches_its_data_is_named_and_given_the_network() {
 }
 
 /// A script that never ends: init's run is stopped at `--run-limit`, and the message names
-/// the limit and the command's own step option.
+/// the limit, the command's own step option, how far the run got, and that a bounded run is
+/// another experiment than the claim's.
 #[test]
 fn a_script_that_never_ends_is_stopped_at_the_limit() {
     let setup = Setup::made(
@@ -1640,6 +1708,11 @@ fn a_script_that_never_ends_is_stopped_at_the_limit() {
         "{all}"
     );
     assert!(all.contains("train.py's --max-steps (default 0)"), "{all}");
+    assert!(all.contains("; it printed step "), "{all}");
+    assert!(
+        all.contains("A bounded run is not the experiment a published number is about"),
+        "{all}"
+    );
     assert!(setup.nothing_written(), "{all}");
 }
 

@@ -96,6 +96,26 @@ fn a_cell_committed_with_the_error_it_raises_is_run_past() {
     assert!(journal.contains("final loss 0.015625"), "{journal}");
 }
 
+/// A notebook's package-installing lines (`!pip install numpy`, a `%pip install` continued
+/// over two lines) are not run: each prints that it was skipped, and the run passes in the
+/// task's environment.
+#[test]
+fn a_notebooks_pip_lines_are_skipped_and_said() {
+    let (code, dir, out, _runs) = run_scripted(TASK, "installs");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(result(&dir)["passed_in_phase"], 1);
+    let journal = journal_text(&dir);
+    for line in ["!pip install numpy", "%pip install -q numpy"] {
+        assert!(
+            journal.contains(&format!(
+                "xstack: skipped `{line}`: the task's environment provides its packages"
+            )),
+            "{line}: {journal}"
+        );
+    }
+    assert!(journal.contains("final loss 0.015625"), "{journal}");
+}
+
 #[test]
 fn a_cell_raising_another_error_than_its_committed_one_is_a_crash() {
     let (code, dir, out, _runs) = run_scripted(TASK, "other_error");

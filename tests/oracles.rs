@@ -30,6 +30,7 @@ use common::*;
 const BUNDLED: &[&str] = &[
     "adamw-cosine",
     "char-transformer",
+    "cleanrl-dqn-cartpole",
     "cleanrl-dqn-jax-cartpole",
     "diffrax-kalman-filter",
     "diffrax-latent-ode",
@@ -43,8 +44,10 @@ const BUNDLED: &[&str] = &[
     "label-smoothing-init",
     "makemore",
     "makemore-cnn",
+    "makemore-part3-bn",
     "mlp-ngram",
     "nanogpt-shakespeare-char",
+    "ppnp-appnp-cora-ml",
     "sgc-citeseer",
     "sgc-cora",
 ];
@@ -161,6 +164,28 @@ fn oracle_first_steps_makemore_cnn() {
     check_first_steps("makemore-cnn", "loss", 2, 0.6);
 }
 
+/// klicperajo/ppnp's APPNP notebook: the oracle's train loss at epochs 0, 20 and 40 (the
+/// 140 training nodes' loss with dropout, two decimals; its own weights and dropout masks from
+/// a fresh JAX seed) near the reference log's 2.00, 1.94 and 1.90 (measured: 2.00, 1.94, 1.90
+/// with seed 1; the published CUDA run printed the same). The whole run is 1,000-2,800 epochs
+/// with early stopping, minutes here: the catalog's bench runs the demo (dropout of the sparse
+/// attributes left out, which shows only in the final accuracy) through both phases.
+#[test]
+fn oracle_first_steps_ppnp_appnp_cora_ml() {
+    check_first_steps("ppnp-appnp-cora-ml", "train_loss", 3, 0.05);
+}
+
+/// The makemore part 3 notebook's oracle: the minibatch loss at steps 0 and 10,000 near the
+/// source's 3.3239 and 2.0322 (measured: 0.047 and 0.389 away: one batch of 32, so noisy; the
+/// band is about one and a half times the larger, and a port that does not learn stays near
+/// 3.3). The demo's mistake (the running statistics never carried out of the step) leaves the
+/// training as the source's and shows only in the evaluation: the catalog's probe shows it after
+/// the first step, the catalog's bench at the end.
+#[test]
+fn oracle_first_steps_makemore_part3_bn() {
+    check_first_steps("makemore-part3-bn", "loss", 2, 0.6);
+}
+
 /// equinox's train_rnn notebook, a JAX source ported to PyTorch: the demo (torch's nn.GRU
 /// left time-major, so each sequence runs across the batch) fails phase 1 and passes phase 2
 /// on the oracle; the untouched JAX source is a `bypass`. The source's run inside the
@@ -226,6 +251,19 @@ fn oracle_first_steps_diffrax_neural_cde() {
 #[test]
 fn oracle_first_steps_cleanrl_dqn_jax_cartpole() {
     check_first_steps("cleanrl-dqn-jax-cartpole", "episodic_return", 10, 30.0);
+}
+
+/// cleanrl's dqn.py, a PyTorch source ported to JAX: the oracle's first ten episodes' returns
+/// near the source's (seed 1 in both; the first 10,000 steps explore with epsilon near 1,
+/// drawn from the same seeded `random` and action space, so the returns are the source's
+/// until a rare greedy step meets the oracle's own weights; a random CartPole episode lasts 10
+/// to 40 steps). The untouched source is not graded here: the port's environment holds torch
+/// (the replay buffer and the TensorBoard writer are PyTorch), so it would run its 500,000
+/// steps before the grade calls it a `bypass`; `tests/catalog.rs` does that, and
+/// `tests/parity.rs` shows the demo's mistake in the first update.
+#[test]
+fn oracle_first_steps_cleanrl_dqn_cartpole() {
+    check_oracle_first_steps("cleanrl-dqn-cartpole", "episodic_return", 10, 30.0);
 }
 
 /// diffrax's kalman_filter notebook, a JAX source ported to PyTorch: the oracle's first

@@ -1,9 +1,9 @@
 //! The numeric parity probe (SPEC §3a) end to end: every task from a public repository has
-//! one; each bundled task's demo phase 1 names the tensor where that demo's pitfall shows
-//! first, and the oracle's probe matches everywhere (diffrax's neural CDE's and neural ODE's,
-//! probes of about two minutes, in `tests/catalog.rs`); a probe that crashes or never writes
-//! its file is reported as such, and after a failed grade the probe explains the verdict
-//! without changing it.
+//! one (each real task's probe runs in `tests/catalog.rs`, `scripts/catalog`: half a minute to
+//! minutes each); each synthetic task's demo phase 1 names the tensor where that demo's
+//! pitfall shows first, and the oracle's probe matches everywhere; a probe that crashes or
+//! never writes its file is reported as such, and after a failed grade the probe explains the
+//! verdict without changing it.
 // Helpers panic on what a test cannot go on without, as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +11,7 @@ mod common;
 
 use std::path::Path;
 
-use common::parity::{Phase1, check_bundled, phase1, port_of};
+use common::parity::{check_bundled, phase1, port_of};
 use common::*;
 
 /// `xstack parity TASK --repo PORT --json`: the exit status, the report and the output.
@@ -40,152 +40,6 @@ fn char_transformer_diverges_first_in_the_attention_output() {
 #[test]
 fn adamw_cosine_diverges_first_in_the_weights_after_the_second_step() {
     check_bundled("adamw-cosine", phase1("step2.0.weight"));
-}
-
-/// nanoGPT's demo ports model.py, sample.py, bench.py and probe.py as the oracle does and
-/// train.py with a JAX key that is never split: the probe's first wrong number is how many
-/// different windows eight calls of get_batch draw (an integer: 4 against the source's 32),
-/// recorded at the port's `def get_batch`.
-#[test]
-fn nanogpt_diverges_first_in_the_batch_sampling() {
-    check_bundled(
-        "nanogpt-shakespeare-char",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "batch.train.distinct_windows",
-            at: Some(("train.py", 92)),
-            max_abs: Some(28.0),
-        },
-    );
-}
-
-/// SGC's demo ports Adam(weight_decay=…) as optax.adamw: the first wrong numbers are the
-/// weights after the first training step, recorded at the port's `def train_regression`.
-#[test]
-fn sgc_cora_diverges_first_in_the_weights_after_one_step() {
-    check_bundled(
-        "sgc-cora",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "step1.W.weight",
-            at: Some(("citation.py", 46)),
-            max_abs: None,
-        },
-    );
-}
-
-#[test]
-fn sgc_citeseer_diverges_first_in_the_weights_after_one_step() {
-    check_bundled(
-        "sgc-citeseer",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "step1.W.weight",
-            at: Some(("citation.py", 46)),
-            max_abs: None,
-        },
-    );
-}
-
-/// mlp's demo computes the cosine schedule but never hands it to the optimizer: every tensor
-/// of the one-step run matches, and the first wrong one is the learning rate applied in the
-/// three-step run.
-#[test]
-fn mlp_ngram_diverges_first_in_the_learning_rate_applied() {
-    check_bundled(
-        "mlp-ngram",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "steps3.optimizer.lr",
-            at: Some(("mlp_pytorch.py", 188)),
-            max_abs: None,
-        },
-    );
-}
-
-/// makemore's demo takes optax's cross-entropy over every position: the `-1` padding targets
-/// count, and the first wrong number is the loss, recorded in the port's forward.
-#[test]
-fn makemore_diverges_first_in_the_loss() {
-    check_bundled(
-        "makemore",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "loss",
-            at: Some(("makemore.py", 150)),
-            max_abs: None,
-        },
-    );
-}
-
-/// equinox's train_rnn, a JAX source (the probe records in JAX; the port's in PyTorch): the
-/// demo leaves torch's nn.GRU time-major; the data, the weights it loads match, and the first
-/// wrong numbers are the hidden states the classifier reads.
-#[test]
-fn equinox_train_rnn_diverges_first_in_the_last_hidden_state() {
-    check_bundled(
-        "equinox-train-rnn",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "hidden.last",
-            at: None,
-            max_abs: None,
-        },
-    );
-}
-
-/// google-deepmind/educational's jraph karate club, a JAX/Haiku/jraph source: the demo
-/// writes jraph.segment_softmax as one softmax over all 190 edges; the graph, both networks'
-/// weights it loads and everything of the GCN match, and the first wrong numbers are the
-/// attention weights of the GAT's first layer (about 1/190 each against a softmax over each
-/// node's incoming edges).
-#[test]
-fn jraph_karate_club_diverges_first_in_the_gat_attention() {
-    check_bundled(
-        "jraph-karate-club",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "gat.layer1.attention",
-            at: None,
-            max_abs: None,
-        },
-    );
-}
-
-/// makemore part 5's notebook, a PyTorch source whose probe runs four steps of its training
-/// cell (0, 1, 149999, 150000): the demo keeps the learning rate at 0.1 throughout; the data,
-/// the batches, the logits, the gradients and the first three steps match, and the first wrong
-/// number is the learning rate the step-150,000 update applies (0.1 against 0.01). The source's
-/// first cell holds `%matplotlib inline`, which the helper's `notebook_namespace` leaves out.
-#[test]
-fn makemore_cnn_diverges_first_in_the_learning_rate_at_step_150000() {
-    check_bundled(
-        "makemore-cnn",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "step150000.lr",
-            at: None,
-            max_abs: None,
-        },
-    );
-}
-
-/// cleanrl's dqn_jax.py, a JAX source whose probe runs the script itself for 1,500 steps: the
-/// demo picks the taken action's Q-value with `gather(1, actions)` and no squeeze, so the
-/// (batch, 1) values broadcast against the (batch,) targets; the initial weights and every
-/// episode before learning starts match, and the first wrong number is the first update's
-/// loss.
-#[test]
-fn cleanrl_dqn_jax_cartpole_diverges_first_in_the_first_updates_loss() {
-    check_bundled(
-        "cleanrl-dqn-jax-cartpole",
-        Phase1 {
-            layers: &["solution", "demo/phase1"],
-            first: "td_loss.1100",
-            at: None,
-            max_abs: None,
-        },
-    );
 }
 
 /// Every bundled task made from a public repository (an `[upstream]` table, its source a

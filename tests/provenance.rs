@@ -11,6 +11,7 @@ use xstack::task::{Source, Task, licence_files};
 
 /// The bundled tasks made from a public repository, with the repository each names.
 const REAL: &[(&str, &str)] = &[
+    ("cleanrl-dqn-cartpole", "vwxyzjn/cleanrl"),
     ("cleanrl-dqn-jax-cartpole", "vwxyzjn/cleanrl"),
     ("diffrax-kalman-filter", "patrick-kidger/diffrax"),
     ("diffrax-latent-ode", "patrick-kidger/diffrax"),
@@ -21,8 +22,10 @@ const REAL: &[(&str, &str)] = &[
     ("jraph-karate-club", "google-deepmind/educational"),
     ("makemore", "karpathy/makemore"),
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
+    ("makemore-part3-bn", "karpathy/nn-zero-to-hero"),
     ("mlp-ngram", "EurekaLabsAI/mlp"),
     ("nanogpt-shakespeare-char", "karpathy/nanoGPT"),
+    ("ppnp-appnp-cora-ml", "klicperajo/ppnp"),
     ("sgc-citeseer", "Tiiiger/SGC"),
     ("sgc-cora", "Tiiiger/SGC"),
 ];

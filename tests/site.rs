@@ -598,3 +598,236 @@ fn a_bench_that_goes_both_ways_shows_and_filters_its_direction_in_a_real_browser
     browser.eval("1");
     assert_eq!(browser.errors(), Vec::<String>::new());
 }
+
+/// Every file under `dir` with its length and modification time, sorted: what a command that
+/// must write nothing there is checked against.
+fn stamps(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut all: Vec<_> = walk(dir)
+        .into_iter()
+        .map(|p| {
+            let meta = std::fs::metadata(&p).unwrap();
+            (p, meta.len(), meta.modified().unwrap())
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// The catalog of the bundled tasks folder (`xstack catalog tasks --out DIR`), in a real
+/// Chromium from `file://` and from `xstack view`: the index lists every task folder; a
+/// click opens a real task's page with its repository and commit, the authors' claim and
+/// where it is, what the runs here measured, the criteria with the reasoning beside each
+/// tolerance, the phase-two details, the reference curve and the demo's mistake. A second
+/// catalog, of a task a bench ran through its demo (`--bench`), shows the demo's verdicts of
+/// both phases, and the bench's own site links the task's page. A rebuild gives the same
+/// bytes; the tasks folder is not written; a folder that is not a catalog's is refused.
+#[test]
+fn the_catalog_of_a_tasks_folder_opens_in_a_real_browser_from_file_and_from_view() {
+    if !require_tool("chromium", browser::chromium_works) {
+        return;
+    }
+    let tasks = root().join("tasks");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("catalog");
+    let before = stamps(&tasks);
+    let made = run(&[
+        "catalog",
+        tasks.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    assert!(text(&made).contains("catalog: "), "{}", text(&made));
+    let site = out.join("site");
+    let first = files(&site);
+    let again = run(&[
+        "catalog",
+        tasks.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert_eq!(files(&site), first, "a rebuild changed the catalog");
+    assert_eq!(
+        stamps(&tasks),
+        before,
+        "the catalog wrote into the tasks folder"
+    );
+    let expected = xstack::task::discover(&tasks).len();
+
+    // A folder that is not a catalog's is refused, and nothing is written there.
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir_all(theirs.join("site")).unwrap();
+    std::fs::write(theirs.join("site/notes.txt"), "mine").unwrap();
+    let refused = run(&[
+        "catalog",
+        tasks.to_str().unwrap(),
+        "--out",
+        theirs.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("is not a catalog's site"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(walk(&theirs).len(), 1);
+    let missing = run(&[
+        "catalog",
+        "/nonexistent-tasks",
+        "--out",
+        theirs.to_str().unwrap(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+    assert!(text(&missing).contains("/nonexistent-tasks: not a folder of tasks"));
+
+    let mut browser = Browser::launch(1280, 800);
+    let index = format!("file://{}/index.html", site.display());
+    browser.open(&index);
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#tasks tr[data-task]').length"),
+        json!(expected)
+    );
+    browser.run_navigating("document.querySelector('#tasks tr[data-task=\"sgc-cora\"] a').click()");
+    assert!(browser.wait_for(
+        "location.pathname.endsWith('/tasks/sgc-cora/index.html') && document.readyState === 'complete'",
+        Duration::from_secs(10)
+    ));
+    let page = browser.eval(
+        "[document.querySelector('#upstream a.upstream').getAttribute('href'), \
+         document.querySelector('#claims .claim .quote').textContent, \
+         document.querySelector('#claims .claim code.where').textContent, \
+         document.querySelector('#claims .claim td.runs').textContent, \
+         document.querySelector('#criteria tr[data-metric] td.direction').textContent, \
+         document.querySelector('#criteria .why-criterion p.why').textContent.length, \
+         document.querySelector('#phase2 pre.details').textContent.length, \
+         document.querySelectorAll('#reference svg.chart polyline.reference').length, \
+         document.querySelector('#demo p.mistake').textContent.length]",
+    );
+    assert_eq!(
+        page[0], "https://github.com/Tiiiger/SGC/tree/2c7a2727e82e462d8ef9d6e57f0b08888e16488f",
+        "{page}"
+    );
+    assert!(page[1].as_str().unwrap().contains("81.0"), "{page}");
+    assert_eq!(page[2], "README.md:31", "{page}");
+    assert!(
+        page[3].as_str().unwrap().parse::<u32>().unwrap() >= 3,
+        "{page}"
+    );
+    assert_eq!(page[4], "within", "{page}");
+    for i in [5, 6, 8] {
+        assert!(page[i].as_u64().unwrap() > 40, "{i}: {page}");
+    }
+    assert!(page[7].as_u64().unwrap() >= 1, "{page}");
+    if let Ok(dir) = std::env::var("XSTACK_SITE_SCREENSHOTS") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).unwrap();
+        browser.screenshot(&dir.join("catalog-task-1280x800.png"));
+        browser.open(&index);
+        browser.screenshot(&dir.join("catalog-index-1280x800.png"));
+    }
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+    let outside: Vec<String> = browser
+        .requests()
+        .into_iter()
+        .filter(|u| !u.starts_with("file://") && !u.starts_with("data:") && u != "about:blank")
+        .collect();
+    assert!(outside.is_empty(), "requests left file://: {outside:?}");
+    drop(browser);
+
+    // A task a bench ran through its demo: the catalog shows the demo's verdicts, and the
+    // bench's site links the task's page.
+    let quick_root = tmp.path().join("quick-tasks");
+    let quick = common::quick_task(
+        &quick_root,
+        "cat score.txt",
+        &[("train.py", "import jax\n"), ("score.txt", "acc=0.5\n")],
+        "",
+    );
+    std::fs::create_dir_all(quick.join("demo")).unwrap();
+    std::fs::write(
+        quick.join("demo/trajectory.jsonl"),
+        format!("# The score is left at 0.5.\n{}", AGENTS[1].1),
+    )
+    .unwrap();
+    let bench_out = tmp.path().join("bench");
+    let benched = xstack()
+        .args([
+            "bench",
+            "--task",
+            quick.to_str().unwrap(),
+            "--agent",
+            "demo",
+            "--out",
+            bench_out.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(benched.status.code(), Some(0), "{}", text(&benched));
+    let with_runs = tmp.path().join("catalog-runs");
+    let made = run(&[
+        "catalog",
+        quick_root.to_str().unwrap(),
+        "--out",
+        with_runs.to_str().unwrap(),
+        "--bench",
+        bench_out.to_str().unwrap(),
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let mut browser = Browser::launch(1280, 800);
+    browser.open(&format!(
+        "file://{}/site/tasks/quick/index.html",
+        with_runs.display()
+    ));
+    let verdicts = browser.eval(
+        "[document.querySelector('#demo p.mistake').textContent, \
+         Array.from(document.querySelectorAll('#verdicts tr.demo td')).map(td => td.textContent)]",
+    );
+    assert_eq!(verdicts[0], "The score is left at 0.5.", "{verdicts}");
+    let cells = verdicts[1].as_array().unwrap();
+    assert!(
+        cells[2].as_str().unwrap().starts_with("FAIL fidelity_gap"),
+        "{verdicts}"
+    );
+    assert!(cells[2].as_str().unwrap().contains("acc 0.5"), "{verdicts}");
+    assert!(cells[3].as_str().unwrap().starts_with("PASS"), "{verdicts}");
+    browser.open(&format!("file://{}/site/index.html", bench_out.display()));
+    browser.run_navigating("document.querySelector('#task-pages a.task-page').click()");
+    assert!(browser.wait_for(
+        "location.pathname.endsWith('/tasks/quick/index.html') && \
+         document.querySelectorAll('#verdicts tr.demo a').length === 1",
+        Duration::from_secs(10)
+    ));
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+    drop(browser);
+
+    // `xstack view` serves the catalog on localhost.
+    let mut view = xstack()
+        .args(["view", out.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(view.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let mut browser = Browser::launch(1280, 800);
+    browser.open(&format!("{base}tasks/cleanrl-dqn-jax-cartpole/index.html"));
+    assert!(browser.wait_for(
+        "document.querySelectorAll('#criteria tr[data-metric]').length === 2",
+        Duration::from_secs(10)
+    ));
+    browser.eval("1");
+    assert_eq!(browser.errors(), Vec::<String>::new());
+    view.kill().unwrap();
+    view.wait().unwrap();
+}

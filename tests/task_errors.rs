@@ -565,3 +565,52 @@ fn random_mutations_of_the_bundled_tasks_always_name_a_key() {
         })
         .unwrap();
 }
+
+/// A criterion whose published value is a percentage of a metric its own reference run prints
+/// as a fraction (or a fraction of one printed as a percentage) cannot be met by a faithful
+/// port: `xstack check` refuses it, naming the criterion, the log's value and the value in
+/// the metric's units.
+#[test]
+fn check_refuses_a_published_value_a_hundred_times_the_reference_runs() {
+    let (_tmp, tasks) = copies();
+    let (dir, good) = tasks
+        .iter()
+        .find(|(dir, _)| dir.ends_with("sgc-cora"))
+        .expect("sgc-cora is bundled");
+    for (published, said, times, units) in [
+        (
+            "published = 81.0",
+            "published = 81",
+            "a hundred times",
+            "0.81",
+        ),
+        (
+            "published = 0.0081",
+            "published = 0.0081",
+            "a hundredth of",
+            "0.81",
+        ),
+    ] {
+        std::fs::write(
+            dir.join("task.toml"),
+            good.replacen("\npublished = 0.810", &format!("\n{published}"), 1),
+        )
+        .unwrap();
+        let out = run(&["check", dir.to_str().unwrap()]);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{published}: {all}");
+        assert!(
+            all.contains(&format!(
+                "criterion `test_acc`: {said} is {times} what the reference run printed (0.81 in reference.log)"
+            )),
+            "{all}"
+        );
+        assert!(
+            all.contains(&format!("in the metric's units it is {units}")),
+            "{all}"
+        );
+    }
+    std::fs::write(dir.join("task.toml"), good).unwrap();
+    let out = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

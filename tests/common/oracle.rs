@@ -65,15 +65,24 @@ pub fn check_task_with(id: &str, source_run: SourceRun, oracle_run: OracleRun) {
     );
 }
 
-/// `xstack grade` of the task's untouched source is a `bypass` (it is still in the source's
-/// framework).
+/// `xstack grade` of the task's untouched source, as the agent's workspace starts (less what
+/// `[source] exclude` leaves out), is a `bypass` (it is still in the source's framework).
 pub fn check_source_is_a_bypass(id: &str, task: &Task) {
     let runs = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let source = task.source_path().unwrap();
+    let repo = if task.spec.source.exclude.is_empty() {
+        source.to_path_buf()
+    } else {
+        let copy = workspace.path().join("repo");
+        xstack::workspace::copy_source(source, &copy, &task.spec.source.exclude).unwrap();
+        copy
+    };
     let out = run(&[
         "grade",
         task.dir.to_str().unwrap(),
         "--repo",
-        task.source_path().unwrap().to_str().unwrap(),
+        repo.to_str().unwrap(),
         "--headless",
         "--runs-dir",
         runs.path().to_str().unwrap(),

@@ -100,6 +100,10 @@ pub enum Spread {
     SeedOption(SeedOption),
     /// Nothing reads the seed: the runs vary on their own.
     RunToRun,
+    /// Nothing reads the seed and the source fixes one (where the locations say), yet the runs
+    /// vary: through Python's hash randomisation (the order of a set or dict of strings
+    /// changes with each process), as two runs with `PYTHONHASHSEED=0` bit-identical showed.
+    HashOrder(Vec<Location>),
     /// The source's fixed seeds, offset by `XSTACK_SEED` in a copy of the source
     /// (`calibrate --vary-fixed-seed`): the spread between the source and a faithful port,
     /// whose generator draws other numbers from the same fixed seed.
@@ -115,6 +119,7 @@ impl Spread {
             Spread::XstackSeed(_) => "xstack_seed",
             Spread::SeedOption(_) => "seed_option",
             Spread::RunToRun => "run_to_run",
+            Spread::HashOrder(_) => "hash_order",
             Spread::FixedSeedOffset(_) => "fixed_seed_offset",
             Spread::Nothing => "none",
         }
@@ -133,6 +138,10 @@ impl Spread {
                 o.at.place()
             ),
             Spread::RunToRun => "moved from run to run, not by the seed: the source does not read XSTACK_SEED, so the spread is its own run-to-run variation".to_string(),
+            Spread::HashOrder(at) => format!(
+                "moved from run to run through Python's hash randomisation: the source fixes its seed ({}), but the order of its sets and dicts of strings changes with each process; two runs with PYTHONHASHSEED=0 were bit-identical, so PYTHONHASHSEED=0 makes its runs repeat. The spread is that variation",
+                at.iter().map(Location::to_string).collect::<Vec<_>>().join(", ")
+            ),
             Spread::FixedSeedOffset(at) => format!(
                 "moved by the seed: spread of the source's fixed seed, {}, offset by XSTACK_SEED {seeds} in a copy of the source (seed 0 is the source as it is)",
                 at.iter().map(Location::to_string).collect::<Vec<_>>().join(", ")
@@ -501,6 +510,9 @@ pub fn measure(
     if pass.moved() {
         let spread = match &seed_use.reads {
             Some(at) => Spread::XstackSeed(at.clone()),
+            None if !seed_use.fixed.is_empty() && repeats_with_fixed_hashes(r, progress)? => {
+                Spread::HashOrder(seed_use.fixed.clone())
+            }
             None => Spread::RunToRun,
         };
         return Ok(Measurement {
@@ -539,6 +551,28 @@ pub fn measure(
     }
     progress(format!("{} moved nothing either", option.name));
     vary_fixed(r, n, pass, seed_use, Some(option.clone()), progress)
+}
+
+/// Whether two runs with `PYTHONHASHSEED=0` (set before the task's setup) give bit-identical
+/// values: asked of a source that fixes its seed and reads no `XSTACK_SEED`, yet varies.
+fn repeats_with_fixed_hashes(
+    r: &SeedRunner<'_>,
+    progress: &mut dyn FnMut(String),
+) -> Result<bool, CalibrateError> {
+    progress(
+        "the runs vary although the source fixes its seed: two runs again with PYTHONHASHSEED=0"
+            .to_string(),
+    );
+    let plan = RunPlan {
+        setup: Some(match &r.plan.setup {
+            Some(setup) => format!("export PYTHONHASHSEED=0\n{setup}"),
+            None => "export PYTHONHASHSEED=0".to_string(),
+        }),
+        ..r.plan.clone()
+    };
+    let fixed = SeedRunner { plan: &plan, ..*r };
+    let pass = run_pass(&fixed, &plan.command, 2, None, progress)?;
+    Ok(!pass.moved())
 }
 
 /// After seeds that moved nothing: with [`SeedRunner::vary_fixed_seed`] and a fixed seed in
@@ -769,7 +803,11 @@ pub fn seed_varies(criteria: &[CriterionCalibration]) -> bool {
 /// moved a value, and not only because calibrate offset a seed the source fixes (the source,
 /// and a faithful port of it, ignore `XSTACK_SEED`).
 pub fn suggests_seed_check(cal: &Calibration) -> bool {
-    seed_varies(&cal.criteria) && !matches!(cal.spread, Spread::FixedSeedOffset(_))
+    seed_varies(&cal.criteria)
+        && !matches!(
+            cal.spread,
+            Spread::FixedSeedOffset(_) | Spread::HashOrder(_)
+        )
 }
 
 /// The `[integrity] seed_check = true` block, with a comment saying why.

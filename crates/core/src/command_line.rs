@@ -24,8 +24,14 @@ pub fn command_flags(words: &[String]) -> Vec<(String, String)> {
     out
 }
 
-/// The Python file the command runs: the first `*.py` word, or `-m pkg.module`.
+/// The Python file the command runs: the first `*.py` word, or `-m pkg.module`; for a
+/// command that starts in a folder of the repository (`cd pygcn && python train.py`), in
+/// that folder.
 pub fn entry_file(repo: &Path, words: &[String]) -> Option<PathBuf> {
+    let (repo, words) = match words {
+        [cd, folder, and, rest @ ..] if cd == "cd" && and == "&&" => (repo.join(folder), rest),
+        _ => (repo.to_path_buf(), words),
+    };
     if let Some(py) = words.iter().find(|w| w.ends_with(".py")) {
         let p = repo.join(py);
         return p.is_file().then_some(p);

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use crate::agent::transcript::first_line;
 use crate::grade::{CriterionResult, Verdict};
-use crate::parity::{ParityReport, short};
+use crate::parity::ParityReport;
 use crate::session::state::PhaseRecord;
 
 use super::super::app::PaneId;
@@ -266,35 +266,24 @@ const KEPT_BEFORE_FIRST: usize = 2;
 /// the matching ones well before it folded into one line.
 fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'a>>) {
     let c = &theme.colors;
-    let (head, color) = match (&report.error, &report.first_divergent) {
-        (Some(error), _) => (format!("could not run: {error}"), c.fail),
-        (None, Some(first)) => (
-            format!(
-                "diverges first at {} ({} of {} tensors match)",
-                first.name,
-                report.tensors.iter().filter(|t| t.passed).count(),
-                report.compared
-            ),
-            c.fail,
-        ),
-        (None, None) => (format!("all {} tensors match", report.compared), c.pass),
+    let color = if report.error.is_some() || report.first_divergent.is_some() {
+        c.fail
+    } else {
+        c.pass
     };
     lines.push(Line::from(vec![
         Span::styled("  parity: ", Style::default().fg(c.title)),
-        Span::styled(head, Style::default().fg(color)),
+        Span::styled(report.headline(), Style::default().fg(color)),
     ]));
-    let first = report.first_divergent.as_ref().map(|d| d.name.as_str());
-    let width = report
-        .tensors
+    let rows = report.rows();
+    let width = rows
         .iter()
-        .map(|t| t.name.chars().count())
+        .map(|r| r.name.chars().count())
         .max()
         .unwrap_or(0);
     // The tensors that match before the first divergent one, but the two nearest it, are
     // one line: the first divergent one stays near the top of a small pane.
-    let leading = first
-        .and_then(|name| report.tensors.iter().position(|t| t.name == name))
-        .unwrap_or(0);
+    let leading = rows.iter().position(|r| r.first).unwrap_or(0);
     let folded = leading.saturating_sub(KEPT_BEFORE_FIRST);
     if folded > 1 {
         lines.push(Line::from(vec![
@@ -302,60 +291,57 @@ fn parity_lines<'a>(report: &ParityReport, theme: &Theme, lines: &mut Vec<Line<'
             Span::styled(
                 format!(
                     "{folded} tensors match: {} … {}",
-                    report.tensors[0].name,
-                    report.tensors[folded - 1].name
+                    rows[0].name,
+                    rows[folded - 1].name
                 ),
                 Style::default().fg(c.dim),
             ),
         ]));
     }
     let shown = if folded > 1 { folded } else { 0 };
-    for t in &report.tensors[shown..] {
-        let is_first = Some(t.name.as_str()) == first;
-        let (mark, mark_color) = if t.passed {
+    for row in &rows[shown..] {
+        let (mark, mark_color) = if row.passed {
             ("✓", c.pass)
         } else {
             ("✗", c.fail)
         };
-        let errors = match (t.max_abs, t.max_rel) {
-            (Some(abs), Some(rel)) => format!("  max abs {}  max rel {}", short(abs), short(rel)),
-            _ => String::new(),
-        };
-        let mut name_style = Style::default().fg(if is_first { c.fail } else { c.text });
-        if is_first {
+        let mut name_style = Style::default().fg(if row.first { c.fail } else { c.text });
+        if row.first {
             name_style = name_style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
         }
+        let errors = row
+            .errors
+            .as_ref()
+            .map_or_else(String::new, |e| format!("  {e}"));
         let mut spans = vec![
             Span::styled(
-                if is_first { "  ▶ " } else { "    " },
+                if row.first { "  ▶ " } else { "    " },
                 Style::default().fg(c.fail),
             ),
             Span::styled(format!("{mark} "), Style::default().fg(mark_color)),
-            Span::styled(format!("{:width$}", t.name), name_style),
+            Span::styled(format!("{:width$}", row.name), name_style),
             Span::styled(
-                format!("  {:?} {}{errors}", t.shape, t.dtype),
+                format!("  {}{errors}", row.shape),
                 Style::default().fg(c.dim),
             ),
         ];
-        if !t.passed
-            && let Some(problem) = &t.problem
-        {
+        if let Some(problem) = row.problem {
             spans.push(Span::styled(
                 format!("  {problem}"),
                 Style::default().fg(c.text),
             ));
         }
-        if is_first && let Some(at) = &t.port_location {
+        if let Some(at) = &row.port_at {
             spans.push(Span::styled(
-                format!("  ({}:{})", at.file, at.line),
+                format!("  ({at})"),
                 Style::default().fg(c.dim),
             ));
         }
         lines.push(Line::from(spans));
     }
-    if !report.extra.is_empty() {
+    if let Some(extra) = report.also_recorded() {
         lines.push(Line::from(Span::styled(
-            format!("    the port also recorded: {}", report.extra.join(", ")),
+            format!("    {extra}"),
             Style::default().fg(c.dim),
         )));
     }

@@ -996,8 +996,8 @@ mod tests {
                 }
                 PhaseAgent {
                     phase: (i + 1) as u8,
-                    outcome: "graded".into(),
-                    verdict: Some((*v).to_string()),
+                    outcome: crate::event::PhaseOutcome::Graded,
+                    verdict: serde_json::from_value(json!(v)).unwrap(),
                     ran_port: None,
                     outcome_detail: None,
                     agent: fields,

@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 use strum::VariantArray;
 
 use crate::agent::transcript::TranscriptItem;
+use crate::checks::Checked;
 use crate::event::{Event, PhaseOutcome};
 use crate::grade::FailureClass;
 use crate::journal;
-use crate::session::result::{RESULT_FILE, RunResult};
+use crate::session::result::{PhaseResult, PhaseVerdict, RunResult};
 use crate::task::{Migration, UpstreamSpec};
 
 use super::record::{TrialKey, TrialRecord, TrialStatus};
@@ -131,9 +132,9 @@ pub struct PhaseAgent {
     /// 1 or 2.
     pub phase: u8,
     /// `graded`, `agent_failure`, `infrastructure_failure` or `interrupted`.
-    pub outcome: String,
+    pub outcome: PhaseOutcome,
     /// `pass` or `fail`; null when the phase was not graded.
-    pub verdict: Option<String>,
+    pub verdict: Option<PhaseVerdict>,
     /// Whether the agent ran its port during its turn in this phase (the phase's
     /// `agent_checked.port_runs` of `result.json` is above 0); None when the phase does not
     /// record it (a run of an older xstack).
@@ -158,7 +159,7 @@ impl PhaseAgent {
 
     /// Whether the grader passed the phase; None when it was not graded.
     pub fn passed(&self) -> Option<bool> {
-        self.verdict.as_deref().map(|v| v == "pass")
+        self.verdict.map(PhaseVerdict::passed)
     }
 }
 
@@ -458,7 +459,7 @@ pub fn row(key: &TrialKey, run_dir: &Path, shown_dir: &Path) -> TrialRow {
         .map(|r| r.duration_s)
         .or_else(|| record.as_ref().and_then(|r| r.wall_s))
         .unwrap_or(0.0);
-    let phases = phases_of(run_dir);
+    let phases = phases_of(result.as_ref());
     let migration = result.as_ref().map(|r| r.migration).unwrap_or_default();
     TrialRow {
         task: key.task.clone(),
@@ -510,16 +511,15 @@ pub fn ran_port_of(phases: &[PhaseAgent]) -> Option<bool> {
 }
 
 /// Whether a phase of `result.json` says the agent ran its port: its `agent_checked`
-/// object's `port_runs` above 0; with none, unknown (None) when the recorder missed some
-/// Python process (`unknown_runs`) or the phase has no such count.
-pub(crate) fn ran_port_in(phase: &Value) -> Option<bool> {
-    let checked = phase.get("agent_checked")?;
-    let ran = checked.get("port_runs")?.as_f64()? > 0.0;
-    let missed = checked
-        .get("unknown_runs")
-        .and_then(Value::as_f64)
-        .is_some_and(|n| n > 0.0);
-    if !ran && missed { None } else { Some(ran) }
+/// record's `port_runs` above 0; with none, unknown (None) when the recorder missed some
+/// Python process (`unknown_runs`).
+pub(crate) fn ran_port_in(checked: &Checked) -> Option<bool> {
+    let ran = checked.port_runs > 0;
+    if !ran && checked.unknown_runs > 0 {
+        None
+    } else {
+        Some(ran)
+    }
 }
 
 /// How a run outside a bench ended, from its result (as a bench would have recorded it).
@@ -550,51 +550,35 @@ struct PhaseFacts {
     queue_s: Option<f64>,
 }
 
-/// Reads the phases of `result.json` as plain JSON, so that fields this build does not know
-/// yet (a phase's `agent` and `runner` objects) reach the report as written.
-fn phases_of(run_dir: &Path) -> PhaseFacts {
+/// The phases of a trial's `result.json`, as the report tells them.
+fn phases_of(result: Option<&RunResult>) -> PhaseFacts {
     let mut facts = PhaseFacts::default();
-    let Some(phases) = std::fs::read_to_string(run_dir.join(RESULT_FILE))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|v| v.get("phases").and_then(Value::as_array).cloned())
-    else {
-        return facts;
-    };
-    for (i, phase) in phases.iter().enumerate() {
-        let text = |key: &str| phase.get(key).and_then(Value::as_str).map(str::to_string);
-        facts.agents.push(PhaseAgent {
-            phase: phase
-                .get("phase")
-                .and_then(Value::as_u64)
-                .and_then(|p| u8::try_from(p).ok())
-                .unwrap_or((i + 1) as u8),
-            outcome: text("outcome").unwrap_or_else(|| PhaseOutcome::Graded.as_str().to_string()),
-            verdict: text("verdict"),
-            ran_port: ran_port_in(phase),
-            outcome_detail: text("outcome_detail"),
-            agent: phase
-                .get("agent")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
-        });
-        if let Some(runner) = phase.get("runner").and_then(Value::as_object) {
-            if let Some(spec) = runner.get("spec").and_then(Value::as_str) {
-                facts.runner = Some(spec.to_string());
-            }
-            facts.job_id = match runner.get("job_id") {
-                Some(Value::String(id)) => Some(id.clone()),
-                Some(Value::Number(id)) => Some(id.to_string()),
-                _ => facts.job_id.take(),
-            };
-            if let Some(q) = runner.get("queue_s").and_then(Value::as_f64) {
-                *facts.queue_s.get_or_insert(0.0) += q;
-            }
+    for phase in result.map_or(&[][..], |r| &r.phases) {
+        facts.agents.push(phase_agent(phase));
+        if let Some(runner) = &phase.runner {
+            facts.runner = Some(runner.spec.clone());
+            facts.job_id = Some(runner.job_id.clone());
+            *facts.queue_s.get_or_insert(0.0) += runner.queue_s;
         }
     }
     facts.queue_s = facts.queue_s.map(round4);
     facts
+}
+
+/// One phase of `result.json` as the report's record of it.
+fn phase_agent(phase: &PhaseResult) -> PhaseAgent {
+    let agent = match serde_json::to_value(&phase.agent) {
+        Ok(Value::Object(fields)) => fields,
+        _ => Map::new(),
+    };
+    PhaseAgent {
+        phase: phase.phase,
+        outcome: phase.outcome,
+        verdict: phase.verdict,
+        ran_port: phase.agent_checked.as_ref().and_then(ran_port_in),
+        outcome_detail: phase.outcome_detail.clone(),
+        agent,
+    }
 }
 
 /// Agent and verify seconds, from the journal.

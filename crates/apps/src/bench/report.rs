@@ -153,7 +153,7 @@ fn trials_section(md: &mut String, report: &Report) {
                         crate::agent::label(&t.agent),
                         t.repeat,
                         phase.phase,
-                        phase.outcome
+                        phase.outcome.as_str()
                     )
                 })
             })
@@ -345,7 +345,7 @@ mod tests {
                       changed no file";
         agent_failed.agent_outcome.push(PhaseAgent {
             phase: 1,
-            outcome: "agent_failure".into(),
+            outcome: crate::event::PhaseOutcome::AgentFailure,
             verdict: None,
             ran_port: None,
             outcome_detail: Some(detail.into()),
@@ -619,8 +619,8 @@ mod tests {
         agent.insert("claimed_success".into(), json!(claim));
         PhaseAgent {
             phase,
-            outcome: "graded".into(),
-            verdict: Some(verdict.into()),
+            outcome: crate::event::PhaseOutcome::Graded,
+            verdict: serde_json::from_value(json!(verdict)).unwrap(),
             ran_port: None,
             outcome_detail: None,
             agent,
@@ -1061,7 +1061,7 @@ mod tests {
 
         // No run of the port recorded, but a Python process the recorder missed: unknown.
         let ran_port_in = |checked: &Value| {
-            crate::bench::model::ran_port_in(&json!({ "agent_checked": checked }))
+            crate::bench::model::ran_port_in(&serde_json::from_value(checked.clone()).unwrap())
         };
         let mut missed = checked(0);
         missed["unknown_runs"] = json!(1);
@@ -1099,13 +1099,16 @@ mod tests {
         let report = build(vec![row], &["claude".to_string()]);
         assert_eq!(report.summary[0].overclaims, 1);
         assert_eq!(report.summary[0].cost_usd, Some(0.75));
-        // A result without agent_checked: unknown, and report.json's phases say nothing of it.
+        // A result without agent_checked: unknown, and report.json's phases say nothing of it;
+        // each phase's agent fields are the typed record's, a field the run left out null.
         assert_eq!(report.trials[0].ran_port, None);
         let json = serde_json::to_value(&report.trials[0]).unwrap();
         assert_eq!(
             json["agent_outcome"][1],
             json!({"phase": 2, "outcome": "graded", "verdict": "pass", "exit_code": 0,
-                   "claimed_success": true, "cost_usd": 0.25})
+                   "claimed_success": true, "claim": null, "tokens_in": null,
+                   "tokens_out": null, "cost_usd": 0.25, "session": null, "tool_calls": null,
+                   "tool_failures": null, "first_tool_error": null})
         );
     }
 

@@ -22,9 +22,19 @@ pub fn check(tasks: &[String], out: &mut dyn Write) -> i32 {
     let mut status = EXIT_PASS;
     for dir in dirs {
         match dir.and_then(|d| Task::load(&d)) {
-            Ok(task) => {
-                let _ = writeln!(out, "ok    {} ({})", task.spec.id, task.dir.display());
-            }
+            Ok(task) => match scale_mismatch(&task) {
+                None => {
+                    let _ = writeln!(out, "ok    {} ({})", task.spec.id, task.dir.display());
+                }
+                Some(problem) => {
+                    let _ = writeln!(
+                        out,
+                        "error {}: {problem}",
+                        task.dir.join("task.toml").display()
+                    );
+                    status = EXIT_USAGE;
+                }
+            },
             Err(e) => {
                 let _ = writeln!(out, "error {e}");
                 status = EXIT_USAGE;
@@ -32,4 +42,34 @@ pub fn check(tasks: &[String], out: &mut dyn Write) -> i32 {
         }
     }
     status
+}
+
+/// A criterion whose published value is a hundred times what the task's own reference run
+/// printed (or a hundredth of it): a percentage written for a metric printed as a fraction
+/// (`published = 84.2` for `accuracy= 0.8380`), or the other way round. Such a task cannot
+/// be passed by a faithful port; None when every criterion is in its metric's units, or the
+/// log does not print one.
+fn scale_mismatch(task: &Task) -> Option<String> {
+    let reference = task.spec.reference.as_ref()?;
+    let text = std::fs::read_to_string(task.dir.join(&reference.log)).ok()?;
+    let series = crate::metrics::parse_log(task, &text);
+    task.spec.criteria.iter().find_map(|criterion| {
+        let points = &series.iter().find(|(name, _)| *name == criterion.metric)?.1;
+        let printed = crate::metrics::reduce(points, criterion.reduce)?;
+        let ratio = criterion.published / printed;
+        let (times, write) = if (50.0..=200.0).contains(&ratio) && printed.abs() <= 1.0 {
+            ("a hundred times", criterion.published / 100.0)
+        } else if (0.005..=0.02).contains(&ratio) && criterion.published.abs() <= 1.0 {
+            ("a hundredth of", criterion.published * 100.0)
+        } else {
+            return None;
+        };
+        Some(format!(
+            "criterion `{}`: published = {} is {times} what the reference run printed ({printed} in {}): a percentage and a fraction mixed; in the metric's units it is {}",
+            criterion.metric,
+            criterion.published,
+            reference.log,
+            (write * 1e9).round() / 1e9
+        ))
+    })
 }

@@ -1,7 +1,7 @@
 //! `xstack diff`: the side-by-side diff of two files or folders, as text.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 use crate::process::EXIT_PASS;
 use crate::task::{Framework, Migration};
@@ -50,15 +50,28 @@ fn sides_title(old: &crate::diff::Snapshot, new: &crate::diff::Snapshot) -> Opti
     }
 }
 
+/// What `xstack diff` is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffCommandOptions {
+    /// The old file or folder (the source).
+    pub old: PathBuf,
+    /// The new file or folder (the port).
+    pub new: PathBuf,
+    /// The output width; None: `$COLUMNS`, the terminal's, or 160.
+    pub width: Option<usize>,
+    /// When to colour.
+    pub color: ColorChoice,
+}
+
 /// `xstack diff OLD NEW`: prints the side-by-side diff of two files or folders, under the
 /// frameworks of its sides when they differ (`PyTorch ↔ JAX`).
-pub fn diff(
-    old: &Path,
-    new: &Path,
-    width: Option<usize>,
-    color: ColorChoice,
-    out: &mut dyn Write,
-) -> Result<i32, AppError> {
+pub fn diff(opts: &DiffCommandOptions, out: &mut dyn Write) -> Result<i32, AppError> {
+    let (old, new, width, color) = (
+        opts.old.as_path(),
+        opts.new.as_path(),
+        opts.width,
+        opts.color,
+    );
     use crate::diff::{
         CompareOptions, DEFAULT_THEME, DiffOptions, HighlightRequest, HighlightScope, Highlighter,
         build_views, load_pair, render_text,

@@ -1,19 +1,27 @@
 //! `xstack export`: a pane of a recorded run as an asciicast v2 file.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 use crate::journal;
 use crate::process::EXIT_PASS;
 
 use super::AppError;
 
+/// What `xstack export` is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// The run folder.
+    pub run_dir: PathBuf,
+    /// The asciicast file to write.
+    pub cast: PathBuf,
+    /// Which terminal.
+    pub pane: crate::replay::cast::CastPane,
+}
+
 /// `xstack export RUN_DIR --cast FILE --pane agent|run`: writes an asciicast v2 file.
-pub fn export_cast(
-    run_dir: &Path,
-    cast: &Path,
-    pane: crate::replay::cast::CastPane,
-) -> Result<i32, AppError> {
+pub fn export_cast(opts: &ExportOptions) -> Result<i32, AppError> {
+    let (run_dir, cast, pane) = (opts.run_dir.as_path(), opts.cast.as_path(), opts.pane);
     let journal =
         journal::read(&journal::path_in(run_dir)).map_err(|e| AppError::usage(e.to_string()))?;
     let file = std::fs::File::create(cast)

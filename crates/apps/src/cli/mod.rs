@@ -16,16 +16,17 @@ mod prepare;
 mod runs;
 
 pub use agent_script::agent_script;
-pub use calibrate::calibrate;
+pub use calibrate::{CalibrateOptions, calibrate};
 pub use check::check;
-pub use diff::{ColorChoice, diff};
+pub use diff::{ColorChoice, DiffCommandOptions, diff};
 pub use env::{env_build, env_list, env_prune};
 pub use error::AppError;
-pub use export::export_cast;
+pub use export::{ExportOptions, export_cast};
 pub use init::init;
-pub use parity::parity;
+pub use parity::{ParityOptions, parity};
 pub use prepare::{
-    Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir, source_dir,
+    DEMO_AGENT, Prepared, RunOptions, agent_for, checked_agent, prepare, prepare_resume, runs_dir,
+    source_dir,
 };
 pub use runs::runs;
 

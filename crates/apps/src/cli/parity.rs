@@ -4,7 +4,7 @@
 //! diverges, 2 no `[parity]` section (or bad input), 3 the probe could not run.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::parity::{ParityReport, ProbePlan, ProbeProgress, ProbeSide, render_text, run_probe};
@@ -15,10 +15,22 @@ use crate::workspace;
 
 use super::{AppError, source_dir};
 
-/// Runs the probe of `task` against the port in `repo` and prints the report (JSON with
-/// `json`); the probes' own output goes to stderr.
-pub fn parity(task: &str, repo: &Path, json: bool, out: &mut dyn Write) -> Result<i32, AppError> {
-    let task = Task::load(&task::resolve(task)?)?;
+/// What `xstack parity` is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParityOptions {
+    /// The task folder or id.
+    pub task: String,
+    /// The port to compare with the source (never written).
+    pub repo: PathBuf,
+    /// Print the report as JSON.
+    pub json: bool,
+}
+
+/// Runs the probe of the task against the port and prints the report (JSON with `json`);
+/// the probes' own output goes to stderr.
+pub fn parity(opts: &ParityOptions, out: &mut dyn Write) -> Result<i32, AppError> {
+    let (repo, json) = (opts.repo.as_path(), opts.json);
+    let task = Task::load(&task::resolve(&opts.task)?)?;
     if task.spec.parity.is_none() {
         return Err(AppError::usage(format!(
             "{}: the task has no [parity] section",

@@ -23,7 +23,18 @@ pub(super) fn choose_command(
     }
     let candidates = repo::command_candidates(repo);
     if !console.interactive() {
-        return Err(InitError::NoCommand(candidates));
+        return match &candidates[..] {
+            [only] => {
+                console.say(&format!(
+                    "command: `{only}`, the only one the repository names (--command chooses another)"
+                ));
+                Ok(only.clone())
+            }
+            _ => Err(InitError::NoCommand {
+                candidates,
+                notebooks: repo::notebook_candidates(repo),
+            }),
+        };
     }
     let mut question = String::from("The experiment command");
     if candidates.is_empty() {
@@ -36,7 +47,10 @@ pub(super) fn choose_command(
     }
     loop {
         let Some(answer) = console.ask(&question) else {
-            return Err(InitError::NoCommand(candidates));
+            return Err(InitError::NoCommand {
+                candidates,
+                notebooks: repo::notebook_candidates(repo),
+            });
         };
         let answer = answer.trim();
         if answer.is_empty() {

@@ -22,8 +22,13 @@ pub enum InitError {
     #[error("stdin is not a terminal, so the proposal cannot be reviewed: pass --yes to accept it")]
     NeedsYes,
     /// No command was given and none can be asked for.
-    #[error("no experiment command: pass --command CMD{}", candidates_hint(.0))]
-    NoCommand(Vec<String>),
+    #[error("no experiment command: pass --command CMD{}{}", candidates_hint(.candidates), notebooks_hint(.notebooks))]
+    NoCommand {
+        /// The commands the repository names.
+        candidates: Vec<String>,
+        /// The notebooks it has, the ones its README names first.
+        notebooks: Vec<String>,
+    },
     /// `--notebook` names no notebook of the repository.
     #[error(
         "--notebook {0}: the repository has no such notebook (a .ipynb file, relative to REPO)"
@@ -177,6 +182,17 @@ fn listed_or_none(list: &[String]) -> String {
         "none".to_string()
     } else {
         list.join(", ")
+    }
+}
+
+fn notebooks_hint(notebooks: &[String]) -> String {
+    if notebooks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or --notebook PATH for a notebook experiment ({})",
+            notebooks.join(", ")
+        )
     }
 }
 

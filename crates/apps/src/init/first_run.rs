@@ -53,7 +53,7 @@ impl FirstRun {
         if run.timed_out {
             return Err(InitError::RunTooLong {
                 limit_s: opts.run_limit,
-                advice: limits::shorten_advice(&target.repo, command),
+                advice: limits::shorten_advice(&target.repo, command, &run.lines(), run.duration_s),
                 tail: run.tail(5),
             });
         }

@@ -23,6 +23,7 @@ const LENGTH_WORDS: &[&str] = &[
     "epoch",
     "updates",
     "batches",
+    "patience",
 ];
 /// What a failed run's last lines say when a fetch did not reach its server.
 const NETWORK_ERRORS: &[&str] = &[
@@ -236,22 +237,81 @@ pub fn network_note(hazards: &[Hazard]) -> Option<String> {
 }
 
 /// What can shorten an experiment that ran past init's limit: the command's own options or
-/// the entry file's constants that bound its length.
-pub fn shorten_advice(repo: &Path, command: &str) -> String {
+/// the entry file's constants that bound its length (an early stop's patience among them),
+/// how far it got in the time it had (from the last epoch, step or iteration it printed),
+/// and that a shorter run is another experiment than the one the authors' number is about.
+pub fn shorten_advice(repo: &Path, command: &str, lines: &[String], duration_s: f64) -> String {
     let options = options_named(repo, command, LENGTH_WORDS);
-    if options.is_empty() {
+    let bound = if options.is_empty() {
         "nothing in the entry file bounds its length: give a shorter run through the command's own flags in --command, or a --setup that edits the run's copy; the repository itself is never edited".to_string()
     } else {
         format!(
             "bound it through {} (in --command, or a --setup that edits the run's copy), or give it more time with --run-limit",
             options.join(", ")
         )
-    }
+    };
+    let pace = progress(lines).map(|(word, n)| {
+        format!(
+            "; it printed {word} {n} in {duration_s:.0} s ({:.1} s each)",
+            duration_s / n as f64
+        )
+    });
+    format!(
+        "{bound}{}. A bounded run is not the experiment a published number is about: the task then grades the shorter run, and its criterion comes from this machine's runs of it, not from the claim",
+        pace.unwrap_or_default()
+    )
+}
+
+/// The furthest epoch, step or iteration the output printed (`Epoch: 0076` → `epoch`, 76).
+fn progress(lines: &[String]) -> Option<(String, u64)> {
+    static COUNTER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        crate::patterns::constant(r"(?i)\b(epoch|step|iter|iteration)\b\s*[:=#]?\s*(\d+)")
+    });
+    lines
+        .iter()
+        .flat_map(|line| COUNTER.captures_iter(line))
+        .filter_map(|caps| {
+            let n: u64 = caps.get(2)?.as_str().parse().ok()?;
+            Some((caps.get(1)?.as_str().to_lowercase(), n))
+        })
+        .filter(|(_, n)| *n > 0)
+        .max_by_key(|(_, n)| *n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Diego999/pyGAT: 100,000 epochs at most, an early stop after 100 without progress; 76
+    /// printed in 600 s.
+    #[test]
+    fn a_run_past_the_limit_names_its_patience_and_how_far_it_got() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("train.py"),
+            "import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs', type=int, default=100000)\np.add_argument('--patience', type=int, default=100)\n",
+        )
+        .unwrap();
+        let lines: Vec<String> = (1..=76)
+            .map(|e| format!("Epoch: {e:04} loss_train: 1.2 acc_val: 0.8 time: 7.9s"))
+            .collect();
+        let advice = shorten_advice(dir.path(), "python train.py", &lines, 600.0);
+        assert!(
+            advice.contains(
+                "train.py's --epochs (default 100000), train.py's --patience (default 100)"
+            ),
+            "{advice}"
+        );
+        assert!(
+            advice.contains("it printed epoch 76 in 600 s (7.9 s each)"),
+            "{advice}"
+        );
+        assert!(
+            advice.contains("not the experiment a published number is about"),
+            "{advice}"
+        );
+        assert_eq!(progress(&["loss 0.5".to_string()]), None);
+    }
 
     fn hazard(kind: HazardKind, at: &str, line: &str) -> Hazard {
         Hazard {
@@ -278,12 +338,16 @@ mod tests {
             text.contains("train.py's --device (default 'cuda')"),
             "{text}"
         );
-        let shorter = shorten_advice(dir.path(), "python train.py");
+        let shorter = shorten_advice(dir.path(), "python train.py", &[], 600.0);
         assert!(
             shorter.contains("train.py's --max-iters (default 5000)"),
             "{shorter}"
         );
         assert!(shorter.contains("train.py's EPOCHS = 30"), "{shorter}");
+        assert!(
+            shorter.contains("A bounded run is not the experiment a published number is about"),
+            "{shorter}"
+        );
         assert_eq!(
             explain_failure("ValueError: x", &hazards, dir.path(), "python train.py"),
             None

@@ -109,89 +109,150 @@ impl Packages {
 
     /// The reference environment built, or found in the cache. Pins of the repository's
     /// requirements that cannot install on this Python stop init, naming them, unless
-    /// `--relax-pins`: then they are installed unpinned and the review says so.
+    /// `--relax-pins`: then each such pin is installed unpinned (the installer names one at
+    /// a time, so the build is tried again until it stands), and the review says each with
+    /// the version it became.
     pub(super) fn environment(
         &mut self,
         opts: &InitOptions,
         console: &mut dyn Console,
     ) -> Result<Option<crate::env::PythonEnv>, InitError> {
-        let with_runner = |list: &[String]| {
-            if opts.notebook.is_some() {
-                // A notebook runs in a kernel of the environment: the runner's packages are
-                // added to it (and, by the task format, to the task's, which lists only its
-                // own).
-                crate::notebook::with_runner_packages(list)
-            } else {
-                list.to_vec()
-            }
-        };
         let usage = crate::env::store::Usage {
             task: opts.id.clone(),
             side: crate::env::Side::Reference,
         };
-        let first = crate::env::ensure(
-            &opts.cache_dir,
-            &with_runner(&self.reference),
-            &usage,
-            &mut |l| console.say(&l),
-        );
-        let err = match first {
-            Ok(env) => return Ok(env),
-            Err(e) => e,
-        };
-        let (needs, tail) = match (&self.found, &err) {
-            (Some(needs), crate::env::EnvError::Build { tail, .. }) => {
-                (needs.clone(), tail.clone())
-            }
-            _ => return Err(err.into()),
-        };
-        let failing = deps::failing_pins(&needs.requirements, &tail);
-        if failing.is_empty() {
-            return Err(err.into());
-        }
-        let python = needs.python.clone().unwrap_or_else(|| "3".to_string());
-        let named: Vec<String> = failing
-            .iter()
-            .map(|r| format!("{} ({})", r.spec, r.from))
-            .collect();
-        if !opts.relax_pins {
-            return Err(InitError::PinsDoNotInstall {
-                pins: named,
-                python,
-                tail,
-            });
-        }
-        let relaxed: Vec<String> = needs
-            .requirements
-            .iter()
-            .map(|r| {
-                if failing.iter().any(|f| f.spec == r.spec) {
-                    r.relaxed()
-                } else {
-                    r.spec.clone()
+        let needs = self.found.clone();
+        let mut relaxed: Vec<deps::Requirement> = Vec::new();
+        loop {
+            let built = crate::env::ensure(
+                &opts.cache_dir,
+                &with_runner(opts, &self.reference),
+                &usage,
+                &mut |l| console.say(&l),
+            );
+            let err = match built {
+                Ok(env) => {
+                    self.say_relaxed(&relaxed, env.as_ref(), needs.as_ref(), console);
+                    return Ok(env);
                 }
+                Err(e) => e,
+            };
+            let (needs, tail) = match (&needs, &err) {
+                (Some(needs), crate::env::EnvError::Build { tail, .. }) => (needs, tail.clone()),
+                _ => return Err(err.into()),
+            };
+            let failing: Vec<&deps::Requirement> = deps::failing_pins(&needs.requirements, &tail)
+                .into_iter()
+                .filter(|r| !relaxed.iter().any(|done| done.spec == r.spec))
+                .collect();
+            if failing.is_empty() {
+                return Err(err.into());
+            }
+            if !opts.relax_pins {
+                return Err(InitError::PinsDoNotInstall {
+                    pins: failing
+                        .iter()
+                        .map(|r| format!("{} ({})", r.spec, r.from))
+                        .collect(),
+                    python: python_of(needs),
+                    tail,
+                });
+            }
+            relaxed.extend(failing.into_iter().cloned());
+            self.reference = needs
+                .requirements
+                .iter()
+                .map(|r| {
+                    if relaxed.iter().any(|f| f.spec == r.spec) {
+                        r.relaxed()
+                    } else {
+                        r.spec.clone()
+                    }
+                })
+                .collect();
+            if opts.packages.is_none() {
+                self.target = repo::target_packages(&self.reference, self.migration);
+            }
+        }
+    }
+
+    /// Says the pins `--relax-pins` relaxed, each with the version the environment got, in
+    /// the review and in `task.toml`'s note on where the packages came from.
+    fn say_relaxed(
+        &mut self,
+        relaxed: &[deps::Requirement],
+        env: Option<&crate::env::PythonEnv>,
+        needs: Option<&deps::Needs>,
+        console: &mut dyn Console,
+    ) {
+        if relaxed.is_empty() {
+            return;
+        }
+        let names: Vec<String> = relaxed.iter().map(deps::Requirement::relaxed).collect();
+        let versions = env.map_or_else(
+            || vec![None; names.len()],
+            |e| installed_versions(e, &names),
+        );
+        let became: Vec<String> = names
+            .iter()
+            .zip(&versions)
+            .map(|(name, version)| match version {
+                Some(v) => format!("`{name}` {v}"),
+                None => format!("`{name}`"),
             })
             .collect();
         let said = format!(
-            "{} cannot install on Python {python}: installed {} instead (--relax-pins)",
-            named.join(", "),
-            failing
+            "{} cannot install on Python {}: installed {} instead (--relax-pins)",
+            relaxed
                 .iter()
-                .map(|r| format!("`{}`", r.relaxed()))
+                .map(|r| format!("{} ({})", r.spec, r.from))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            needs.map_or_else(|| "3".to_string(), python_of),
+            became.join(", ")
         );
         console.say(&format!("reference environment: {said}"));
         self.from.push_str(&format!("\n{said}."));
-        self.reference = relaxed;
-        if opts.packages.is_none() {
-            self.target = repo::target_packages(&self.reference, self.migration);
-        }
-        Ok(crate::env::ensure(
-            &opts.cache_dir,
-            &with_runner(&self.reference),
-            &usage,
-            &mut |l| console.say(&l),
-        )?)
     }
+}
+
+/// The packages of a side's environment: a notebook's kernel gets the runner's packages
+/// added (and, by the task format, the task lists only its own).
+fn with_runner(opts: &InitOptions, list: &[String]) -> Vec<String> {
+    if opts.notebook.is_some() {
+        crate::notebook::with_runner_packages(list)
+    } else {
+        list.to_vec()
+    }
+}
+
+/// The Python version the repository asks for, else `3`.
+fn python_of(needs: &deps::Needs) -> String {
+    needs.python.clone().unwrap_or_else(|| "3".to_string())
+}
+
+/// The installed version of each distribution in `names` (extras dropped), as the
+/// environment's Python reads its metadata; None for one it cannot read.
+fn installed_versions(env: &crate::env::PythonEnv, names: &[String]) -> Vec<Option<String>> {
+    let bare: Vec<String> = names
+        .iter()
+        .map(|n| n.split('[').next().unwrap_or(n).to_string())
+        .collect();
+    let script = "import importlib.metadata as m, sys\nfor n in sys.argv[1:]:\n    try:\n        print(m.version(n))\n    except Exception:\n        print('')\n";
+    let out = std::process::Command::new(env.bin().join("python"))
+        .arg("-c")
+        .arg(script)
+        .args(&bare)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let text = match out {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => return vec![None; names.len()],
+    };
+    let mut lines: Vec<Option<String>> = text
+        .lines()
+        .map(|l| Some(l.trim().to_string()).filter(|v| !v.is_empty()))
+        .collect();
+    lines.resize(names.len(), None);
+    lines
 }

@@ -312,7 +312,11 @@ pub fn seed_note(u: &SeedUse, measured: Option<&Calibration>) -> String {
         }
     };
     let offset = measured.is_some_and(|c| matches!(c.spread, Spread::FixedSeedOffset(_)));
+    let hash_order = measured.is_some_and(|c| matches!(c.spread, Spread::HashOrder(_)));
     match (moved, u.reads.is_some(), u.fixed_text()) {
+        (Some(true), false, _) if hash_order => text.push_str(
+            " Its numbers vary from run to run all the same, through Python's hash randomisation (the order of its sets and dicts of strings): with PYTHONHASHSEED=0 two runs were bit-identical.",
+        ),
         (Some(true), false, _) if offset => text.push_str(
             " Offset by XSTACK_SEED in copies of the source, that seed moved the numbers: the tolerance is their spread. A port fixes a seed of its own; its generator draws other numbers from it.",
         ),

@@ -108,21 +108,37 @@ pub fn target_packages(reference: &[String], migration: Migration) -> Vec<String
 }
 
 /// Candidate experiment commands: commands in the README's code blocks that run Python or a
-/// launcher, then `python FILE` for the entry-point files at the top level.
+/// launcher (a one-line block, ```` ```python train.py``` ````, included), then `python FILE`
+/// for the entry-point files at the top level. A README command whose script is not at the
+/// root but in one subfolder (`python train.py` for `pygcn/train.py`) runs there:
+/// `cd pygcn && python train.py`.
 pub fn command_candidates(repo: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Some(readme) = readme(repo) {
         let mut in_block = false;
         for line in readme.lines() {
             let t = line.trim();
-            if t.starts_with("```") {
-                in_block = !in_block;
-                continue;
-            }
-            if !in_block {
-                continue;
-            }
-            if let Some(cmd) = readme_command(t)
+            // A one-line block, or a code span that is its whole line (pytorch-GAT's
+            // README.md:189, `python training_script_cora.py --should_test`).
+            let one_line_block = t
+                .strip_prefix("```")
+                .and_then(|rest| rest.strip_suffix("```"))
+                .or_else(|| {
+                    t.strip_prefix('`')
+                        .and_then(|rest| rest.strip_suffix('`'))
+                        .filter(|inner| !inner.contains('`'))
+                })
+                .filter(|inner| !inner.trim().is_empty());
+            let text = match one_line_block {
+                Some(inner) => inner.trim(),
+                None if t.starts_with("```") => {
+                    in_block = !in_block;
+                    continue;
+                }
+                None if in_block => t,
+                None => continue,
+            };
+            if let Some(cmd) = readme_command(text).map(|c| in_its_folder(repo, c))
                 && !out.contains(&cmd)
             {
                 out.push(cmd);
@@ -143,9 +159,69 @@ pub fn command_candidates(repo: &Path) -> Vec<String> {
     out
 }
 
+/// The notebooks of the repository (up to three folders deep, hidden ones skipped), the ones
+/// its README names first (klicperajo/ppnp's "Run `simple_example_pytorch.ipynb`"), at most
+/// five: the `--notebook` a user may mean when no command is found.
+pub fn notebook_candidates(repo: &Path) -> Vec<String> {
+    let mut found: Vec<String> = walkdir::WalkDir::new(repo)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(repo)
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
+            crate::notebook::is_notebook(&rel).then_some(rel)
+        })
+        .collect();
+    let readme = readme(repo).unwrap_or_default();
+    found.sort_by_key(|path| !readme.contains(path.as_str()));
+    found.truncate(5);
+    found
+}
+
+/// `command` run in the folder of its script: unchanged when the script it names is at the
+/// root (or it names none); `cd SUB && command` when the script is not at the root and one
+/// subfolder (up to three deep, hidden ones skipped) holds it.
+fn in_its_folder(repo: &Path, command: String) -> String {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some(script) = words
+        .iter()
+        .skip(1)
+        .find(|w| !w.starts_with('-'))
+        .filter(|w| w.ends_with(".py") && !w.starts_with('/'))
+    else {
+        return command;
+    };
+    if !matches!(words[0], "python" | "python3") || repo.join(script).is_file() {
+        return command;
+    }
+    let folders: Vec<PathBuf> = walkdir::WalkDir::new(repo)
+        .min_depth(1)
+        .max_depth(3)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir() && e.path().join(script).is_file())
+        .filter_map(|e| e.path().strip_prefix(repo).ok().map(Path::to_path_buf))
+        .collect();
+    match &folders[..] {
+        [folder] => format!("cd {} && {command}", folder.display()),
+        _ => command,
+    }
+}
+
 /// A command line from a README code block, without its prompt, leading variable
 /// assignments and trailing comment; None when it does not run an experiment (a line that
-/// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one).
+/// installs packages or makes a virtual environment, `python3 -m venv .venv`, prepares one;
+/// so does `python setup.py install`).
 fn readme_command(line: &str) -> Option<String> {
     let line = line.strip_prefix("$ ").unwrap_or(line);
     let line = match line.find(" #") {
@@ -163,10 +239,11 @@ fn readme_command(line: &str) -> Option<String> {
         program,
         "python" | "python3" | "torchrun" | "accelerate" | "deepspeed" | "bash" | "sh"
     ) || program.starts_with("./");
-    let prepares_environment = words.get(1).is_some_and(|w| *w == "-m")
+    let prepares_environment = (words.get(1).is_some_and(|w| *w == "-m")
         && words
             .get(2)
-            .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip"));
+            .is_some_and(|w| matches!(*w, "pip" | "venv" | "virtualenv" | "ensurepip")))
+        || words.get(1).is_some_and(|w| *w == "setup.py");
     (runs_experiment && !prepares_environment && words.len() > 1).then(|| words.join(" "))
 }
 
@@ -597,6 +674,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn notebooks_are_listed_relative_to_the_repository_without_hidden_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [
+            "lectures/makemore/part3.ipynb",
+            "lectures/makemore/.ipynb_checkpoints/part3-checkpoint.ipynb",
+            "lectures/makemore/names.txt",
+            "demo.ipynb",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        assert_eq!(
+            notebook_candidates(dir.path()),
+            ["demo.ipynb", "lectures/makemore/part3.ipynb"]
+        );
+    }
+
+    #[test]
     fn requirements_keep_torch_and_skip_pip_options() {
         let (list, skipped) = parse_requirements(
             "# deps\ntorch>=2.1  # cpu is fine\nnumpy\n-r extra.txt\n--index-url https://x\nscikit-learn; python_version > '3.8'\n",
@@ -648,6 +744,78 @@ mod tests {
             ]
         );
         assert_eq!(title(dir.path()), "Tiny MLP");
+    }
+
+    /// klicperajo/ppnp: no command, notebooks named in the README's prose; the error says
+    /// `--notebook` with them, the README's first.
+    #[test]
+    fn with_no_command_the_notebooks_are_named_the_readmes_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# ppnp\n\nRun `simple_example_pytorch.ipynb` to train APPNP.\n",
+        )
+        .unwrap();
+        for file in [
+            "analysis.ipynb",
+            "simple_example_pytorch.ipynb",
+            ".ipynb_checkpoints/x.ipynb",
+        ] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        assert!(command_candidates(dir.path()).is_empty());
+        let notebooks = notebook_candidates(dir.path());
+        assert_eq!(
+            notebooks,
+            ["simple_example_pytorch.ipynb", "analysis.ipynb"]
+        );
+        let error = super::super::InitError::NoCommand {
+            candidates: Vec::new(),
+            notebooks,
+        };
+        assert_eq!(
+            error.to_string(),
+            "no experiment command: pass --command CMD, or --notebook PATH for a notebook experiment (simple_example_pytorch.ipynb, analysis.ipynb)"
+        );
+    }
+
+    /// tkipf/pygcn's README: one-line blocks, an install step, and `python train.py` for a
+    /// script in the package's folder, which runs there.
+    #[test]
+    fn a_one_line_block_names_a_command_that_runs_in_its_scripts_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# pygcn\n\n## Installation\n\n```python setup.py install```\n\n## Usage\n\n```python train.py```\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("pygcn")).unwrap();
+        std::fs::write(dir.path().join("pygcn/train.py"), "").unwrap();
+        assert_eq!(
+            command_candidates(dir.path()),
+            ["cd pygcn && python train.py"]
+        );
+        // At the root too: the root's runs; in two subfolders and not at the root: unchanged.
+        std::fs::create_dir(dir.path().join("other")).unwrap();
+        std::fs::write(dir.path().join("other/train.py"), "").unwrap();
+        assert_eq!(command_candidates(dir.path()), ["python train.py"]);
+        std::fs::write(dir.path().join("train.py"), "").unwrap();
+        assert_eq!(command_candidates(dir.path()), ["python train.py"]);
+        // A code span that is its whole line is a command; one inside a sentence is not.
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# GAT\n\nTrain it:\n\n`python training_script_cora.py --should_test`\n\nOr run `python nope.py` in prose.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            command_candidates(dir.path()),
+            [
+                "python training_script_cora.py --should_test",
+                "python train.py"
+            ]
+        );
     }
 
     #[test]

@@ -52,7 +52,15 @@ impl Target {
                 return Err(InitError::NoNotebook(notebook.clone()));
             }
         } else if opts.command.is_none() && !console.interactive() {
-            return Err(InitError::NoCommand(repo::command_candidates(&repo)));
+            // One candidate is proposed in the review, as a claim is; more are the user's
+            // choice.
+            let candidates = repo::command_candidates(&repo);
+            if candidates.len() != 1 {
+                return Err(InitError::NoCommand {
+                    candidates,
+                    notebooks: repo::notebook_candidates(&repo),
+                });
+            }
         }
         if !opts.yes && !console.interactive() {
             return Err(InitError::NeedsYes);

@@ -2,7 +2,7 @@
 //! --report` and `xstack report` have written their report, and served by `xstack view`.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::bench::model::Report;
 use crate::cli::AppError;
@@ -33,6 +33,36 @@ pub fn with_site(
         out.display()
     );
     Ok(code)
+}
+
+/// `xstack catalog [TASKS_DIR] --out DIR [--bench BENCH]...`: writes the catalog's site into
+/// `DIR/site/` and says where it is; a bad folder is a usage error that writes nothing.
+pub fn catalog(
+    tasks: &Path,
+    out: &Path,
+    benches: &[PathBuf],
+    say: &mut dyn Write,
+) -> Result<i32, AppError> {
+    use site::catalog::CatalogError;
+    let built = site::catalog::build(tasks, out, benches).map_err(|e| match e {
+        CatalogError::Write(_) => AppError::infra(format!("cannot write the catalog: {e}")),
+        _ => AppError::usage(e.to_string()),
+    })?;
+    let invalid = match built.invalid {
+        0 => String::new(),
+        n => format!(
+            ", {n} invalid folder{} listed with its error",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    let _ = writeln!(
+        say,
+        "catalog: {} ({} task pages{invalid}; `xstack view {}` serves it)",
+        built.index.display(),
+        built.tasks,
+        out.display()
+    );
+    Ok(EXIT_PASS)
 }
 
 /// `xstack view DIR [--port P]`: serves `DIR/site/` on localhost until interrupted.

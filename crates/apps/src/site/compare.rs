@@ -9,6 +9,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::session::result::PhaseVerdict;
+
 use super::chart::{Chart, Curve};
 use super::html::{Frame, escape, measure, page};
 use super::trial::{TrialData, charts};
@@ -145,10 +147,9 @@ fn render(a: &SiteTrial<'_>, b: &SiteTrial<'_>) -> String {
                 "<li>phase {}: {} {}</li>",
                 phase.phase,
                 escape(
-                    &phase
+                    phase
                         .verdict
-                        .clone()
-                        .unwrap_or_else(|| phase.outcome.as_str().into())
+                        .map_or(phase.outcome.as_str(), PhaseVerdict::as_str)
                 ),
                 escape(&format!(
                     "{} {}",

@@ -11,6 +11,7 @@ use crate::bench::figures;
 use crate::bench::model::{Report, TrialFailure, distinct};
 use crate::bench::rebuild::BenchFile;
 use crate::bench::tables::{self, Align, Emphasis, Table, key};
+use crate::session::result::RunResult;
 
 use super::html::{Frame, escape, page, script_json};
 use super::trial::{self, Links, TrialData};
@@ -82,40 +83,28 @@ pub fn write_trial(
 }
 
 /// One phase's verdict as the trial table shows it: `pass`, `fail bypass`, `agent_failure`.
-fn phase_cell(result: Option<&Value>, phase: u8) -> String {
-    let Some(p) = result
-        .and_then(|r| r.get("phases"))
-        .and_then(Value::as_array)
-        .and_then(|ps| {
-            ps.iter()
-                .find(|p| p.get("phase").and_then(Value::as_u64) == Some(phase.into()))
-        })
-    else {
+fn phase_cell(result: Option<&RunResult>, phase: u8) -> String {
+    let Some(p) = result.and_then(|r| r.phases.iter().find(|p| p.phase == phase)) else {
         return String::new();
     };
-    match (
-        p.get("verdict").and_then(Value::as_str),
-        p.get("failure").and_then(Value::as_str),
-    ) {
-        (Some(v), Some(f)) => format!("{v} {f}"),
-        (Some(v), None) => v.to_string(),
-        (None, _) => p
-            .get("outcome")
-            .and_then(Value::as_str)
-            .unwrap_or("not graded")
-            .to_string(),
+    match (p.verdict, p.failure) {
+        (Some(v), Some(f)) => format!("{} {}", v.as_str(), f.as_str()),
+        (Some(v), None) => v.as_str().to_string(),
+        (None, _) => p.outcome.as_str().to_string(),
     }
 }
 
-/// The sum of a field of the phases' `agent` objects, when some phase has it.
-fn agent_sum(result: Option<&Value>, field: &str) -> Option<f64> {
-    let values: Vec<f64> = result?
-        .get("phases")?
-        .as_array()?
+/// The tokens the agent reported over the phases (sent and received), when some phase
+/// reported any.
+fn agent_tokens(result: Option<&RunResult>) -> Option<u64> {
+    let counts: Vec<u64> = result?
+        .phases
         .iter()
-        .filter_map(|p| p.get("agent")?.get(field)?.as_f64())
+        .filter_map(|p| p.agent.as_ref())
+        .flat_map(|a| [a.tokens_in, a.tokens_out])
+        .flatten()
         .collect();
-    (!values.is_empty()).then(|| values.iter().sum())
+    (!counts.is_empty()).then(|| counts.iter().sum())
 }
 
 /// The trial table's data: one object per trial.
@@ -130,13 +119,7 @@ fn trial_data(site: &Path, trials: &[SiteTrial<'_>]) -> Value {
                 .iter()
                 .filter_map(|p| p.claimed_success())
                 .collect();
-            let tokens = match (
-                agent_sum(result, "tokens_in"),
-                agent_sum(result, "tokens_out"),
-            ) {
-                (None, None) => Value::Null,
-                (a, b) => json!(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            };
+            let tokens = agent_tokens(result);
             let search = std::fs::read_to_string(site.join("trials").join(&t.slug).join(SEARCH_FILE))
                 .unwrap_or_default();
             json!({
@@ -351,6 +334,29 @@ fn upstream_table(html: &mut String, report: &Report) {
     );
 }
 
+/// "The tasks": a link to each task's page (`tasks/ID/`, the catalog's page of it) with its
+/// title; nothing when no task's folder could be read.
+fn task_pages_list(html: &mut String, task_pages: &[(String, String)]) {
+    if task_pages.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<section id=\"task-pages\"><h2>The tasks</h2><p class=\"note\">Each task this bench \
+         ran, as the catalog shows it: where it comes from, the claim, the criteria and why each \
+         tolerance, the reference curve, the demo.</p><ul>",
+    );
+    for (id, title) in task_pages {
+        let _ = write!(
+            html,
+            "<li><a class=\"task-page\" href=\"{}/{id}/index.html\">{id}</a>: {}</li>",
+            super::catalog::TASKS_DIR,
+            escape(title),
+            id = escape(id)
+        );
+    }
+    html.push_str("</ul></section>\n");
+}
+
 /// Copies the report's SVG figures into `site/figures/`; returns their names.
 fn copy_figures(site: &Path, out: &Path, writer: &Writer) -> Result<Vec<String>, SiteError> {
     let mut names = Vec::new();
@@ -384,6 +390,7 @@ pub fn write_index(
     out: &Path,
     report: &Report,
     trials: &[SiteTrial<'_>],
+    task_pages: &[(String, String)],
     writer: &Writer,
 ) -> Result<(), SiteError> {
     let mut body = String::new();
@@ -440,6 +447,7 @@ pub fn write_index(
         row.timing = crate::bench::model::timing_in(&trial.run_dir, row.duration_s);
     }
     report_tables(&mut body, &timed, &tasks, trials);
+    task_pages_list(&mut body, task_pages);
     upstream_table(&mut body, report);
     let figures = copy_figures(site, out, writer)?;
     body.push_str("<section id=\"figures\"><h2>Figures</h2>");
@@ -487,17 +495,32 @@ mod tests {
 
     #[test]
     fn each_phase_reads_as_its_verdict_and_class_or_why_it_was_not_graded() {
-        let result = json!({"phases": [
-            {"phase": 1, "verdict": "fail", "failure": "fidelity_gap", "agent": {"tokens_in": 10, "tokens_out": 5, "cost_usd": 0.5}},
-            {"phase": 2, "verdict": null, "failure": null, "outcome": "agent_failure", "agent": {"tokens_in": 1, "cost_usd": null}}
-        ]});
+        let agent = |tokens_in: u64, tokens_out: Option<u64>| {
+            json!({"exit_code": 0, "claimed_success": null, "claim": null, "tokens_in": tokens_in,
+                   "tokens_out": tokens_out, "cost_usd": null, "session": null})
+        };
+        let result: RunResult = serde_json::from_value(json!({
+            "task": "t", "agent": "a", "run_id": "r", "started_at": "2026-12-07T00:00:00Z",
+            "duration_s": 1.0, "passed": false, "passed_in_phase": null,
+            "phases": [
+                {"phase": 1, "verdict": "fail", "failure": "fidelity_gap", "criteria": [],
+                 "findings": [], "exit_code": 0, "duration_s": 1.0, "agent": agent(10, Some(5))},
+                {"phase": 2, "verdict": null, "failure": null, "outcome": "agent_failure",
+                 "criteria": [], "findings": [], "exit_code": null, "duration_s": 0.0,
+                 "agent": agent(1, None)}
+            ]
+        }))
+        .unwrap();
         assert_eq!(phase_cell(Some(&result), 1), "fail fidelity_gap");
         assert_eq!(phase_cell(Some(&result), 2), "agent_failure");
         assert_eq!(phase_cell(Some(&result), 3), "");
         assert_eq!(phase_cell(None, 1), "");
-        assert_eq!(agent_sum(Some(&result), "tokens_in"), Some(11.0));
-        assert_eq!(agent_sum(Some(&result), "cost_usd"), Some(0.5));
-        assert_eq!(agent_sum(Some(&result), "session"), None);
+        assert_eq!(agent_tokens(Some(&result)), Some(16));
+        let silent = RunResult {
+            phases: Vec::new(),
+            ..result
+        };
+        assert_eq!(agent_tokens(Some(&silent)), None);
     }
 
     #[test]
@@ -603,9 +626,9 @@ mod tests {
         use crate::task::{Framework, Migration};
         let claimed = |verdict: &str| PhaseAgent {
             phase: 1,
-            outcome: "graded".into(),
+            outcome: crate::event::PhaseOutcome::Graded,
             outcome_detail: None,
-            verdict: Some(verdict.into()),
+            verdict: serde_json::from_value(json!(verdict)).unwrap(),
             ran_port: Some(verdict == "pass"),
             agent: serde_json::from_value(json!({"exit_code": 0, "claimed_success": true}))
                 .unwrap(),

@@ -8,6 +8,7 @@
 
 pub mod ansi;
 pub mod assets;
+pub mod catalog;
 pub mod chart;
 pub mod command;
 pub mod compare;
@@ -72,9 +73,9 @@ pub struct SiteTrial<'a> {
     pub run_dir: PathBuf,
     /// Its folder under `site/trials/`.
     pub slug: String,
-    /// `result.json` as JSON, for fields the report does not carry (each phase's verdict,
-    /// the agent's tokens and cost).
-    pub result: Option<serde_json::Value>,
+    /// Its `result.json`, for what the report's row does not carry (each phase's failure
+    /// class, the agent's tokens).
+    pub result: Option<crate::session::result::RunResult>,
 }
 
 impl SiteTrial<'_> {
@@ -110,9 +111,7 @@ pub fn trials<'a>(out: &Path, report: &'a Report) -> Vec<SiteTrial<'a>> {
                 Some(dir) if dir.join(crate::session::result::RESULT_FILE).is_file() => dir,
                 _ => named,
             };
-            let result = std::fs::read_to_string(run_dir.join(crate::session::result::RESULT_FILE))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok());
+            let result = crate::session::result::RunResult::read(&run_dir).ok();
             SiteTrial {
                 row,
                 run_dir,
@@ -214,7 +213,8 @@ pub fn build(out: &Path, report: &Report) -> Result<Built, SiteError> {
     }
     remove_stale(&site.join("trials"), &trials)?;
     compare::write_all(&site, &trials, &pairs, &writer)?;
-    index::write_index(&site, out, report, &trials, &writer)?;
+    let task_pages = catalog::write_for_bench(&site, &trials, &writer)?;
+    index::write_index(&site, out, report, &trials, &task_pages, &writer)?;
     Ok(built)
 }
 

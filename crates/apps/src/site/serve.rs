@@ -15,7 +15,7 @@ use super::SITE_DIR;
 pub enum ServeError {
     /// DIR has no site.
     #[error(
-        "{0}: no site here (no {SITE_DIR}/index.html, and not a site folder): run `xstack bench --report DIR` or `xstack report RUN_DIR... --out DIR` first"
+        "{0}: no site here (no {SITE_DIR}/index.html, and not a site folder): run `xstack bench --report DIR`, `xstack report RUN_DIR... --out DIR` or `xstack catalog TASKS_DIR --out DIR` first"
     )]
     NoSite(PathBuf),
     /// The port could not be opened.

@@ -13,8 +13,9 @@ use crate::bench::model::TrialRow;
 use crate::diff::Snapshot;
 use crate::event::{Event, FileContent};
 use crate::journal::{self, Journal};
+use crate::parity::ParityReport;
 use crate::replay::cast::{self, CastPane};
-use crate::session::result::{PhaseResult, RunResult};
+use crate::session::result::{PhaseResult, PhaseVerdict, RunResult};
 use crate::session::state::SessionState;
 use crate::task::{CriterionSpec, UpstreamSpec};
 
@@ -341,16 +342,7 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
             let _ = write!(
                 html,
                 "<p class=\"facts\">Parity probe: {}</p>",
-                escape(&match (&parity.error, &parity.first_divergent) {
-                    (Some(e), _) => format!("could not run: {e}"),
-                    (None, Some(d)) => format!(
-                        "diverges first at {} (max abs {}, max rel {})",
-                        d.name,
-                        d.max_abs.map_or_else(|| "–".to_string(), measure),
-                        d.max_rel.map_or_else(|| "–".to_string(), measure)
-                    ),
-                    (None, None) => format!("{} tensors compared, all match", parity.tensors.len()),
-                })
+                escape(&parity_facts(parity))
             );
         }
         let own: Vec<String> = logs
@@ -367,15 +359,29 @@ fn phases_section(html: &mut String, data: &TrialData, diff: &DiffHtml, logs: &[
     html.push_str("</section>\n");
 }
 
+/// The parity probe's line of a phase: its headline, with the first divergent tensor's
+/// errors.
+fn parity_facts(report: &ParityReport) -> String {
+    let errors = report
+        .rows()
+        .into_iter()
+        .find(|r| r.first)
+        .and_then(|r| r.errors);
+    match errors {
+        Some(errors) => format!("{}; {errors}", report.headline()),
+        None => report.headline(),
+    }
+}
+
 /// Opens a phase's article: its heading with the verdict (or why it was not graded), and
 /// the outcome's detail.
 fn phase_heading(html: &mut String, phase: &PhaseResult) {
-    let label = match (&phase.verdict, phase.failure) {
-        (Some(v), Some(f)) => format!("{} {}", v.to_uppercase(), f.as_str()),
-        (Some(v), None) => v.to_uppercase(),
+    let label = match (phase.verdict, phase.failure) {
+        (Some(v), Some(f)) => format!("{} {}", v.as_str().to_uppercase(), f.as_str()),
+        (Some(v), None) => v.as_str().to_uppercase(),
         (None, _) => format!("not graded: {}", phase.outcome.as_str()),
     };
-    let cls = if phase.verdict.as_deref() == Some("pass") {
+    let cls = if phase.verdict.is_some_and(PhaseVerdict::passed) {
         "pass"
     } else {
         "fail"
@@ -437,8 +443,7 @@ fn criteria_table(html: &mut String, data: &TrialData, phase: &PhaseResult) {
     }
     html.push_str(
         "<div class=\"scroll\"><table class=\"criteria\"><thead><tr><th>criterion</th><th>value</th>\
-         <th>published</th><th>tolerance</th><th>direction</th><th>margin</th><th>holds</th>\
-         <th>claim from</th></tr></thead><tbody>",
+         <th>rule</th><th>margin</th><th>holds</th><th>claim from</th></tr></thead><tbody>",
     );
     for c in &phase.criteria {
         let spec = data
@@ -449,15 +454,13 @@ fn criteria_table(html: &mut String, data: &TrialData, phase: &PhaseResult) {
             .find(|s| s.metric == c.metric);
         let _ = write!(
             html,
-            "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\" data-metric=\"{}\"><td>{}</td><td class=\"value\">{}</td>\
+             <td class=\"rule\">{}</td><td class=\"margin\">{}</td><td>{}</td><td>{}</td></tr>",
             if c.passed { "pass" } else { "fail" },
             escape(&c.metric),
             escape(&c.metric),
             c.value.map_or_else(|| "never printed".to_string(), measure),
-            measure(c.published),
-            measure(c.tolerance),
-            c.direction.as_str(),
+            escape(&c.direction.rule_words(c.published, c.tolerance, measure)),
             c.margin().map_or_else(|| "–".to_string(), signed),
             if c.passed { "yes" } else { "no" },
             claim_source(spec, data.upstream())
@@ -765,6 +768,11 @@ mod tests {
             html.contains(&format!(
                 "<code>README.md:31</code> in {link} “Cora | Acc: 81.0 %” (reproduced)"
             )),
+            "{html}"
+        );
+        // The criterion's rule in the words every painter uses.
+        assert!(
+            html.contains("<td class=\"rule\">within 0.81 ± 0.005</td>"),
             "{html}"
         );
     }

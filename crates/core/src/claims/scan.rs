@@ -597,13 +597,35 @@ impl Reading<'_> {
     }
 
     /// Content words before the number, read back through fillers and one `:`/`=` to the
-    /// start of the clause; `~`/`≈`/`about` right before it mark it approximate.
+    /// start of the clause; `~`/`≈`/`about` right before it mark it approximate. The second
+    /// number of a range (`between 84.2 and 85.3`) has the first's label.
     fn label_before(&self) -> Label {
+        let label = self.label_before_at(self.t);
+        if !label.words.is_empty() || self.t < 3 {
+            return label;
+        }
+        let word = |i: usize| {
+            self.tok(i)
+                .filter(|t| matches!(t.kind, TokKind::Word))
+                .map(|t| self.text_of(t))
+        };
+        let range = word(self.t - 1).as_deref() == Some("and")
+            && self.is_num(self.t - 2)
+            && word(self.t - 3).as_deref() == Some("between");
+        if range {
+            self.label_before_at(self.t - 2)
+        } else {
+            label
+        }
+    }
+
+    /// [`Reading::label_before`] for the number at token `t`.
+    fn label_before_at(&self, t: usize) -> Label {
         let mut words: Vec<String> = Vec::new();
         let mut approximate = false;
         let mut skipped_separator = false;
         let mut reached_start = true;
-        let mut i = self.t;
+        let mut i = t;
         while i > 0 {
             i -= 1;
             let tok = &self.toks[i];

@@ -694,3 +694,37 @@ fn a_progress_log_in_a_cell_claims_its_last_line() {
     );
     assert!(best.score - first_stage_end.score >= MARGIN);
 }
+
+/// Diego999/pyGAT's README.md:24: a range of percentages written without their sign, of a
+/// test accuracy the script prints as a fraction (`accuracy= 0.8380`).
+#[test]
+fn a_percentage_without_its_sign_is_a_percentage_of_a_printed_fraction() {
+    let text = "For the branch **master**, the training of the transductive learning on Cora task on a Titan Xp takes ~0.9 sec per epoch and 10-15 minutes for the whole training (~800 epochs). The final accuracy is between 84.2 and 85.3 (obtained on 5 different runs). For the branch **similar_impl_tensorflow**, the training takes less than 1 minute and reach ~83.0.\n";
+    let claims = claims_in_markdown(text, "README.md");
+    assert_eq!(
+        summary(&claims)[..2],
+        [
+            row("README.md:1", "84.2", false, "accuracy"),
+            row("README.md:1", "85.3", false, "accuracy"),
+        ]
+    );
+    let target = MetricTarget {
+        name: "accuracy".into(),
+        line: "Test set results: loss= 0.6512 accuracy= 0.8380".into(),
+        literal: "accuracy".into(),
+        args: args("python train.py"),
+        measured: Some(0.838),
+        names: vec!["pygat".into()],
+    };
+    let matches = rank(&claims, &target);
+    let values: Vec<(f64, bool)> = matches[..2]
+        .iter()
+        .map(|m| (m.value_in_metric_units, m.names_metric))
+        .collect();
+    assert_eq!(values, [(0.842, true), (0.853, true)], "{matches:#?}");
+    // The range's two ends are the user's choice, each in the metric's units.
+    let Choice::Ambiguous { candidates, .. } = choose(&matches) else {
+        panic!("a range's ends are two claims: {matches:#?}");
+    };
+    assert_eq!(candidates[..2], [0, 1]);
+}

@@ -185,6 +185,7 @@ fn non_result_label(word: &str) -> Option<NonResult> {
 /// Words that stand between a label and its number without changing what it labels
 /// (articles, verbs of reaching and reporting, pronouns, hedges).
 const FILLER_WORDS: &[&str] = &[
+    "between",
     "a",
     "an",
     "the",

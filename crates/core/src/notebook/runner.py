@@ -13,13 +13,21 @@ claims number them), stream text as it comes, a result's or a display's `text/pl
 `NOTEBOOK#cell=N raised NAME: VALUE`, unless the notebook was committed with that cell's output
 an error of the same name (its author ran it to show the error, as Jupyter keeps it): the run
 then goes on after the line `NOTEBOOK#cell=N: NAME, as in its committed output; going on`.
+A line that installs packages (`!pip install …`, `%pip …`, `!python -m pip …`, `!conda …`,
+`%conda …`, `!uv pip …`) is not run: the environment is the task's, built from its package
+lists, and such a line would reach a pip outside it or the network. The cell prints
+`xstack: skipped `LINE`: the task's environment provides its packages` in its place.
 """
 
 import os
+import re
 import shutil
 import sys
 import tempfile
 import warnings
+
+# A line of a code cell that installs packages through the shell or a magic.
+INSTALL = re.compile(r"^\s*(?:[!%](?:pip3?|conda|mamba|micromamba)\b|!\s*uv\s+pip\b|!\s*python3?\s+-m\s+pip\b)")
 
 
 def write(stream, text):
@@ -69,6 +77,31 @@ def main(argv):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def without_installs(notebook):
+    """Each code cell's package-installing lines (and their `\\` continuations) replaced, in
+    place and line for line, by a print saying they were skipped."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = cell.source.split("\n")
+        i = 0
+        while i < len(lines):
+            if not INSTALL.match(lines[i]):
+                i += 1
+                continue
+            start = i
+            while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
+                i += 1
+            whole = " ".join(l.rstrip().rstrip("\\").strip() for l in lines[start:i + 1])
+            indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+            note = "xstack: skipped `%s`: the task's environment provides its packages" % whole
+            lines[start] = "%sprint(%r)" % (indent, note)
+            for j in range(start + 1, i + 1):
+                lines[j] = ""
+            i += 1
+        cell.source = "\n".join(lines)
+
+
 def committed_errors(notebook):
     """The code cells committed with an error as an output: index -> the error's name. Each is
     tagged `raises-exception` (nbclient's tag for a cell expected to raise) for this run."""
@@ -91,6 +124,7 @@ def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, D
 
     failed = {}
     expected = committed_errors(notebook)
+    without_installs(notebook)
 
     class Streaming(NotebookClient):
         """nbclient's client, writing each output message as it arrives."""

@@ -73,6 +73,10 @@ pub struct SourceSpec {
     pub git: Option<String>,
     /// Commit of the git repository.
     pub rev: Option<String>,
+    /// Files or folders of the source (relative to it) left out of the agent's workspace: a
+    /// twin of the experiment in the port's framework, kept in a snapshot other tasks share.
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// `[upstream]`: the public repository a task was made from (SPEC §2d): its forge's

@@ -151,6 +151,28 @@ fn source_rules() {
 }
 
 #[test]
+fn an_excluded_path_must_be_a_file_of_the_source() {
+    let exclude = |list: &str| {
+        GOOD.replace(
+            "path = \"repo\"",
+            &format!("path = \"repo\"\nexclude = {list}"),
+        )
+    };
+    let err = error_of(&exclude("[\"twin_jax.py\"]"));
+    assert!(err.contains("field `source.exclude[0]`"), "{err}");
+    assert!(
+        err.contains("`twin_jax.py` does not exist in the source"),
+        "{err}"
+    );
+    let err = error_of(&exclude("[\"../other.py\"]"));
+    assert!(err.contains("must be a path inside the source"), "{err}");
+    let root = task_dir(&exclude("[\"twin_jax.py\"]"));
+    std::fs::write(root.path().join("demo-task/repo/twin_jax.py"), "import jax").unwrap();
+    let task = Task::load(&root.path().join("demo-task")).unwrap();
+    assert_eq!(task.spec.source.exclude, ["twin_jax.py"]);
+}
+
+#[test]
 fn missing_required_table_is_named() {
     let text = GOOD.replace("[phase2]\ndetails = \"lr 1e-3\"\n", "");
     let err = error_of(&text);

@@ -155,6 +155,12 @@ fn parse(dir: &Path, file: &Path, text: &str) -> Result<Task, TaskError> {
     let migration = check_migration(&c, &spec.migration)?;
     integrity_defaults(text, migration, &mut spec.integrity);
     let source = check_source(&c, dir, &spec.source)?;
+    check_paths_of_source(
+        &c,
+        &KeyPath::of("source").key("exclude"),
+        &source,
+        &spec.source.exclude,
+    )?;
     check_run(&c, &source, &mut spec)?;
     let regexes = check_metrics(&c, &spec.metrics)?;
     check_criteria(&c, &spec.criteria, &spec.metrics)?;
@@ -482,8 +488,24 @@ fn check_solution(
     if let Some(base) = &solution.base {
         check_inside_tasks(c, KeyPath::of("solution").key("base"), dir, base)?;
     }
-    for (i, path) in solution.remove.iter().enumerate() {
-        let key = || KeyPath::of("solution").key("remove").index(i);
+    check_paths_of_source(
+        c,
+        &KeyPath::of("solution").key("remove"),
+        source,
+        &solution.remove,
+    )
+}
+
+/// Each of `paths` (the list at `key`) a path inside the source and, for a source folder, one
+/// of its files or folders.
+fn check_paths_of_source(
+    c: &Checker<'_>,
+    key: &KeyPath,
+    source: &Source,
+    paths: &[String],
+) -> Result<(), TaskError> {
+    for (i, path) in paths.iter().enumerate() {
+        let key = || key.clone().index(i);
         let relative = Path::new(path);
         let inside = !path.is_empty()
             && relative

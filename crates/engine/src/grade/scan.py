@@ -149,12 +149,23 @@ class Scan:
                 return ""
             lines[0] = ""
         out = []
+        continued = 0
         for number, line in enumerate(lines, 1):
+            if continued:
+                # A line of a shell escape continued with `\`: read with its first line.
+                continued -= 1
+                out.append("")
+                continue
             stripped = line.lstrip()
             indent = line[:len(line) - len(stripped)]
             assign = SHELL_ASSIGN.match(line)
             if stripped.startswith(("!", "%")):
-                self.shell_line(label, number, stripped)
+                whole = [stripped.rstrip()]
+                while whole[-1].endswith("\\") and number + continued < len(lines):
+                    whole[-1] = whole[-1][:-1].rstrip()
+                    whole.append(lines[number + continued].strip())
+                    continued += 1
+                self.shell_line(label, number, " ".join(whole))
                 out.append(indent + "pass")
             elif assign and not stripped.startswith("#"):
                 self.shell_line(label, number, assign.group(2))

@@ -514,6 +514,7 @@ mod tests {
             "%run -m torch.utils.collect_env\n%run helper.py\nfiles = !ls",
             "%%time\nimport torch",
             "print('import torch is not an import')\n%pip install jax",
+            "%pip install -q \\\n    torch\nfrom torch import nn",
         ]);
         let found = scan_tree(
             &[
@@ -531,6 +532,8 @@ mod tests {
                 "lectures/part5.ipynb#cell=4:2: installs forbidden module `torch` (`!conda install pytorch`)",
                 "lectures/part5.ipynb#cell=5:1: runs forbidden module `torch` (`%run -m torch.utils.collect_env`)",
                 "lectures/part5.ipynb#cell=6:2: imports forbidden module `torch`",
+                "lectures/part5.ipynb#cell=8:1: installs forbidden module `torch` (`%pip install -q torch`)",
+                "lectures/part5.ipynb#cell=8:3: imports forbidden module `torch`",
             ]
         );
         assert!(

@@ -181,7 +181,58 @@ impl ParityReport {
         }
     }
 
-    /// One line for progress output and notes.
+    /// What it found, in the words every painter heads it with: `could not run: …`,
+    /// `diverges first at h2 (6 of 8 tensors match)`, `all 8 tensors match`.
+    pub fn headline(&self) -> String {
+        match (&self.error, &self.first_divergent) {
+            (Some(error), _) => format!("could not run: {error}"),
+            (None, Some(first)) => format!(
+                "diverges first at {} ({} of {} tensors match)",
+                first.name,
+                self.tensors.iter().filter(|t| t.passed).count(),
+                self.compared
+            ),
+            (None, None) => format!("all {} tensors match", self.compared),
+        }
+    }
+
+    /// A row per tensor of the source, in its order, with what each painter shows of it.
+    pub fn rows(&self) -> Vec<ParityRow<'_>> {
+        let first = self.first_divergent.as_ref().map(|d| d.name.as_str());
+        self.tensors
+            .iter()
+            .map(|t| {
+                let is_first = Some(t.name.as_str()) == first;
+                ParityRow {
+                    name: &t.name,
+                    passed: t.passed,
+                    first: is_first,
+                    shape: format!("{:?} {}", t.shape, t.dtype),
+                    errors: match (t.max_abs, t.max_rel) {
+                        (Some(abs), Some(rel)) => {
+                            Some(format!("max abs {}  max rel {}", short(abs), short(rel)))
+                        }
+                        _ => None,
+                    },
+                    problem: t.problem.as_deref().filter(|_| !t.passed || is_first),
+                    port_at: t
+                        .port_location
+                        .as_ref()
+                        .filter(|_| is_first)
+                        .map(|at| format!("{}:{}", at.file, at.line)),
+                }
+            })
+            .collect()
+    }
+
+    /// The names the port recorded that the source did not, as a line; None when none.
+    pub fn also_recorded(&self) -> Option<String> {
+        (!self.extra.is_empty())
+            .then(|| format!("the port also recorded: {}", self.extra.join(", ")))
+    }
+
+    /// One line for progress output, notes and phase two's prompt: the headline, with the
+    /// first divergent tensor's problem and errors.
     pub fn summary(&self) -> String {
         if let Some(error) = &self.error {
             let mut line = format!("parity probe could not run: {error}");
@@ -191,7 +242,7 @@ impl ParityReport {
             return line;
         }
         match &self.first_divergent {
-            None => format!("parity: all {} tensors match", self.compared),
+            None => format!("parity: {}", self.headline()),
             Some(d) => {
                 let mut why = self
                     .tensors
@@ -213,49 +264,60 @@ impl ParityReport {
     }
 }
 
+/// One tensor of a [`ParityReport`] as the painters show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParityRow<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Whether every element passed.
+    pub passed: bool,
+    /// Whether it is the first divergent tensor.
+    pub first: bool,
+    /// The source's shape and dtype: `[2, 3] float32`.
+    pub shape: String,
+    /// `max abs 0.1  max rel 0.2`, when the values could be compared.
+    pub errors: Option<String>,
+    /// Why it fails: shown for a failing tensor.
+    pub problem: Option<&'a str>,
+    /// Where the port records the first divergent tensor, `file:line`.
+    pub port_at: Option<String>,
+}
+
 /// The report as lines for a terminal: a line per tensor (✓ or ✗, name, shape, dtype, errors,
 /// why it fails), the first divergent one marked, then the summary.
 pub fn render_text(report: &ParityReport) -> String {
-    let width = report
-        .tensors
+    let rows = report.rows();
+    let width = rows
         .iter()
-        .map(|t| t.name.chars().count())
+        .map(|r| r.name.chars().count())
         .max()
         .unwrap_or(0);
-    let first = report.first_divergent.as_ref().map(|d| d.name.as_str());
     let mut text = String::new();
-    for t in &report.tensors {
-        let mark = if t.passed { "✓" } else { "✗" };
-        let errors = match (t.max_abs, t.max_rel) {
-            (Some(abs), Some(rel)) => format!("max abs {}  max rel {}", short(abs), short(rel)),
-            _ => String::new(),
-        };
-        text.push_str(&format!(
-            "{mark} {:width$}  {:?} {}  {errors}",
-            t.name, t.shape, t.dtype
-        ));
-        if Some(t.name.as_str()) == first {
-            text.push_str("  <- first divergent");
-            if let Some(problem) = &t.problem {
-                text.push_str(&format!(": {problem}"));
+    for row in &rows {
+        let mark = if row.passed { "✓" } else { "✗" };
+        let mut line = format!(
+            "{mark} {:width$}  {}  {}",
+            row.name,
+            row.shape,
+            row.errors.as_deref().unwrap_or("")
+        );
+        if row.first {
+            line.push_str("  <- first divergent");
+            if let Some(problem) = row.problem {
+                line.push_str(&format!(": {problem}"));
             }
-            if let Some(at) = &t.port_location {
-                text.push_str(&format!(
-                    " (the port records it at {}:{})",
-                    at.file, at.line
-                ));
+            if let Some(at) = &row.port_at {
+                line.push_str(&format!(" (the port records it at {at})"));
             }
-        } else if let Some(problem) = t.problem.as_ref().filter(|_| !t.passed) {
-            text.push_str(&format!("  {problem}"));
+        } else if let Some(problem) = row.problem {
+            line.push_str(&format!("  {problem}"));
         }
-        text = text.trim_end().to_string();
+        text.push_str(line.trim_end());
         text.push('\n');
     }
-    if !report.extra.is_empty() {
-        text.push_str(&format!(
-            "the port also recorded: {}\n",
-            report.extra.join(", ")
-        ));
+    if let Some(extra) = report.also_recorded() {
+        text.push_str(&extra);
+        text.push('\n');
     }
     text.push_str(&report.summary());
     text.push('\n');

@@ -351,3 +351,66 @@ fn a_fortran_ordered_array_is_read_in_logical_order_and_compared() {
         .collect();
     assert_eq!(read[0].values, Values::Float(logical));
 }
+
+#[test]
+fn the_report_is_laid_out_once_for_the_text_the_pane_and_the_page() {
+    let source = [
+        float("a", &[1], &[1.0]),
+        float("b", &[2], &[2.0, 3.0]),
+        float("c", &[1], &[4.0]),
+    ];
+    let mut port = vec![
+        float("a", &[1], &[1.0]),
+        float("b", &[2], &[2.0, 3.5]),
+        float("z", &[1], &[0.0]),
+    ];
+    port[1].location = Some(Location {
+        file: "model.py".into(),
+        line: 12,
+    });
+    let report = compare(&source, &port, RTOL, ATOL);
+    assert_eq!(
+        report.headline(),
+        "diverges first at b (1 of 3 tensors match)"
+    );
+    let rows = report.rows();
+    let flags: Vec<(&str, bool, bool)> = rows.iter().map(|r| (r.name, r.passed, r.first)).collect();
+    assert_eq!(
+        flags,
+        [("a", true, false), ("b", false, true), ("c", false, false)]
+    );
+    assert_eq!(rows[1].shape, "[2] float32");
+    assert_eq!(
+        rows[1].errors.as_deref(),
+        Some("max abs 0.5  max rel 0.1667")
+    );
+    assert_eq!(rows[1].port_at.as_deref(), Some("model.py:12"));
+    assert_eq!(rows[2].problem, Some("missing in the port"));
+    assert_eq!((rows[0].problem, &rows[2].port_at), (None, &None));
+    assert_eq!(
+        report.also_recorded().as_deref(),
+        Some("the port also recorded: z")
+    );
+    let text = render_text(&report);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(
+        lines[1].starts_with("✗ b  [2] float32  max abs 0.5  max rel 0.1667  <- first divergent"),
+        "{text}"
+    );
+    assert!(
+        lines[1].ends_with("(the port records it at model.py:12)"),
+        "{text}"
+    );
+    assert_eq!(lines[3], "the port also recorded: z");
+    assert!(
+        lines[4].starts_with("parity: the port diverges first at `b`"),
+        "{text}"
+    );
+    assert_eq!(
+        ParityReport::failed("the port's probe timed out".into()).headline(),
+        "could not run: the port's probe timed out"
+    );
+    let same = compare(&source[..1], &port[..1], RTOL, ATOL);
+    assert_eq!(same.headline(), "all 1 tensors match");
+}

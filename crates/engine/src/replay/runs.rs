@@ -68,7 +68,7 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
             verdicts: result
                 .phases
                 .iter()
-                .filter_map(|p| match (p.verdict.as_deref(), p.failure, p.outcome) {
+                .filter_map(|p| match (p.verdict, p.failure, p.outcome) {
                     (None, _, PhaseOutcome::AgentFailure) => Some("agent failed".to_string()),
                     (None, _, PhaseOutcome::InfrastructureFailure) => {
                         Some("infrastructure failed".to_string())

@@ -23,9 +23,10 @@ pub enum Effect {
     Pause(bool),
     /// Say that the human's phase-two details were kept for when phase 1 fails.
     DetailsKept,
-    /// Type the message into the running interactive agent, or else queue it for the agent's
-    /// next prompt: given only where one of the two will read it.
-    Message(String),
+    /// Type the message into the interactive agent, which is running and reads its terminal.
+    TypeMessage(String),
+    /// Keep the message for the agent's next prompt, which is still to come.
+    QueueMessage(String),
     /// Bytes typed into the agent's terminal.
     AgentInput(Vec<u8>),
     /// The agent pane's size.
@@ -304,10 +305,10 @@ impl Policy {
                     KeyedCommand::Message,
                     "the session has ended: no agent will read it".to_string(),
                 )],
-                _ if self.prompt_to_come() => vec![Effect::Message(text)],
                 _ if agent_running && self.agent == Some(AgentMode::Interactive) => {
-                    vec![Effect::Message(text)]
+                    vec![Effect::TypeMessage(text)]
                 }
+                _ if self.prompt_to_come() => vec![Effect::QueueMessage(text)],
                 _ if agent_running => vec![decline(
                     KeyedCommand::Message,
                     "this agent reads no input while it runs, and phase 2's prompt was its last"

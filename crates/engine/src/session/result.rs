@@ -19,6 +19,40 @@ fn graded() -> PhaseOutcome {
 /// The result file's name in a run folder.
 pub const RESULT_FILE: &str = "result.json";
 
+/// A graded phase's verdict as `result.json` writes it: `"pass"` or `"fail"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseVerdict {
+    /// Every criterion held and no finding failed the phase.
+    Pass,
+    /// The grader failed the phase (its `failure` says why).
+    Fail,
+}
+
+impl PhaseVerdict {
+    /// The verdict of a phase that passed (`true`) or failed.
+    pub fn of(passed: bool) -> PhaseVerdict {
+        if passed {
+            PhaseVerdict::Pass
+        } else {
+            PhaseVerdict::Fail
+        }
+    }
+
+    /// Whether it is a pass.
+    pub fn passed(self) -> bool {
+        self == PhaseVerdict::Pass
+    }
+
+    /// The word `result.json` and the reports write.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseVerdict::Pass => "pass",
+            PhaseVerdict::Fail => "fail",
+        }
+    }
+}
+
 /// One phase: graded, or why it was not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
@@ -32,7 +66,7 @@ pub struct PhaseResult {
     #[serde(default)]
     pub outcome_detail: Option<String>,
     /// `pass` or `fail`; null when not graded.
-    pub verdict: Option<String>,
+    pub verdict: Option<PhaseVerdict>,
     /// The failure class, null for a pass.
     pub failure: Option<FailureClass>,
     /// Every criterion.
@@ -206,7 +240,7 @@ impl RunResult {
                         phase,
                         outcome: PhaseOutcome::Graded,
                         outcome_detail: None,
-                        verdict: Some(if verdict.passed() { "pass" } else { "fail" }.to_string()),
+                        verdict: Some(PhaseVerdict::of(verdict.passed())),
                         failure: verdict.failure,
                         criteria: verdict.criteria.clone(),
                         findings: verdict.findings.clone(),

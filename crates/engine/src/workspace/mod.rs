@@ -102,6 +102,45 @@ pub fn copy_tree(from: &Path, to: &Path, clean: bool) -> Result<(), WorkspaceErr
     Ok(())
 }
 
+/// The agent's workspace: the source at `from` copied into `to` ([`copy_tree`]), less the
+/// files and folders `exclude` names (the task's `[source] exclude`, relative to the source).
+pub fn copy_source(from: &Path, to: &Path, exclude: &[String]) -> Result<(), WorkspaceError> {
+    copy_tree(from, to, false)?;
+    for rel in exclude {
+        let path = to.join(rel);
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        match removed {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&path)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every file of the source at `root` in recorded form, less those `exclude` leaves out of
+/// the workspace ([`copy_source`]).
+pub fn source_snapshot(root: &Path, exclude: &[String]) -> Vec<FileContent> {
+    snapshot(root)
+        .into_iter()
+        .filter(|file| !is_excluded(&file.path, exclude))
+        .collect()
+}
+
+/// Whether the relative path `rel` is one of `exclude` or lies in one of its folders.
+pub fn is_excluded(rel: &str, exclude: &[String]) -> bool {
+    exclude.iter().any(|ex| {
+        let ex = ex.trim_end_matches('/');
+        rel == ex
+            || rel
+                .strip_prefix(ex)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
 /// Each folder of `layers` copied into `into` in order ([`copy_tree`], clean), a later
 /// layer's files over an earlier one's.
 pub fn copy_layers(layers: &[PathBuf], into: &Path) -> Result<(), WorkspaceError> {

@@ -119,3 +119,22 @@ fn binary_and_large_files_are_recorded_by_size() {
     assert_eq!(snap[1].text, None);
     assert_eq!(snap[1].size, 4);
 }
+
+#[test]
+fn the_workspace_leaves_out_what_the_source_excludes_and_the_source_keeps_it() {
+    let src = tempfile::tempdir().unwrap();
+    write(src.path(), "cleanrl/dqn.py", "torch");
+    write(src.path(), "cleanrl/dqn_jax.py", "jax");
+    write(src.path(), "twins/a.py", "a");
+    write(src.path(), "twins_kept.py", "k");
+    let exclude = vec!["cleanrl/dqn_jax.py".to_string(), "twins/".to_string()];
+    let dst = tempfile::tempdir().unwrap();
+    copy_source(src.path(), dst.path(), &exclude).unwrap();
+    assert_eq!(list_files(dst.path()), ["cleanrl/dqn.py", "twins_kept.py"]);
+    assert!(src.path().join("cleanrl/dqn_jax.py").is_file());
+    let baseline: Vec<String> = source_snapshot(src.path(), &exclude)
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(baseline, ["cleanrl/dqn.py", "twins_kept.py"]);
+}

@@ -619,35 +619,31 @@ impl Driver {
         }
     }
 
-    /// Types the message into a running interactive agent, or queues it for the next prompt
-    /// (the policy accepted it, so one of the two reads it).
-    pub(super) fn message_agent(&mut self, text: String) {
-        let interactive = self.interactive();
-        match self.agent.as_ref() {
-            Some(agent) if interactive && agent.running() => {
-                // Typed as the prompt is: Enter once the agent's screen took the paste; with
-                // the prompt not pasted yet, as its last paragraph.
-                match self.pending_prompt.as_mut() {
-                    None => self.pending_prompt = Some(Submission::new(&text)),
-                    Some(waiting) => {
-                        if !waiting.add_before_paste(&text) {
-                            self.type_into_agent(&text);
-                        }
-                    }
+    /// Types the message into the running interactive agent, as the policy decided: Enter
+    /// once the agent's screen took the paste; with the prompt not pasted yet, as its last
+    /// paragraph.
+    pub(super) fn type_message(&mut self, text: String) {
+        match self.pending_prompt.as_mut() {
+            None => self.pending_prompt = Some(Submission::new(&text)),
+            Some(waiting) => {
+                if !waiting.add_before_paste(&text) {
+                    self.type_into_agent(&text);
                 }
-                self.rec.emit(Event::Message {
-                    text,
-                    queued: false,
-                });
-            }
-            _ => {
-                self.rec.emit(Event::Message {
-                    text: text.clone(),
-                    queued: true,
-                });
-                self.pending_messages.push(text);
             }
         }
+        self.rec.emit(Event::Message {
+            text,
+            queued: false,
+        });
+    }
+
+    /// Keeps the message for the agent's next prompt, as the policy decided.
+    pub(super) fn queue_message(&mut self, text: String) {
+        self.rec.emit(Event::Message {
+            text: text.clone(),
+            queued: true,
+        });
+        self.pending_messages.push(text);
     }
 }
 

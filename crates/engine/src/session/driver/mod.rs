@@ -447,7 +447,8 @@ impl Driver {
                 Effect::DetailsKept => self.rec.emit(Event::Note {
                     text: "phase-two details kept; they are sent when phase 1 fails".to_string(),
                 }),
-                Effect::Message(text) => self.message_agent(text),
+                Effect::TypeMessage(text) => self.type_message(text),
+                Effect::QueueMessage(text) => self.queue_message(text),
                 Effect::AgentInput(bytes) => {
                     if let Some(agent) = self.agent.as_mut()
                         && let Err(e) = agent.process().write(&bytes)

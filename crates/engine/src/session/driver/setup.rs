@@ -151,7 +151,8 @@ impl Driver {
                 self.tracker = Some(Tracker::new(&self.workspace));
             }
         } else {
-            let baseline = workspace::snapshot(&source);
+            let exclude = self.task().spec.source.exclude.clone();
+            let baseline = workspace::source_snapshot(&source, &exclude);
             let known: BTreeMap<String, FileContent> = baseline
                 .iter()
                 .map(|f| (f.path.clone(), f.clone()))
@@ -161,7 +162,7 @@ impl Driver {
                 self.rec.emit(Event::Note {
                     text: format!("copying {} into the workspace", source.display()),
                 });
-                workspace::copy_tree(&source, &self.workspace, false)
+                workspace::copy_source(&source, &self.workspace, &exclude)
                     .map_err(|e| Stop::Infra(format!("cannot create the workspace: {e}")))?;
                 self.tracker = Some(Tracker::new(&self.workspace));
             } else {

@@ -93,10 +93,13 @@ async fn every_command_in_every_stage_has_one_rule_or_a_reason() {
                     }
                     Command::ResizeRun(c, r) => assert_eq!(effects, [Effect::ResizeRun(*c, *r)]),
                     Command::Message(text) => {
-                        let read_later = policy.prompt_to_come()
-                            || (agent_running && !matches!(at, At::Ended(_)));
-                        if read_later {
-                            assert_eq!(effects, [Effect::Message(text.clone())]);
+                        // An interactive agent that runs reads it now; else a prompt to
+                        // come carries it.
+                        let ended = matches!(at, At::Ended(_));
+                        if agent_running && !ended {
+                            assert_eq!(effects, [Effect::TypeMessage(text.clone())], "{said}");
+                        } else if policy.prompt_to_come() && !ended {
+                            assert_eq!(effects, [Effect::QueueMessage(text.clone())], "{said}");
                         } else {
                             assert!(
                                 matches!(
@@ -269,7 +272,7 @@ async fn a_message_for_an_agent_that_reads_no_input_waits_for_a_prompt_to_come()
                 [Effect::Decline { reason, .. }] => {
                     table.push(format!("{at:?} running={agent_running}: {reason}"));
                 }
-                [Effect::Message(_)] => {}
+                [Effect::QueueMessage(_)] => {}
                 other => panic!("{at:?} running={agent_running}: {other:?}"),
             }
         }

@@ -1,0 +1,3 @@
+from .ppnp import *
+from .training import *
+from .utils import *
