@@ -668,7 +668,7 @@ fn source_within_tolerance_pytorch_gat_cora() {
 /// pytorch-GAT's demo evaluates with dropout on: every tensor of the model (the data, the
 /// scores in evaluation mode, the loss, its gradients, two optimizer steps) matches, and the
 /// first wrong number is the validation accuracy the training loop's VAL phase keeps, recorded
-/// at the port's `def get_main_loop`. About 3 minutes under load, the JAX side's compilation
+/// at the port's `def get_main_loop`. 139 s at a load of 10-13, the JAX side's compilation
 /// most of it: the catalog's, not the suite's.
 #[test]
 fn pytorch_gat_cora_diverges_first_in_the_loops_validation_accuracy() {
