@@ -658,7 +658,7 @@ fn ppnp_appnp_cora_ml_diverges_first_in_the_restored_weights() {
 
 /// gordicaleksa/pytorch-GAT on Cora, unmodified but for the task's setup (the copy made a git
 /// repository, as a clone is: the checkpoints record its commit): one unseeded run, 1,100 to
-/// 2,000 epochs with early stopping (minutes on an idle machine, 40-50 under a load of 12-34),
+/// 2,000 epochs with early stopping (602 s at a load of 6-10, 40-50 minutes at 12-34),
 /// lands inside 0.829 ± the task's tolerance.
 #[test]
 fn source_within_tolerance_pytorch_gat_cora() {
