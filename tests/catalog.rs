@@ -682,6 +682,33 @@ fn ppnp_appnp_cora_ml_diverges_first_in_the_restored_weights() {
     );
 }
 
+/// gordicaleksa/pytorch-GAT on Cora, unmodified but for the task's setup (the copy made a git
+/// repository, as a clone is: the checkpoints record its commit): one unseeded run, 1,100 to
+/// 2,000 epochs with early stopping (602 s at a load of 6-10, 40-50 minutes at 12-34),
+/// lands inside 0.829 ± the task's tolerance.
+#[test]
+fn source_within_tolerance_pytorch_gat_cora() {
+    check_source_within_tolerance("pytorch-gat-cora", &bundled("pytorch-gat-cora"));
+}
+
+/// pytorch-GAT's demo evaluates with dropout on: every tensor of the model (the data, the
+/// scores in evaluation mode, the loss, its gradients, two optimizer steps) matches, and the
+/// first wrong number is the validation accuracy the training loop's VAL phase keeps, recorded
+/// at the port's `def get_main_loop`. 139 s at a load of 10-13, the JAX side's compilation
+/// most of it: the catalog's, not the suite's.
+#[test]
+fn pytorch_gat_cora_diverges_first_in_the_loops_validation_accuracy() {
+    check_bundled(
+        "pytorch-gat-cora",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "loop.val_acc",
+            at: Some(("training_script_cora.py", 38)),
+            max_abs: None,
+        },
+    );
+}
+
 /// cleanrl's dqn.py, a PyTorch source whose probe runs the script itself for 1,500 steps: the
 /// demo's JAX port indexes the Q-values with the buffer's (batch, 1) actions unsqueezed, a
 /// (batch, batch) matrix against the (batch,) targets; the initial weights and every episode

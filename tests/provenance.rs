@@ -27,6 +27,7 @@ const REAL: &[(&str, &str)] = &[
     ("mlp-ngram", "EurekaLabsAI/mlp"),
     ("nanogpt-shakespeare-char", "karpathy/nanoGPT"),
     ("ppnp-appnp-cora-ml", "klicperajo/ppnp"),
+    ("pytorch-gat-cora", "gordicaleksa/pytorch-GAT"),
     ("sgc-citeseer", "Tiiiger/SGC"),
     ("sgc-cora", "Tiiiger/SGC"),
 ];
