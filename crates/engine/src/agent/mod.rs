@@ -259,7 +259,7 @@ impl AgentSpec {
         match self {
             AgentSpec::Script(path) => {
                 let exe = std::env::current_exe()
-                    .map(|p| p.display().to_string())
+                    .map(|p| replaced_program(&p.display().to_string()))
                     .unwrap_or_else(|_| "xstack".to_string());
                 // The agent runs in the workspace: give it the trajectory's absolute path.
                 let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
@@ -351,6 +351,16 @@ pub fn typed_bytes(text: &str, bracketed_paste: bool) -> Vec<u8> {
     bytes
 }
 
+/// This program's path as the system gives it (`/proc/self/exe`), for starting it again:
+/// when the binary was rebuilt while it ran, Linux names the running one `PATH (deleted)`,
+/// and the rebuilt file at PATH is the program to start.
+fn replaced_program(exe: &str) -> String {
+    match exe.strip_suffix(" (deleted)") {
+        Some(path) if Path::new(path).is_file() => path.to_string(),
+        _ => exe.to_string(),
+    }
+}
+
 fn shell_program() -> String {
     std::env::var("SHELL")
         .ok()
@@ -376,6 +386,23 @@ pub fn render_template(template: &str, ctx: &PhaseContext<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_program_rebuilt_while_it_runs_is_started_from_its_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let rebuilt = dir.path().join("xstack");
+        std::fs::write(&rebuilt, "").unwrap();
+        let rebuilt = rebuilt.display().to_string();
+        assert_eq!(replaced_program(&format!("{rebuilt} (deleted)")), rebuilt);
+        assert_eq!(replaced_program(&rebuilt), rebuilt);
+        let gone = dir.path().join("gone").display().to_string();
+        assert_eq!(
+            replaced_program(&format!("{gone} (deleted)")),
+            format!("{gone} (deleted)"),
+            "with no file there, the name stays as the system gave it"
+        );
+    }
+
     use super::*;
 
     #[test]
