@@ -680,6 +680,22 @@ pub fn failing_pins<'a>(reqs: &'a [Requirement], build_output: &str) -> Vec<&'a 
     if named.is_empty() { pinned } else { named }
 }
 
+/// The requirement among `reqs` whose build from source the installer's output says failed
+/// (uv: `Failed to build `pycairo==1.27.0``; pip: `Failed building wheel for pycairo`).
+pub fn unbuildable<'a>(reqs: &'a [Requirement], build_output: &str) -> Option<&'a Requirement> {
+    build_output
+        .lines()
+        .map(str::to_lowercase)
+        .filter(|l| l.contains("failed to build") || l.contains("failed building wheel for"))
+        .find_map(|line| {
+            let words: Vec<String> = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+                .map(|w| w.replace('_', "-"))
+                .collect();
+            reqs.iter().find(|r| words.contains(&r.name()))
+        })
+}
+
 /// The module a failed run could not import (`No module named 'numpy'` → `numpy`), from its
 /// last lines.
 pub fn missing_module(tail: &str) -> Option<String> {
@@ -1012,6 +1028,28 @@ mod tests {
             Some("numpy.linalg".to_string())
         );
         assert_eq!(missing_module("all fine"), None);
+    }
+
+    #[test]
+    fn the_package_whose_build_failed_is_named() {
+        let reqs: Vec<Requirement> = ["numpy", "python-igraph", "pycairo"]
+            .map(|spec| Requirement {
+                spec: spec.to_string(),
+                from: "environment.yml".to_string(),
+            })
+            .to_vec();
+        let uv = "Resolved 40 packages\n  × Failed to build `pycairo==1.28.0`\n  ├─▶ The build backend returned an error\n  ╰─▶ Call to `mesonpy.build_wheel` failed (exit status: 1)\n      Dependency \"cairo\" not found";
+        assert_eq!(
+            unbuildable(&reqs, uv).map(|r| r.spec.as_str()),
+            Some("pycairo")
+        );
+        let pip =
+            "ERROR: Failed building wheel for python_igraph\nerror: subprocess-exited-with-error";
+        assert_eq!(
+            unbuildable(&reqs, pip).map(|r| r.spec.as_str()),
+            Some("python-igraph")
+        );
+        assert_eq!(unbuildable(&reqs, "No solution found when resolving"), None);
     }
 
     #[test]

@@ -73,6 +73,21 @@ pub enum InitError {
         /// The installer's last lines.
         tail: String,
     },
+    /// A package of the reference list has no wheel for this machine and its build from
+    /// source fails here.
+    #[error(
+        "the reference environment does not build: `{package}` ({from}) has no wheel for this machine and its build from source failed (it may need a system library or compiler this machine lacks); nothing was written. Leave it out if the experiment runs without it: {flag}; or install what its build needs. The installer's last lines:\n{tail}"
+    )]
+    PackageDoesNotBuild {
+        /// The package as listed.
+        package: String,
+        /// Where it came from.
+        from: String,
+        /// The `--reference-packages` flag without it, spelled out.
+        flag: String,
+        /// The installer's last lines.
+        tail: String,
+    },
     /// The run could not import a module that no list of the repository provides.
     #[error(
         "the run failed: no module named `{module}`, which none of the reference packages ({}) provides; nothing was written. Add its package ({package}) with {flag}",
@@ -214,6 +229,7 @@ impl InitError {
             InitError::Env(_)
             | InitError::Seed(_)
             | InitError::RunFailed { .. }
+            | InitError::PackageDoesNotBuild { .. }
             | InitError::Write { .. } => true,
             InitError::Calibrate(e) => !matches!(
                 e,

@@ -158,7 +158,23 @@ impl Packages {
                 .filter(|r| !relaxed.iter().any(|done| done.spec == r.spec))
                 .collect();
             if failing.is_empty() {
-                return Err(err.into());
+                return Err(match deps::unbuildable(&needs.requirements, &tail) {
+                    Some(broken) => {
+                        let others: Vec<&str> = self
+                            .reference
+                            .iter()
+                            .map(String::as_str)
+                            .filter(|spec| super::repo::package_name(spec) != broken.name())
+                            .collect();
+                        InitError::PackageDoesNotBuild {
+                            package: broken.spec.clone(),
+                            from: broken.from.clone(),
+                            flag: format!("--reference-packages '{}'", others.join(" ")),
+                            tail,
+                        }
+                    }
+                    None => err.into(),
+                });
             }
             if !opts.relax_pins {
                 return Err(InitError::PinsDoNotInstall {
