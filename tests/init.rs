@@ -508,6 +508,37 @@ fn a_repository_of_notebooks_without_a_command_is_pointed_at_notebook() {
     assert_eq!(tree_hash(&setup.repo), before);
 }
 
+/// `--cells` that the notebook cannot run (past its last cell, or not a list of ranges) is
+/// refused before anything runs, naming the cells; nothing is written.
+#[test]
+fn init_cells_past_the_notebook_or_malformed_are_refused() {
+    let setup = Setup::copy(&root().join("tasks/sources/zero-to-hero"), "zero-to-hero");
+    let before = tree_hash(&setup.repo);
+    for (cells, says) in [
+        (
+            "0-6, 21-36",
+            "--cells lectures/makemore/makemore_part2_mlp.ipynb has no cell 36 (it has 36 cells, numbered from 0)",
+        ),
+        ("21-6", "the range `21-6` runs backwards"),
+    ] {
+        let out = setup.init(&[
+            "--yes",
+            "--notebook",
+            "lectures/makemore/makemore_part2_mlp.ipynb",
+            "--cells",
+            cells,
+        ]);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(all.contains(says), "{all}");
+        assert!(setup.nothing_written(), "{all}");
+    }
+    let out = setup.init(&["--yes", "--cells", "0-6"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--notebook"), "{}", text(&out));
+    assert_eq!(tree_hash(&setup.repo), before);
+}
+
 #[test]
 fn an_existing_task_and_a_bad_id_are_refused() {
     let setup = Setup::new("digits-repo", "digits");

@@ -835,7 +835,7 @@ mod tests {
         });
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
         std::fs::write(dir.path().join("docs/nb.ipynb"), notebook.to_string()).unwrap();
-        let found = hyper_parameters(dir.path(), &crate::notebook::command("docs/nb.ipynb"));
+        let found = hyper_parameters(dir.path(), &crate::notebook::command("docs/nb.ipynb", None));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].source, "docs/nb.ipynb main() keyword defaults");
         let items: Vec<(&str, &str)> = found[0]
