@@ -1,8 +1,9 @@
-"""The experiment's cells of makemore_part2_mlp.ipynb run as a script, for the calibration in
-task.toml until xstack's notebook runner can leave cells 7 to 20 out.
+"""The experiment's cells of makemore_part2_mlp.ipynb (0 to 6, 21 to 30) run as a script, for
+the calibration in task.toml: the runs that change what the notebook runs (cell 6 run several
+times, as the author's kernel had it; other seeds than the notebook's own).
 
     cd tasks/sources/zero-to-hero/lectures/makemore
-    OMP_NUM_THREADS=1 python ../../../../../wip/makemore-part2-mlp/calibration/run_cells.py SHUFFLES SEED
+    OMP_NUM_THREADS=1 python ../../../../makemore-part2-mlp/calibration/run_cells.py SHUFFLES SEED
 
 SHUFFLES: how many times cell 6 (random.seed(42); random.shuffle(words)) runs: 1 as a
 top-to-bottom run, 4 as the author's kernel had it. SEED: `none` for the notebook's own seeds
