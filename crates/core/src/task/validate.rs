@@ -274,19 +274,17 @@ fn check_source(
     }
 }
 
-/// `[run] cells`: only with `notebook`, a well-formed selection, and (for a source folder)
-/// each index a code cell of the notebook.
+/// `[run] cells` of the notebook `notebook` (its path already checked): a well-formed
+/// selection and, for a source folder, each index a code cell of the notebook.
 fn check_cells(
     c: &Checker<'_>,
     source: &Source,
-    run: &super::RunSpec,
+    notebook: &str,
+    cells: Option<&str>,
 ) -> Result<Option<crate::notebook::CellSelection>, TaskError> {
     let key = || KeyPath::of("run").key("cells");
-    let Some(text) = &run.cells else {
+    let Some(text) = cells else {
         return Ok(None);
-    };
-    let Some(notebook) = &run.notebook else {
-        return Err(c.fail(key(), "only valid with `notebook`"));
     };
     let cells =
         crate::notebook::CellSelection::parse(text).map_err(|e| c.fail(key(), e.to_string()))?;
@@ -302,7 +300,12 @@ fn check_cells(
 /// command that runs it (only the cells `[run] cells` selects), and its runner's packages
 /// join both environments.
 fn check_run(c: &Checker<'_>, source: &Source, spec: &mut TaskFile) -> Result<(), TaskError> {
-    let cells = check_cells(c, source, &spec.run)?;
+    if spec.run.cells.is_some() && spec.run.notebook.is_none() {
+        return Err(c.fail(
+            KeyPath::of("run").key("cells"),
+            "only valid with `notebook`",
+        ));
+    }
     match &spec.run.notebook {
         None if spec.run.command.trim().is_empty() => {
             return Err(c.fail(
@@ -319,6 +322,7 @@ fn check_run(c: &Checker<'_>, source: &Source, spec: &mut TaskFile) -> Result<()
         }
         Some(notebook) => {
             check_notebook_path(c, source, notebook)?;
+            let cells = check_cells(c, source, notebook, spec.run.cells.as_deref())?;
             spec.run.command = crate::notebook::command(notebook, cells.as_ref());
             spec.env.packages = crate::notebook::with_runner_packages(&spec.env.packages);
             spec.env.reference_packages =
