@@ -603,6 +603,17 @@ fn run_cells_need_a_notebook_and_name_only_its_code_cells() {
             "{cells}: {err}"
         );
     }
+    // The notebook's path is checked first: one outside the repository is named as such.
+    std::fs::write(
+        dir.join(TASK_FILE),
+        with_cells("0").replace("nb.ipynb", "../nb.ipynb"),
+    )
+    .unwrap();
+    let err = Task::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("field `run.notebook`") && err.contains("must be a path inside"),
+        "{err}"
+    );
     let text = GOOD.replace(
         "command = \"python train.py\"",
         "command = \"python train.py\"\ncells = \"0-6\"",
