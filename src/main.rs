@@ -180,6 +180,10 @@ struct InitArgs {
     /// `[run] notebook`.
     #[arg(long, conflicts_with = "command")]
     notebook: Option<String>,
+    /// The notebook's code cells that form the experiment (`0-6, 21-34`, indices from 0 as
+    /// nbformat numbers cells), the others left out of every run; written as `[run] cells`.
+    #[arg(long, requires = "notebook", value_name = "RANGES")]
+    cells: Option<String>,
     /// A shell snippet run before the command in each run's copy (preparing data); written
     /// as `[env] setup`.
     #[arg(long)]
@@ -237,6 +241,7 @@ impl InitArgs {
             repo: self.repo,
             command: self.command,
             notebook: self.notebook,
+            cells: self.cells,
             setup: self.setup,
             metrics: self.metrics,
             direction: self.direction,

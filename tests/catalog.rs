@@ -744,3 +744,31 @@ fn makemore_part3_bn_diverges_first_in_the_running_mean_after_step_0() {
         },
     );
 }
+
+/// makemore part 2's notebook, unmodified, its experiment's cells (0 to 6 and 21 to 34; the
+/// lecture's sketch, cells 7 to 20, left out by `[run] cells`): its 200,000 PyTorch steps,
+/// 5 to 10 minutes on the loaded 2-core machine. Cells 29 and 30's train and dev losses land
+/// inside 2.1260 ± 0.035 and 2.1701 ± 0.026 (the parameters' generator is seeded, the batches'
+/// is torch's unseeded global one, as a fresh process has it).
+#[test]
+fn source_within_tolerance_makemore_part2_mlp() {
+    check_source_within_tolerance("makemore-part2-mlp", &bundled("makemore-part2-mlp"));
+}
+
+/// makemore part 2's notebook, a PyTorch source whose probe runs four steps of its training
+/// cell (0, 1, 99999, 100000): the demo writes the learning rate as 0.1 inside its compiled
+/// loop, where the source's `if` on the step cannot run; the data, the initial parameters, the
+/// batches, the losses, the gradients and the first three steps match, and the first wrong
+/// number is the learning rate the step-100,000 update applies (0.1 against 0.01).
+#[test]
+fn makemore_part2_mlp_diverges_first_in_the_learning_rate_at_step_100000() {
+    check_bundled(
+        "makemore-part2-mlp",
+        Phase1 {
+            layers: &["solution", "demo/phase1"],
+            first: "step100000.lr",
+            at: None,
+            max_abs: None,
+        },
+    );
+}

@@ -508,6 +508,95 @@ fn a_repository_of_notebooks_without_a_command_is_pointed_at_notebook() {
     assert_eq!(tree_hash(&setup.repo), before);
 }
 
+/// `--cells` that the notebook cannot run (past its last cell, or not a list of ranges) is
+/// refused before anything runs, naming the cells; nothing is written.
+#[test]
+fn init_cells_past_the_notebook_or_malformed_are_refused() {
+    let setup = Setup::copy(&root().join("tasks/sources/zero-to-hero"), "zero-to-hero");
+    let before = tree_hash(&setup.repo);
+    for (cells, says) in [
+        (
+            "0-6, 21-36",
+            "--cells lectures/makemore/makemore_part2_mlp.ipynb has no cell 36 (it has 36 cells, numbered from 0)",
+        ),
+        ("21-6", "the range `21-6` runs backwards"),
+    ] {
+        let out = setup.init(&[
+            "--yes",
+            "--notebook",
+            "lectures/makemore/makemore_part2_mlp.ipynb",
+            "--cells",
+            cells,
+        ]);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(all.contains(says), "{all}");
+        assert!(setup.nothing_written(), "{all}");
+    }
+    let out = setup.init(&["--yes", "--cells", "0-6"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--notebook"), "{}", text(&out));
+    assert_eq!(tree_hash(&setup.repo), before);
+}
+
+/// `--cells` with `--notebook` runs only those code cells (cell 1, a sketch that raises, is
+/// left out and said so in the run's output), and the task gets `[run] cells`, which
+/// `xstack check` accepts.
+#[test]
+fn init_with_cells_runs_only_those_and_writes_run_cells() {
+    let source = tempfile::tempdir().unwrap();
+    let cells = [
+        "import numpy as np\nx = np.float32(2.0)",
+        "raise IndexError('a sketch for 32 examples')",
+        "for step in range(3):\n    x = x * np.float32(0.9)\n    print(f'step {step} loss {float(x):.4f}')",
+        "print(f'val loss {float(x):.4f}')",
+    ];
+    let notebook = serde_json::json!({
+        "cells": cells.iter().map(|c| serde_json::json!({
+            "cell_type": "code", "source": c, "metadata": {}, "outputs": [], "execution_count": null
+        })).collect::<Vec<_>>(),
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    std::fs::write(source.path().join("train.ipynb"), notebook.to_string()).unwrap();
+    std::fs::write(
+        source.path().join("README.md"),
+        "# tiny\n\nThe notebook reaches val loss 1.4580.\n",
+    )
+    .unwrap();
+    let setup = Setup::copy(source.path(), "tiny");
+    let out = setup.init(&[
+        "--yes",
+        "--notebook",
+        "train.ipynb",
+        "--cells",
+        "0, 2-3",
+        "--from",
+        "torch",
+        "--reference-packages",
+        "numpy",
+        "--packages",
+        "numpy",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("── train.ipynb#cell=1 left out ([run] cells) ──"),
+        "{all}"
+    );
+    assert!(!all.contains("IndexError"), "{all}");
+    let (toml, task) = setup.written("tiny");
+    assert!(
+        toml.contains("notebook = \"train.ipynb\"\ncells = \"0, 2-3\"\n"),
+        "{toml}"
+    );
+    assert_eq!(
+        task.spec.run.command,
+        "python -m _xstack_notebook train.ipynb --cells 0,2-3"
+    );
+    assert_eq!(task.spec.criteria[0].published, 1.458);
+    assert_eq!(setup.check("tiny").status.code(), Some(0));
+}
+
 #[test]
 fn an_existing_task_and_a_bad_id_are_refused() {
     let setup = Setup::new("digits-repo", "digits");

@@ -96,6 +96,59 @@ fn a_cell_committed_with_the_error_it_raises_is_run_past() {
     assert!(journal.contains("final loss 0.015625"), "{journal}");
 }
 
+/// `notebook` with its cell 3 (the pause) replaced by a cell that raises, as the lecture
+/// sketch a notebook keeps beside its experiment does.
+fn with_a_raising_cell_3(notebook: &std::path::Path) {
+    let mut nb: Value = serde_json::from_str(&std::fs::read_to_string(notebook).unwrap()).unwrap();
+    nb["cells"][3]["source"] = Value::from("raise IndexError('a sketch for 32 examples')");
+    std::fs::write(notebook, serde_json::to_string(&nb).unwrap()).unwrap();
+}
+
+/// `[run] cells` leaves out a cell that raises: the run log says so in the cell's place, the
+/// cells after it run in the same kernel (the loss carries over), and the port passes.
+#[test]
+fn run_cells_leave_out_a_raising_cell_and_the_later_cells_run() {
+    let copy = tempfile::tempdir().unwrap();
+    let task = copy.path().join("notebook-steps");
+    overlay(&root().join(TASK), &task);
+    let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    let toml = toml.replace(
+        "notebook = \"train.ipynb\"",
+        "notebook = \"train.ipynb\"\ncells = \"1-2, 4\"",
+    );
+    std::fs::write(task.join("task.toml"), toml).unwrap();
+    with_a_raising_cell_3(&task.join("repo/train.ipynb"));
+    with_a_raising_cell_3(&task.join("agents/files/pass/train.ipynb"));
+    let runs = tempfile::tempdir().unwrap();
+    let agent = format!("script:{}", task.join("agents/pass.jsonl").display());
+    let out = run(&[
+        "run",
+        task.to_str().unwrap(),
+        "--agent",
+        &agent,
+        "--headless",
+        "--runs-dir",
+        runs.path().to_str().unwrap(),
+    ]);
+    let dir = only_run_dir(runs.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(result(&dir)["passed_in_phase"], 1);
+    let log: String = journal_events(&dir)
+        .iter()
+        .filter(|e| e["type"] == "run_output")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    let log = log.replace("\r\n", "\n");
+    assert!(
+        log.contains(
+            "── train.ipynb#cell=2 ──\nstep 1 loss 0.500000\nstep 2 loss 0.250000\nstep 3 loss 0.125000\n── train.ipynb#cell=3 left out ([run] cells) ──\n── train.ipynb#cell=4 ──\nstep 4 loss 0.062500\n"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("final loss 0.015625"), "{log}");
+    assert!(!log.contains("IndexError"), "{log}");
+}
+
 /// A notebook's package-installing lines (`!pip install numpy`, a `%pip install` continued
 /// over two lines) are not run: each prints that it was skipped, and the run passes in the
 /// task's environment.

@@ -22,6 +22,7 @@ const REAL: &[(&str, &str)] = &[
     ("jraph-karate-club", "google-deepmind/educational"),
     ("makemore", "karpathy/makemore"),
     ("makemore-cnn", "karpathy/nn-zero-to-hero"),
+    ("makemore-part2-mlp", "karpathy/nn-zero-to-hero"),
     ("makemore-part3-bn", "karpathy/nn-zero-to-hero"),
     ("mingpt-sort", "karpathy/minGPT"),
     ("mlp-ngram", "EurekaLabsAI/mlp"),

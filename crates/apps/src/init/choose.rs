@@ -16,7 +16,13 @@ pub(super) fn choose_command(
     console: &mut dyn Console,
 ) -> Result<String, InitError> {
     if let Some(notebook) = &opts.notebook {
-        return Ok(crate::notebook::command(notebook));
+        let cells = opts
+            .cells
+            .as_deref()
+            .map(crate::notebook::CellSelection::parse)
+            .transpose()
+            .map_err(|e| InitError::BadCells(e.to_string()))?;
+        return Ok(crate::notebook::command(notebook, cells.as_ref()));
     }
     if let Some(cmd) = &opts.command {
         return Ok(cmd.clone());

@@ -34,6 +34,9 @@ pub enum InitError {
         "--notebook {0}: the repository has no such notebook (a .ipynb file, relative to REPO)"
     )]
     NoNotebook(String),
+    /// `--cells` is malformed, or names a cell that is not one of the notebook's code cells.
+    #[error("--cells {0}")]
+    BadCells(String),
     /// `--seeds` below 2.
     #[error(
         "--seeds {0}: at least 2 seeds are needed to measure a spread (leave it out for a single run)"

@@ -172,6 +172,7 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         packages_from: packages.from,
         command: command.clone(),
         notebook: opts.notebook.clone(),
+        cells: opts.cells.clone(),
         setup: opts.setup.clone(),
         own_packages_note,
         network_note,

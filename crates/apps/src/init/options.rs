@@ -19,6 +19,9 @@ pub struct InitOptions {
     /// The experiment is this notebook (relative to REPO), run top to bottom; written as
     /// `[run] notebook`.
     pub notebook: Option<String>,
+    /// The notebook's code cells that form the experiment (`0-6, 21-34`), the others left
+    /// out of every run; written as `[run] cells`. Only with `notebook`.
+    pub cells: Option<String>,
     /// A shell snippet run before the command in each run's copy (preparing data); written
     /// as `[env] setup`.
     pub setup: Option<String>,
@@ -67,6 +70,7 @@ impl InitOptions {
             repo,
             command: None,
             notebook: None,
+            cells: None,
             setup: None,
             metrics: Vec::new(),
             direction: None,

@@ -534,7 +534,7 @@ mod tests {
                 "class Trainer:\n    def run(self):\n        self.loss.backward()\n",
             ),
         ]);
-        let command = crate::notebook::command("demo.ipynb");
+        let command = crate::notebook::command("demo.ipynb", None);
         let found = find(dir.path(), &command).unwrap_or_else(|| panic!("nothing found"));
         assert_eq!(
             (

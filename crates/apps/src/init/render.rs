@@ -63,6 +63,8 @@ pub struct Proposal {
     pub command: String,
     /// `[run] notebook`, written instead of the command when the experiment is a notebook.
     pub notebook: Option<String>,
+    /// `[run] cells`, written under the notebook when given.
+    pub cells: Option<String>,
     /// A comment over `[run] command` (why it sets the repository's seed option).
     pub command_note: Option<String>,
     /// `[run] timeout_s`.
@@ -301,9 +303,14 @@ pub fn task_toml(p: &Proposal) -> String {
     if let Some(note) = &p.command_note {
         out.push_str(&format!("# {note}\n"));
     }
-    let entry = match &p.notebook {
-        Some(notebook) => format!("notebook = {}", toml_string(notebook)),
-        None => format!("command = {}", toml_string(&p.command)),
+    let entry = match (&p.notebook, &p.cells) {
+        (Some(notebook), Some(cells)) => format!(
+            "notebook = {}\ncells = {}",
+            toml_string(notebook),
+            toml_string(cells)
+        ),
+        (Some(notebook), None) => format!("notebook = {}", toml_string(notebook)),
+        (None, _) => format!("command = {}", toml_string(&p.command)),
     };
     out.push_str(&format!("{entry}\ntimeout_s = {}\n", p.timeout_s));
     if let Some(note) = &p.network_note {

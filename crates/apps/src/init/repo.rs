@@ -318,11 +318,16 @@ pub struct Settings {
 
 /// The hyper-parameters of the experiment: its command line, the config files it names (else
 /// those in config folders or named like `*config*`, `*hparams*`), and the entry file's
-/// argparse defaults and upper-case constants.
+/// argparse defaults and upper-case constants. The notebook runner's own options (`--cells`)
+/// are not the experiment's.
 pub fn hyper_parameters(repo: &Path, command: &str) -> Vec<Settings> {
     let words = shell_words::split(command).unwrap_or_default();
     let mut out = Vec::new();
-    let flags = command_flags(&words);
+    let flags = if words.iter().any(|w| w == crate::notebook::MODULE) {
+        Vec::new()
+    } else {
+        command_flags(&words)
+    };
     if !flags.is_empty() {
         out.push(Settings {
             source: "command line".to_string(),
@@ -902,7 +907,13 @@ mod tests {
         });
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
         std::fs::write(dir.path().join("docs/nb.ipynb"), notebook.to_string()).unwrap();
-        let found = hyper_parameters(dir.path(), &crate::notebook::command("docs/nb.ipynb"));
+        let cells = crate::notebook::CellSelection::parse("0-1, 3").unwrap();
+        let with_cells = hyper_parameters(
+            dir.path(),
+            &crate::notebook::command("docs/nb.ipynb", Some(&cells)),
+        );
+        let found = hyper_parameters(dir.path(), &crate::notebook::command("docs/nb.ipynb", None));
+        assert_eq!(with_cells, found);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].source, "docs/nb.ipynb main() keyword defaults");
         let items: Vec<(&str, &str)> = found[0]

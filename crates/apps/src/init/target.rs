@@ -51,6 +51,11 @@ impl Target {
             if !inside || !crate::notebook::is_notebook(notebook) || !repo.join(path).is_file() {
                 return Err(InitError::NoNotebook(notebook.clone()));
             }
+            if let Some(cells) = &opts.cells {
+                crate::notebook::CellSelection::parse(cells)
+                    .and_then(|c| c.check_code_cells(&repo.join(path), notebook))
+                    .map_err(|e| InitError::BadCells(e.to_string()))?;
+            }
         } else if opts.command.is_none() && !console.interactive() {
             // One candidate is proposed in the review, as a claim is; more are the user's
             // choice.

@@ -17,7 +17,8 @@ pub enum NotebookCellKind {
 }
 
 impl NotebookCellKind {
-    fn name(self) -> &'static str {
+    /// The kind as nbformat names it (`code`, `markdown`, `raw`).
+    pub fn name(self) -> &'static str {
         match self {
             NotebookCellKind::Code => "code",
             NotebookCellKind::Markdown => "markdown",

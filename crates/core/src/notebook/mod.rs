@@ -5,7 +5,7 @@
 
 mod cells;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use cells::{
     NotebookCell, NotebookCellKind, RenderedNotebook, cells, is_notebook, python_code, render_cells,
@@ -34,13 +34,154 @@ pub fn runner_source() -> &'static str {
     RUNNER_PY
 }
 
-/// The shell command that runs `notebook` (a path relative to the repository) top to bottom
-/// with the environment's Python.
-pub fn command(notebook: &str) -> String {
-    format!("python -m {MODULE} {}", shell_words::quote(notebook))
+/// `[run] cells` (or init's `--cells`) that a notebook cannot run.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CellsError {
+    /// Not a list of cell indices and ranges (`0-6, 21-34`).
+    #[error("`{text}` is not a list of cell indices and ranges such as \"0-6, 21-34\": {reason}")]
+    Malformed {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The notebook cannot be read.
+    #[error("cannot read {} as a notebook", .0.display())]
+    Unreadable(PathBuf),
+    /// An index past the notebook's last cell.
+    #[error("{notebook} has no cell {index} (it has {count} cells, numbered from 0)")]
+    NoCell {
+        /// The notebook, as the task names it.
+        notebook: String,
+        /// The index.
+        index: usize,
+        /// How many cells it has.
+        count: usize,
+    },
+    /// An index of a markdown or raw cell.
+    #[error("{notebook}#cell={index} is a {kind} cell, not a code cell")]
+    NotCode {
+        /// The notebook, as the task names it.
+        notebook: String,
+        /// The index.
+        index: usize,
+        /// The cell's kind (`markdown`, `raw`).
+        kind: &'static str,
+    },
 }
 
-/// Whether `line` is the runner's own line before a cell (`── part5.ipynb#cell=3 ──`).
+/// The code cells a notebook task runs (`[run] cells`): ranges of cell indices, numbered as
+/// nbformat numbers cells (from 0, markdown cells included), in increasing order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellSelection {
+    ranges: Vec<(usize, usize)>,
+}
+
+impl CellSelection {
+    /// Reads `0-6, 21-34`: comma-separated indices (`5`) and inclusive ranges (`0-6`), each
+    /// after the one before it, none empty.
+    pub fn parse(text: &str) -> Result<Self, CellsError> {
+        let fail = |reason: String| CellsError::Malformed {
+            text: text.to_string(),
+            reason,
+        };
+        let index = |word: &str| {
+            word.trim()
+                .parse::<usize>()
+                .map_err(|_| fail(format!("`{}` is not a cell index", word.trim())))
+        };
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for item in text.split(',') {
+            if item.trim().is_empty() {
+                return Err(fail("an empty entry".to_string()));
+            }
+            let (first, last) = match item.split_once('-') {
+                Some((a, b)) => (index(a)?, index(b)?),
+                None => (index(item)?, index(item)?),
+            };
+            if last < first {
+                return Err(fail(format!("the range `{}` runs backwards", item.trim())));
+            }
+            if let Some(&(_, before)) = ranges.last()
+                && first <= before
+            {
+                return Err(fail(format!(
+                    "`{}` does not come after cell {before}: list the cells in increasing order, once each",
+                    item.trim()
+                )));
+            }
+            ranges.push((first, last));
+        }
+        Ok(Self { ranges })
+    }
+
+    /// Whether cell `index` is run.
+    pub fn contains(&self, index: usize) -> bool {
+        self.ranges.iter().any(|&(a, b)| (a..=b).contains(&index))
+    }
+
+    /// Every index the selection names, in order.
+    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ranges.iter().flat_map(|&(a, b)| a..=b)
+    }
+
+    /// Checks that each index is a code cell of the notebook at `file` (`notebook` as the
+    /// task names it).
+    pub fn check_code_cells(&self, file: &Path, notebook: &str) -> Result<(), CellsError> {
+        let found = std::fs::read(file)
+            .ok()
+            .and_then(|bytes| cells(&bytes))
+            .ok_or_else(|| CellsError::Unreadable(file.to_path_buf()))?;
+        for index in self.indices() {
+            let Some(cell) = found.get(index) else {
+                return Err(CellsError::NoCell {
+                    notebook: notebook.to_string(),
+                    index,
+                    count: found.len(),
+                });
+            };
+            if cell.kind != NotebookCellKind::Code {
+                return Err(CellsError::NotCode {
+                    notebook: notebook.to_string(),
+                    index,
+                    kind: cell.kind.name(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for CellSelection {
+    /// The selection as the runner takes it: `0-6,21-34`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let items: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        f.write_str(&items.join(","))
+    }
+}
+
+/// The shell command that runs `notebook` (a path relative to the repository) with the
+/// environment's Python: top to bottom, or only the code cells `cells` selects.
+pub fn command(notebook: &str, cells: Option<&CellSelection>) -> String {
+    let run = format!("python -m {MODULE} {}", shell_words::quote(notebook));
+    match cells {
+        Some(cells) => format!("{run} --cells {cells}"),
+        None => run,
+    }
+}
+
+/// Whether `line` is the runner's own line before a cell (`── part5.ipynb#cell=3 ──`), or in
+/// place of a cell `[run] cells` leaves out (`── part5.ipynb#cell=8 left out ([run] cells) ──`).
 pub fn is_cell_line(line: &str) -> bool {
     let line = line.trim();
     line.starts_with("── ") && line.ends_with(" ──") && line.contains(".ipynb#cell=")
@@ -114,10 +255,39 @@ mod tests {
     #[test]
     fn the_command_quotes_the_notebook_path() {
         assert_eq!(
-            command("lectures/make more/part 5.ipynb"),
+            command("lectures/make more/part 5.ipynb", None),
             "python -m _xstack_notebook 'lectures/make more/part 5.ipynb'"
         );
-        assert_eq!(command("nb.ipynb"), "python -m _xstack_notebook nb.ipynb");
+        assert_eq!(
+            command("nb.ipynb", None),
+            "python -m _xstack_notebook nb.ipynb"
+        );
+        let cells = CellSelection::parse(" 0-6, 21 - 34 ,40").unwrap();
+        assert_eq!(
+            command("nb.ipynb", Some(&cells)),
+            "python -m _xstack_notebook nb.ipynb --cells 0-6,21-34,40"
+        );
+    }
+
+    #[test]
+    fn cell_ranges_are_read_in_order_and_a_malformed_one_says_why() {
+        let cells = CellSelection::parse("0-2, 5, 7-8").unwrap();
+        assert_eq!(cells.indices().collect::<Vec<_>>(), [0, 1, 2, 5, 7, 8]);
+        assert!(cells.contains(5) && !cells.contains(3) && !cells.contains(9));
+        assert_eq!(cells.to_string(), "0-2,5,7-8");
+        for (text, says) in [
+            ("", "an empty entry"),
+            ("0-6,", "an empty entry"),
+            ("0-6; 8", "`6; 8` is not a cell index"),
+            ("a-3", "`a` is not a cell index"),
+            ("-1", "`` is not a cell index"),
+            ("7-3", "the range `7-3` runs backwards"),
+            ("0-6, 5-9", "`5-9` does not come after cell 6"),
+            ("4, 2", "`2` does not come after cell 4"),
+        ] {
+            let err = CellSelection::parse(text).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains(text), "{text}: {err}");
+        }
     }
 
     #[test]
@@ -138,6 +308,9 @@ mod tests {
     #[test]
     fn the_runners_cell_lines_are_told_from_the_notebooks_own() {
         assert!(is_cell_line("── lectures/part5.ipynb#cell=13 ──"));
+        assert!(is_cell_line(
+            "── lectures/part5.ipynb#cell=8 left out ([run] cells) ──"
+        ));
         assert!(!is_cell_line("cell=13"));
         assert!(!is_cell_line("── epoch 3 ──"));
         assert_eq!(

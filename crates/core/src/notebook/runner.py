@@ -1,5 +1,5 @@
 """xstack's notebook runner: runs a Jupyter notebook top to bottom in a kernel of this
-environment, headless, as `python -m _xstack_notebook NOTEBOOK`.
+environment, headless, as `python -m _xstack_notebook NOTEBOOK [--cells 0-6,21-34]`.
 
 Installed into every environment xstack builds (docs/TASKS.md, "Notebook tasks"). The kernel
 is ipykernel's own (`python3`, this interpreter), started in the notebook's folder as Jupyter
@@ -17,6 +17,9 @@ A line that installs packages (`!pip install …`, `%pip …`, `!python -m pip �
 `%conda …`, `!uv pip …`) is not run: the environment is the task's, built from its package
 lists, and such a line would reach a pip outside it or the network. The cell prints
 `xstack: skipped `LINE`: the task's environment provides its packages` in its place.
+With `--cells` (a task's `[run] cells`: indices and inclusive ranges, in increasing order)
+only those code cells run, in order, in the one kernel; each code cell left out gets the line
+`── NOTEBOOK#cell=N left out ([run] cells) ──` in its place and does not run.
 """
 
 import os
@@ -44,9 +47,54 @@ def shown(data):
     return " ".join(parts)
 
 
+USAGE = "usage: python -m _xstack_notebook NOTEBOOK.ipynb [--cells 0-6,21-34]\n"
+
+
+def selection(text):
+    """The cell indices `0-6,21-34` names (increasing, inclusive ranges), or None if malformed."""
+    chosen = []
+    for item in text.split(","):
+        first, _, last = item.strip().partition("-")
+        if not first.strip().isdigit() or (last and not last.strip().isdigit()):
+            return None
+        first = int(first)
+        last = int(last) if last else first
+        if last < first or (chosen and first <= chosen[-1]):
+            return None
+        chosen.extend(range(first, last + 1))
+    return set(chosen)
+
+
+def left_out_cells(notebook, name, chosen):
+    """The code cells `chosen` (None: all) leaves out, each tagged `skip-execution` (nbclient's
+    tag for a cell not to run); an error message if `chosen` names a cell that is not code."""
+    if chosen is None:
+        return set(), None
+    for index in sorted(chosen):
+        if index >= len(notebook.cells) or notebook.cells[index].cell_type != "code":
+            return set(), "--cells: %s#cell=%d is not a code cell of the notebook" % (name, index)
+    left_out = set()
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and index not in chosen:
+            left_out.add(index)
+            tags = cell.metadata.setdefault("tags", [])
+            if "skip-execution" not in tags:
+                tags.append("skip-execution")
+    return left_out, None
+
+
 def main(argv):
-    if len(argv) != 2 or argv[1].startswith("-"):
-        write(sys.stderr, "usage: python -m _xstack_notebook NOTEBOOK.ipynb\n")
+    chosen = None
+    if len(argv) == 4 and argv[2] == "--cells":
+        chosen = selection(argv[3])
+        if chosen is None:
+            write(sys.stderr, "xstack notebook runner: --cells %r: not indices and ranges such as 0-6,21-34\n" % argv[3])
+            return 2
+    elif len(argv) != 2:
+        write(sys.stderr, USAGE)
+        return 2
+    if argv[1].startswith("-"):
+        write(sys.stderr, USAGE)
         return 2
     path = os.path.abspath(argv[1])
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -65,14 +113,18 @@ def main(argv):
     except (OSError, ValueError) as e:
         write(sys.stderr, "xstack notebook runner: cannot read %s: %s\n" % (argv[1], e))
         return 2
+    left_out, wrong = left_out_cells(notebook, argv[1], chosen)
+    if wrong:
+        write(sys.stderr, "xstack notebook runner: %s\n" % wrong)
+        return 2
 
     scratch = tempfile.mkdtemp(prefix="xstack-nb-")
     try:
         for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
                          ("MPLCONFIGDIR", "matplotlib")):
             os.environ.setdefault(var, os.path.join(scratch, sub))
-        return execute(notebook, argv[1], path, scratch, NotebookClient, CellExecutionError,
-                       DeadKernelError)
+        return execute(notebook, argv[1], path, scratch, left_out, NotebookClient,
+                       CellExecutionError, DeadKernelError)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -118,8 +170,10 @@ def committed_errors(notebook):
     return expected
 
 
-def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, DeadKernelError):
-    """Runs `notebook` (`name` as the command gave it, read from `path`); the exit status."""
+def execute(notebook, name, path, scratch, left_out, NotebookClient, CellExecutionError,
+            DeadKernelError):
+    """Runs `notebook` (`name` as the command gave it, read from `path`) but its code cells
+    `left_out`; the exit status."""
     from jupyter_client.manager import KernelManager
 
     failed = {}
@@ -144,7 +198,9 @@ def execute(notebook, name, path, scratch, NotebookClient, CellExecutionError, D
             return super().output(outs, msg, display_id, cell_index)
 
     def started(cell, cell_index):
-        if cell.cell_type == "code":
+        if cell_index in left_out:
+            write(sys.stdout, "── %s#cell=%d left out ([run] cells) ──\n" % (name, cell_index))
+        elif cell.cell_type == "code":
             write(sys.stdout, "── %s#cell=%d ──\n" % (name, cell_index))
 
     def errored(cell, cell_index, execute_reply):

@@ -169,6 +169,10 @@ pub struct RunSpec {
     /// A Jupyter notebook (relative to the repository) run top to bottom instead of a
     /// command (docs/TASKS.md, "Notebook tasks").
     pub notebook: Option<String>,
+    /// The notebook's code cells that form the experiment (`"0-6, 21-34"`, indices as
+    /// nbformat numbers cells), run in order in one kernel; the others are left out. Only
+    /// with [`RunSpec::notebook`]; every code cell when absent.
+    pub cells: Option<String>,
     /// A verify run past this many seconds is killed and graded a crash.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,

@@ -555,3 +555,74 @@ fn a_git_source_pins_the_upstream_commit() {
     assert!(err.contains("`upstream.commit`"), "{err}");
     assert!(err.contains("[source] rev"), "{err}");
 }
+
+#[test]
+fn run_cells_need_a_notebook_and_name_only_its_code_cells() {
+    let notebook = r##"{"cells": [
+        {"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": []},
+        {"cell_type": "code", "source": "raise ValueError", "metadata": {}, "outputs": []},
+        {"cell_type": "markdown", "source": "# notes", "metadata": {}},
+        {"cell_type": "code", "source": "print(x)", "metadata": {}, "outputs": []}
+    ]}"##;
+    let with_cells = |cells: &str| {
+        GOOD.replace(
+            "command = \"python train.py\"",
+            &format!("notebook = \"nb.ipynb\"\ncells = \"{cells}\""),
+        )
+    };
+    let line_of = |text: &str| {
+        1 + text
+            .lines()
+            .position(|l| l.starts_with("cells = "))
+            .unwrap()
+    };
+    let root = task_dir(&with_cells("0, 3"));
+    let dir = root.path().join("demo-task");
+    std::fs::write(dir.join("repo/nb.ipynb"), notebook).unwrap();
+    let task = Task::load(&dir).unwrap();
+    assert_eq!(
+        task.spec.run.command,
+        "python -m _xstack_notebook nb.ipynb --cells 0,3"
+    );
+    for (cells, says) in [
+        ("0-1; 3", "`1; 3` is not a cell index"),
+        ("3-0", "the range `3-0` runs backwards"),
+        ("0, 0", "`0` does not come after cell 0"),
+        ("0-3", "nb.ipynb#cell=2 is a markdown cell, not a code cell"),
+        (
+            "0, 4",
+            "nb.ipynb has no cell 4 (it has 4 cells, numbered from 0)",
+        ),
+    ] {
+        let text = with_cells(cells);
+        std::fs::write(dir.join(TASK_FILE), &text).unwrap();
+        let err = Task::load(&dir).unwrap_err().to_string();
+        let at = format!("task.toml:{}", line_of(&text));
+        assert!(
+            err.contains(&at) && err.contains("field `run.cells`") && err.contains(says),
+            "{cells}: {err}"
+        );
+    }
+    // The notebook's path is checked first: one outside the repository is named as such.
+    std::fs::write(
+        dir.join(TASK_FILE),
+        with_cells("0").replace("nb.ipynb", "../nb.ipynb"),
+    )
+    .unwrap();
+    let err = Task::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("field `run.notebook`") && err.contains("must be a path inside"),
+        "{err}"
+    );
+    let text = GOOD.replace(
+        "command = \"python train.py\"",
+        "command = \"python train.py\"\ncells = \"0-6\"",
+    );
+    let err = error_of(&text);
+    assert!(
+        err.contains(&format!("task.toml:{}", line_of(&text)))
+            && err.contains("field `run.cells`")
+            && err.contains("only valid with `notebook`"),
+        "{err}"
+    );
+}

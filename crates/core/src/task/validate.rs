@@ -274,9 +274,38 @@ fn check_source(
     }
 }
 
+/// `[run] cells` of the notebook `notebook` (its path already checked): a well-formed
+/// selection and, for a source folder, each index a code cell of the notebook.
+fn check_cells(
+    c: &Checker<'_>,
+    source: &Source,
+    notebook: &str,
+    cells: Option<&str>,
+) -> Result<Option<crate::notebook::CellSelection>, TaskError> {
+    let key = || KeyPath::of("run").key("cells");
+    let Some(text) = cells else {
+        return Ok(None);
+    };
+    let cells =
+        crate::notebook::CellSelection::parse(text).map_err(|e| c.fail(key(), e.to_string()))?;
+    if let Source::Path(repo) = source {
+        cells
+            .check_code_cells(&repo.join(notebook), notebook)
+            .map_err(|e| c.fail(key(), e.to_string()))?;
+    }
+    Ok(Some(cells))
+}
+
 /// `[run]`: exactly one of `command` or `notebook`, and a timeout. A notebook becomes the
-/// command that runs it, and its runner's packages join both environments.
+/// command that runs it (only the cells `[run] cells` selects), and its runner's packages
+/// join both environments.
 fn check_run(c: &Checker<'_>, source: &Source, spec: &mut TaskFile) -> Result<(), TaskError> {
+    if spec.run.cells.is_some() && spec.run.notebook.is_none() {
+        return Err(c.fail(
+            KeyPath::of("run").key("cells"),
+            "only valid with `notebook`",
+        ));
+    }
     match &spec.run.notebook {
         None if spec.run.command.trim().is_empty() => {
             return Err(c.fail(
@@ -293,7 +322,8 @@ fn check_run(c: &Checker<'_>, source: &Source, spec: &mut TaskFile) -> Result<()
         }
         Some(notebook) => {
             check_notebook_path(c, source, notebook)?;
-            spec.run.command = crate::notebook::command(notebook);
+            let cells = check_cells(c, source, notebook, spec.run.cells.as_deref())?;
+            spec.run.command = crate::notebook::command(notebook, cells.as_ref());
             spec.env.packages = crate::notebook::with_runner_packages(&spec.env.packages);
             spec.env.reference_packages =
                 crate::notebook::with_runner_packages(&spec.env.reference_packages);

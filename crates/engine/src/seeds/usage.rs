@@ -731,7 +731,7 @@ mod tests {
         // and the last cell calls `main()`.
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tasks/sources/diffrax");
         let notebook = "docs/examples/latent_ode.ipynb";
-        let found = inspect(&repo, &crate::notebook::command(notebook));
+        let found = inspect(&repo, &crate::notebook::command(notebook, None));
         let texts: Vec<(&str, &str)> = found
             .fixed
             .iter()

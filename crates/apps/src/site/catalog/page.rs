@@ -120,9 +120,14 @@ fn experiment_section(html: &mut String, t: &CatalogTask) {
     html.push_str(
         "<section id=\"experiment\"><h2>The experiment</h2><table class=\"facts-table\">",
     );
-    let run = match &spec.run.notebook {
-        Some(notebook) => format!("the notebook <code>{}</code>", escape(notebook)),
-        None => format!("<code id=\"command\">{}</code>", escape(&spec.run.command)),
+    let run = match (&spec.run.notebook, &spec.run.cells) {
+        (Some(notebook), Some(cells)) => format!(
+            "the notebook <code>{}</code>, its code cells {}",
+            escape(notebook),
+            escape(cells)
+        ),
+        (Some(notebook), None) => format!("the notebook <code>{}</code>", escape(notebook)),
+        (None, _) => format!("<code id=\"command\">{}</code>", escape(&spec.run.command)),
     };
     let _ = write!(html, "<tr><th>runs</th><td>{run}</td></tr>");
     if let Some(setup) = &spec.env.setup {
