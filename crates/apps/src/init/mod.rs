@@ -82,12 +82,7 @@ pub enum Outcome {
 pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, InitError> {
     let target = Target::check(opts, console)?;
     let command = choose_command(opts, &target.repo, console)?;
-    let entry = match &opts.notebook {
-        Some(notebook) => Some(target.repo.join(notebook)),
-        None => shell_words::split(&command)
-            .ok()
-            .and_then(|words| crate::command_line::entry_file(&target.repo, &words)),
-    };
+    let entry = experiment_entry(opts, &target.repo, &command);
     let (migration, migration_from) = framework::choose(opts.from, &target.repo, entry.as_deref());
     let provenance_of_repo = upstream::detect(&target.repo, entry.as_deref());
     console.say(&provenance_of_repo.summary());
@@ -118,14 +113,8 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
     }
     let found = metrics_found(&first.run, &command, console)?;
     let (chosen, why) = choose_criteria(opts, &found)?;
-    console.say(&format!(
-        "criteria: {} ({why})",
-        chosen
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-    ));
+    let names: Vec<&str> = chosen.iter().map(|c| c.name.as_str()).collect();
+    console.say(&format!("criteria: {} ({why})", names.join(", ")));
     let criteria = criteria_of(opts, &chosen);
     let published = publish(
         opts, &target, &mut first, &found, &criteria, &command, console,
@@ -203,6 +192,17 @@ pub fn run(opts: &InitOptions, console: &mut dyn Console) -> Result<Outcome, Ini
         probe_target,
     };
     review_and_write(opts, target, written, console)
+}
+
+/// The experiment's file: the notebook, or the file the command runs (None when it cannot
+/// tell).
+fn experiment_entry(opts: &InitOptions, repo: &std::path::Path, command: &str) -> Option<PathBuf> {
+    match &opts.notebook {
+        Some(notebook) => Some(repo.join(notebook)),
+        None => shell_words::split(command)
+            .ok()
+            .and_then(|words| crate::command_line::entry_file(repo, &words)),
+    }
 }
 
 /// `opts` with the `[env] setup` line that lets every run import the repository's own
