@@ -128,6 +128,8 @@ const OPTIONAL_KEYS: &[&str] = &[
     "to",
     "upstream",
     "changed",
+    "cells",
+    "exclude",
 ];
 
 /// The keys whose values are enum names.
