@@ -634,9 +634,6 @@ fn trust_the_folder_in_claude_codes_dialog(tmux: &common::tmux::Tmux) {
         );
     };
     tmux.wait_for("Enter to confirm", Duration::from_secs(10));
-    tmux.keys(&["Down"]);
-    tmux.wait_for(YES, Duration::from_secs(15));
-    let _ = tmux.screen_within(Duration::from_secs(3), |s| s.contains(NO));
     let mut presses = 0;
     loop {
         let screen = tmux.capture();
@@ -650,10 +647,15 @@ fn trust_the_folder_in_claude_codes_dialog(tmux: &common::tmux::Tmux) {
         );
         presses += 1;
         if screen.contains(NO) {
+            // A Down in the dialog's first moments is dropped, or shown and then undone by
+            // its redraw back to No: pressed again only once the screen says No again.
             tmux.keys(&["Down"]);
-            tmux.wait_until("the choice on Yes", Duration::from_secs(15), |s| {
-                s.contains(YES) || !open(s)
-            });
+            if tmux
+                .screen_within(Duration::from_secs(5), |s| s.contains(YES) || !open(s))
+                .is_some()
+            {
+                let _ = tmux.screen_within(Duration::from_secs(3), |s| s.contains(NO));
+            }
         } else {
             tmux.keys(&["Enter"]);
             let _ = tmux.screen_within(Duration::from_secs(15), |s| !open(s) || s.contains(NO));
